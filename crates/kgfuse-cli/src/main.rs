@@ -1,0 +1,432 @@
+//! `kgfuse`: the command-line interface to a kgfuse data directory.
+//!
+//! Results go to stdout, logs and progress bars to stderr; every failure exits
+//! non-zero with a message on stderr.
+#![allow(clippy::print_stdout)]
+
+mod console;
+mod demo;
+mod progress;
+mod render;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use kgfuse::model::{Literal, NamedNode, Term};
+use kgfuse::{Engine, EngineInit, QueryOptions, QueryOutcome, RdfSource, ResultsFormat};
+use progress::TerminalProgress;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "kgfuse",
+    version,
+    about = "Knowledge-graph + vector fusion for LLM agents"
+)]
+struct Cli {
+    /// Data directory (graph/, vectors/, kgfuse.toml).
+    #[arg(
+        long,
+        global = true,
+        env = "KGFUSE_DATA",
+        default_value = "kgfuse-data"
+    )]
+    data: PathBuf,
+    /// More logging on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EmbedderKind {
+    /// all-MiniLM-L6-v2 with candle (needs `make models`).
+    Minilm,
+    /// Deterministic feature hashing, no model.
+    Hash,
+    /// OpenAI-compatible /v1/embeddings endpoint.
+    Openai,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum OutputFormat {
+    Table,
+    Json,
+    Csv,
+    Tsv,
+    Xml,
+    Turtle,
+    Ntriples,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a data directory.
+    Init {
+        /// Embedder used for every vector of this store.
+        #[arg(long, value_enum, default_value = "minilm")]
+        embedder: EmbedderKind,
+        /// Vector dimension of the hash embedder.
+        #[arg(long, default_value_t = 384)]
+        dimension: usize,
+        /// MiniLM model directory (default: where `make models` installs it).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+        /// OpenAI-compatible base URL (default: $KGFUSE_OPENAI_BASE_URL).
+        #[arg(long)]
+        base_url: Option<String>,
+        /// OpenAI-compatible embedding model (default: $KGFUSE_OPENAI_EMBED_MODEL).
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Load RDF files (.ttl .nt .nq .trig .rdf/.owl .jsonld); atomic per call.
+    Load {
+        /// Files to load.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Add every triple to this named graph instead of one graph per file.
+        #[arg(long)]
+        graph: Option<String>,
+        /// Format of all files (turtle, ntriples, nquads, trig, rdfxml, jsonld);
+        /// guessed from extensions otherwise.
+        #[arg(long)]
+        format: Option<String>,
+    },
+    /// Run a SPARQL query (or update with --update).
+    Sparql {
+        /// Query text; read from stdin when absent and no --file.
+        query: Option<String>,
+        /// Read the query from a file (e.g. queries/describe.rq).
+        #[arg(long, short)]
+        file: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+        /// Cancel the query after this many seconds (0 = no limit).
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Run a SPARQL Update; vectors are kept in step.
+        #[arg(long)]
+        update: bool,
+        /// Bind a variable: --bind entity=<IRI> | prefix:name | "text" | 42.
+        #[arg(long = "bind", value_name = "VAR=VALUE")]
+        bindings: Vec<String>,
+        /// Match the default graph only, not the union of all graphs.
+        #[arg(long)]
+        no_union: bool,
+    },
+    /// Interactive SPARQL console.
+    Console,
+    /// Verify that every text-bearing node has exactly one current vector row and
+    /// every row has its node; exits 1 naming each orphan.
+    Check {
+        /// Rewrite disagreeing vector rows instead of only reporting them.
+        #[arg(long)]
+        repair: bool,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Triples, graphs, nodes by class, vector rows, embedder.
+    Stats {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write every quad to stdout.
+    Dump {
+        /// nq (N-Quads) or trig.
+        #[arg(long, default_value = "nq")]
+        format: String,
+    },
+    /// Build a demo store from the bundled ontology and fixtures and query it.
+    Demo {
+        /// Folder with the ontology files.
+        #[arg(long, default_value = "ontology")]
+        ontology: PathBuf,
+        /// Folder with the fixtures.
+        #[arg(long, default_value = "fixtures")]
+        fixtures: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KGFUSE_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(format!("kgfuse={level},{level}"))
+            }),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn open(data: &Path) -> Result<Engine> {
+    Ok(Engine::open_with_progress(data, &TerminalProgress::new()).await?)
+}
+
+async fn run(cli: Cli) -> Result<ExitCode> {
+    let progress = TerminalProgress::new();
+    match cli.command {
+        Command::Init {
+            embedder,
+            dimension,
+            model_dir,
+            base_url,
+            model,
+        } => {
+            let init = match embedder {
+                EmbedderKind::Hash => EngineInit::hash(dimension),
+                EmbedderKind::Minilm => EngineInit::minilm(model_dir.as_deref()),
+                EmbedderKind::Openai => EngineInit::openai(base_url.as_deref(), model.as_deref())?,
+            };
+            let engine = Engine::init(&cli.data, init).await?;
+            let config = engine.store().config();
+            println!(
+                "initialised {} (embedder {}, {} dimensions)",
+                cli.data.display(),
+                config.embedder.kind,
+                config.embedder.dimension
+            );
+        }
+        Command::Load {
+            files,
+            graph,
+            format,
+        } => {
+            let engine = open(&cli.data).await?;
+            let format = format.map(|f| kgfuse_graph_format(&f)).transpose()?;
+            let sources: Vec<RdfSource> = files
+                .iter()
+                .map(|path| RdfSource {
+                    path: path.clone(),
+                    format,
+                })
+                .collect();
+            let summary = engine
+                .load_sources(&sources, graph.as_deref(), &progress)
+                .await?;
+            for (path, graph, action, quads) in &summary.files {
+                println!(
+                    "{action:<9} {} ({quads} quads) -> <{graph}>",
+                    path.display()
+                );
+            }
+            println!("{} quads written; {}", summary.quads, summary.vectors);
+        }
+        Command::Sparql {
+            query,
+            file,
+            format,
+            timeout,
+            update,
+            bindings,
+            no_union,
+        } => {
+            let engine = open(&cli.data).await?;
+            let (text, origin) = read_query(query, file.as_deref())?;
+            if update {
+                if !bindings.is_empty() {
+                    bail!("--bind applies to queries, not updates");
+                }
+                let report = engine
+                    .update(&text, &progress)
+                    .await
+                    .with_context(|| origin.clone())?;
+                println!("update done; {report}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut options = engine.query_options();
+            if let Some(secs) = timeout {
+                options.timeout = (secs > 0).then(|| Duration::from_secs(secs));
+            }
+            options.union_default_graph &= !no_union;
+            let bindings = bindings
+                .iter()
+                .map(|b| parse_binding(b, &options.prefixes))
+                .collect::<Result<Vec<_>>>()?;
+            let outcome = engine
+                .sparql_bound(&text, &bindings, &options)
+                .with_context(|| origin.clone())?;
+            write_outcome(&outcome, format, &options, &mut std::io::stdout().lock())?;
+        }
+        Command::Console => {
+            let engine = open(&cli.data).await?;
+            console::run(&engine, &cli.data).await?;
+        }
+        Command::Check { repair, json } => {
+            let engine = open(&cli.data).await?;
+            if repair {
+                let report = engine.repair(&progress).await?;
+                eprintln!("repair: {report}");
+            }
+            let report = engine.check().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                for (label, list) in [
+                    ("missing vector row for node", &report.missing_rows),
+                    ("orphan vector row (no node)", &report.orphan_rows),
+                    ("stale vector row (text changed)", &report.stale_rows),
+                    ("duplicate vector rows", &report.duplicate_rows),
+                ] {
+                    for iri in list {
+                        println!("{label}: <{iri}>");
+                    }
+                }
+                let verdict = if report.is_ok() { "ok" } else { "FAILED" };
+                println!(
+                    "check {verdict}: {} embeddable nodes, {} vector rows",
+                    report.nodes, report.rows
+                );
+            }
+            if !report.is_ok() {
+                eprintln!(
+                    "error: graph and vectors disagree; `kgfuse check --repair` rewrites the vector side"
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Stats { json } => {
+            let engine = open(&cli.data).await?;
+            let stats = engine.stats().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&stats)?);
+            } else {
+                let prefixes = engine.query_options().prefixes;
+                println!("triples      {}", stats.triples);
+                println!("graphs       {}", stats.graphs);
+                println!("vector rows  {}", stats.vector_rows);
+                println!(
+                    "embedder     {} ({} dimensions)",
+                    stats.embedder, stats.dimension
+                );
+                if !stats.nodes_by_class.is_empty() {
+                    println!("nodes by class:");
+                    for (class, n) in &stats.nodes_by_class {
+                        println!("  {n:>8}  {}", render::compact_iri(class, &prefixes));
+                    }
+                }
+            }
+        }
+        Command::Dump { format } => {
+            let engine = open(&cli.data).await?;
+            let format = match format.as_str() {
+                "nq" | "nquads" => kgfuse::RdfFormat::NQuads,
+                "trig" => kgfuse::RdfFormat::TriG,
+                other => bail!("dump writes nq or trig, not {other}"),
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            engine.dump(&mut out, format)?;
+            out.flush()?;
+        }
+        Command::Demo { ontology, fixtures } => {
+            demo::run(&cli.data, &ontology, &fixtures).await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn kgfuse_graph_format(name: &str) -> Result<kgfuse::RdfFormat> {
+    kgfuse::format_from_name(name).map_err(|e| anyhow::anyhow!(e))
+}
+
+/// Reads query text from the argument, a file or stdin; returns it with a label
+/// naming where it came from (for error messages).
+fn read_query(query: Option<String>, file: Option<&Path>) -> Result<(String, String)> {
+    match (query, file) {
+        (Some(_), Some(_)) => bail!("give a query or --file, not both"),
+        (Some(q), None) if q != "-" => Ok((q, "query".into())),
+        (None, Some(path)) => Ok((
+            std::fs::read_to_string(path).with_context(|| path.display().to_string())?,
+            path.display().to_string(),
+        )),
+        _ => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text)?;
+            Ok((text, "stdin".into()))
+        }
+    }
+}
+
+/// Parses `name=value` where value is `<IRI>`, `prefix:local`, `"text"` or a number.
+pub(crate) fn parse_binding(
+    binding: &str,
+    prefixes: &[(String, String)],
+) -> Result<(String, Term)> {
+    let Some((name, value)) = binding.split_once('=') else {
+        bail!("binding '{binding}' is not VAR=VALUE");
+    };
+    let name = name.trim().trim_start_matches(['?', '$']).to_owned();
+    let value = value.trim();
+    let term: Term = if let Some(iri) = value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
+        NamedNode::new(iri)
+            .with_context(|| format!("<{iri}>"))?
+            .into()
+    } else if let Some(text) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Literal::new_simple_literal(text).into()
+    } else if let Ok(n) = value.parse::<i64>() {
+        Literal::from(n).into()
+    } else if let Some((prefix, local)) = value.split_once(':') {
+        let Some((_, ns)) = prefixes.iter().find(|(p, _)| p == prefix) else {
+            bail!("unknown prefix '{prefix}:' in binding '{binding}'");
+        };
+        NamedNode::new(format!("{ns}{local}"))
+            .with_context(|| value.to_owned())?
+            .into()
+    } else {
+        bail!("cannot read '{value}' as <IRI>, prefix:name, \"text\" or a number");
+    };
+    Ok((name, term))
+}
+
+/// Writes a result in the chosen format.
+pub(crate) fn write_outcome(
+    outcome: &QueryOutcome,
+    format: OutputFormat,
+    options: &QueryOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let results_format = match format {
+        OutputFormat::Table => {
+            out.write_all(render::outcome(outcome, &options.prefixes, 60).as_bytes())?;
+            return Ok(());
+        }
+        OutputFormat::Json => ResultsFormat::Json,
+        OutputFormat::Csv => ResultsFormat::Csv,
+        OutputFormat::Tsv => ResultsFormat::Tsv,
+        OutputFormat::Xml => ResultsFormat::Xml,
+        OutputFormat::Turtle => ResultsFormat::Turtle,
+        OutputFormat::Ntriples => ResultsFormat::NTriples,
+    };
+    outcome.write(results_format, &mut *out)?;
+    if matches!(format, OutputFormat::Json | OutputFormat::Xml) {
+        writeln!(out)?;
+    }
+    Ok(())
+}

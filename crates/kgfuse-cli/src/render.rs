@@ -1,0 +1,164 @@
+//! Human-readable rendering of query results: aligned tables with compact IRIs.
+
+use kgfuse::QueryOutcome;
+use kgfuse::model::Term;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// Compacts an IRI with the first matching prefix, else wraps it in `<>`.
+pub fn compact_iri(iri: &str, prefixes: &[(String, String)]) -> String {
+    prefixes
+        .iter()
+        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
+        .max_by_key(|(_, ns)| ns.len())
+        .map(|(p, ns)| format!("{p}:{}", &iri[ns.len()..]))
+        .unwrap_or_else(|| format!("<{iri}>"))
+}
+
+/// One cell: IRIs compacted, literals as their text (with language or datatype
+/// when it is not a plain string), blank nodes as `_:id`.
+pub fn term_cell(term: &Term, prefixes: &[(String, String)]) -> String {
+    match term {
+        Term::NamedNode(n) => compact_iri(n.as_str(), prefixes),
+        Term::BlankNode(b) => b.to_string(),
+        Term::Literal(l) => {
+            if let Some(lang) = l.language() {
+                format!("{}@{lang}", l.value())
+            } else if l.datatype().as_str() == "http://www.w3.org/2001/XMLSchema#string" {
+                l.value().to_owned()
+            } else {
+                format!(
+                    "{}^^{}",
+                    l.value(),
+                    compact_iri(l.datatype().as_str(), prefixes)
+                )
+            }
+        }
+        #[allow(unreachable_patterns)]
+        other => other.to_string(),
+    }
+}
+
+/// Cuts a cell to `max` display columns, one line, ending with `…` when cut.
+fn fit(cell: &str, max: usize) -> String {
+    let flat: String = cell
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.width() <= max {
+        return flat;
+    }
+    let mut out = String::new();
+    let mut width = 0;
+    for c in flat.chars() {
+        let w = c.width().unwrap_or(0);
+        if width + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        width += w;
+    }
+    out.push('…');
+    out
+}
+
+/// Renders rows as an aligned table with a header rule and a row count.
+pub fn table(headers: &[String], rows: &[Vec<String>], max_cell: usize) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| fit(c, max_cell)).collect())
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.width()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.width()))))
+            .collect();
+        padded.join(" │ ").trim_end().to_owned()
+    };
+    let mut out = String::new();
+    out.push_str(&line(headers));
+    out.push('\n');
+    let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+    out.push_str(&rule.join("─┼─"));
+    out.push('\n');
+    for row in &rows {
+        out.push_str(&line(row));
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "({} row{})\n",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    ));
+    out
+}
+
+/// Renders any query outcome for a person (tables; graphs as Turtle-like triples).
+pub fn outcome(outcome: &QueryOutcome, prefixes: &[(String, String)], max_cell: usize) -> String {
+    match outcome {
+        QueryOutcome::Boolean(value) => format!("{value}\n"),
+        QueryOutcome::Solutions { variables, rows } => {
+            let headers: Vec<String> = variables.iter().map(|v| format!("?{v}")).collect();
+            let cells: Vec<Vec<String>> = rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|t| t.as_ref().map_or(String::new(), |t| term_cell(t, prefixes)))
+                        .collect()
+                })
+                .collect();
+            table(&headers, &cells, max_cell)
+        }
+        QueryOutcome::Graph(triples) => {
+            let headers = ["subject", "predicate", "object"].map(String::from);
+            let cells: Vec<Vec<String>> = triples
+                .iter()
+                .map(|t| {
+                    vec![
+                        term_cell(&Term::from(t.subject.clone()), prefixes),
+                        compact_iri(t.predicate.as_str(), prefixes),
+                        term_cell(&t.object, prefixes),
+                    ]
+                })
+                .collect();
+            table(&headers, &cells, max_cell)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_truncate() {
+        let rendered = table(
+            &["?a".into(), "?b".into()],
+            &[
+                vec!["x".into(), "short".into()],
+                vec!["a much longer cell value".into(), "é".into()],
+            ],
+            10,
+        );
+        let lines: Vec<&str> = rendered.lines().collect();
+        assert_eq!(lines[0], "?a         │ ?b");
+        assert_eq!(lines[3], "a much lo… │ é");
+        assert_eq!(lines[4], "(2 rows)");
+    }
+
+    #[test]
+    fn iris_compact_with_the_longest_prefix() {
+        let prefixes = vec![
+            ("ex".to_owned(), "http://ex.org/".to_owned()),
+            ("exa".to_owned(), "http://ex.org/a/".to_owned()),
+        ];
+        assert_eq!(compact_iri("http://ex.org/a/b", &prefixes), "exa:b");
+        assert_eq!(compact_iri("urn:x", &prefixes), "<urn:x>");
+    }
+}

@@ -1,0 +1,237 @@
+//! `kgfuse.toml`: how a data directory was initialised.
+//!
+//! The file is written once by `kgfuse init` and read on every open. It records the
+//! embedder and its dimension (so a store is never queried with vectors of another
+//! model), the predicates whose literals are embedded, and prefixes learned from
+//! loaded files.
+
+use crate::vocab::{KGFUSE, w3c};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Version of the on-disk layout; bumped when a data directory needs migration.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Name of the configuration file inside a data directory.
+pub const CONFIG_FILE: &str = "kgfuse.toml";
+
+/// Errors reading or writing `kgfuse.toml`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// File concerned.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or misses required keys.
+    #[error("{path}: {message}")]
+    Parse {
+        /// File concerned.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file was written by a newer kgfuse.
+    #[error(
+        "{path}: schema version {found} is newer than this kgfuse supports ({SCHEMA_VERSION}); upgrade kgfuse"
+    )]
+    UnsupportedVersion {
+        /// File concerned.
+        path: String,
+        /// Version found in the file.
+        found: u32,
+    },
+}
+
+/// Contents of `kgfuse.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreConfig {
+    /// On-disk layout version, see [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Embedder recorded at `init`.
+    pub embedder: EmbedderConfig,
+    /// Predicates whose literal objects are embedded, in the order their text is
+    /// concatenated into a node's searchable text.
+    pub text_predicates: Vec<String>,
+    /// SPARQL defaults.
+    #[serde(default)]
+    pub sparql: SparqlConfig,
+    /// Prefixes declared by loaded files, offered to queries and the console.
+    #[serde(default)]
+    pub prefixes: BTreeMap<String, String>,
+}
+
+/// Which embedder a store uses and how to reach it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderConfig {
+    /// `hash`, `minilm` or `openai`.
+    pub kind: String,
+    /// Length of every vector in the store.
+    pub dimension: usize,
+    /// Model name (MiniLM model id or OpenAI-compatible model name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Directory holding config.json, tokenizer.json and model.safetensors (minilm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_dir: Option<String>,
+    /// Base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1` (openai).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Texts per embedding call.
+    #[serde(default = "default_batch_size")]
+    pub batch_size: usize,
+}
+
+fn default_batch_size() -> usize {
+    32
+}
+
+/// SPARQL evaluation defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SparqlConfig {
+    /// Evaluate queries against the union of all graphs when they name no dataset.
+    /// kgfuse keeps one named graph per source, so this is on by default.
+    #[serde(default = "default_true")]
+    pub union_default_graph: bool,
+    /// Default query timeout in seconds (0 = none).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_timeout() -> u64 {
+    60
+}
+
+impl Default for SparqlConfig {
+    fn default() -> Self {
+        Self {
+            union_default_graph: true,
+            timeout_secs: default_timeout(),
+        }
+    }
+}
+
+/// Predicates embedded by default: labels first (they name the node), then
+/// signatures and descriptions, then longer bodies.
+pub fn default_text_predicates() -> Vec<String> {
+    [
+        w3c::RDFS_LABEL,
+        w3c::SKOS_PREF_LABEL,
+        w3c::SKOS_ALT_LABEL,
+        w3c::DCTERMS_TITLE,
+        "https://w3id.org/kgfuse/ontology#signature",
+        w3c::RDFS_COMMENT,
+        w3c::SKOS_DEFINITION,
+        w3c::DCTERMS_DESCRIPTION,
+        "https://w3id.org/kgfuse/ontology#knowledge",
+        "https://w3id.org/kgfuse/ontology#text",
+        "https://w3id.org/kgfuse/ontology#code",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+impl StoreConfig {
+    /// A fresh configuration for the given embedder kind and dimension.
+    pub fn new(embedder_kind: &str, dimension: usize) -> Self {
+        debug_assert!(default_text_predicates()[4].starts_with(KGFUSE));
+        Self {
+            schema_version: SCHEMA_VERSION,
+            embedder: EmbedderConfig {
+                kind: embedder_kind.to_owned(),
+                dimension,
+                model: None,
+                model_dir: None,
+                base_url: None,
+                batch_size: default_batch_size(),
+            },
+            text_predicates: default_text_predicates(),
+            sparql: SparqlConfig::default(),
+            prefixes: BTreeMap::new(),
+        }
+    }
+
+    /// Reads `kgfuse.toml` from a data directory.
+    pub fn read(data_dir: &Path) -> Result<Self, ConfigError> {
+        let path = data_dir.join(CONFIG_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let config: Self = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if config.schema_version > SCHEMA_VERSION {
+            return Err(ConfigError::UnsupportedVersion {
+                path: path.display().to_string(),
+                found: config.schema_version,
+            });
+        }
+        if config.embedder.dimension == 0 {
+            return Err(ConfigError::Parse {
+                path: path.display().to_string(),
+                message: "embedder.dimension must be positive".into(),
+            });
+        }
+        Ok(config)
+    }
+
+    /// Writes `kgfuse.toml` atomically (temporary file, fsync, rename).
+    pub fn write(&self, data_dir: &Path) -> Result<(), ConfigError> {
+        let path = data_dir.join(CONFIG_FILE);
+        let io_err = |source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let text = toml::to_string_pretty(self).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let header = "# Written by `kgfuse init`. The embedder and dimension must not change after\n\
+                      # vectors exist; text_predicates and prefixes may be edited.\n";
+        crate::write_atomically(&path, format!("{header}{text}").as_bytes()).map_err(io_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_disk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = StoreConfig::new("minilm", 384);
+        config.embedder.model_dir = Some("/models/minilm".into());
+        config
+            .prefixes
+            .insert("ex".into(), "http://example.org/".into());
+        config.write(dir.path()).expect("write");
+        assert_eq!(StoreConfig::read(dir.path()).expect("read"), config);
+    }
+
+    #[test]
+    fn rejects_newer_schema_and_garbage() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = StoreConfig::new("hash", 64);
+        config.schema_version = SCHEMA_VERSION + 1;
+        config.write(dir.path()).expect("write");
+        assert!(matches!(
+            StoreConfig::read(dir.path()),
+            Err(ConfigError::UnsupportedVersion { .. })
+        ));
+        std::fs::write(dir.path().join(CONFIG_FILE), "embedder = 3").expect("write");
+        let err = StoreConfig::read(dir.path()).expect_err("garbage must not parse");
+        assert!(err.to_string().contains(CONFIG_FILE), "{err}");
+    }
+}

@@ -1,0 +1,73 @@
+//! Shared vocabulary, configuration, hashing and progress reporting for kgfuse.
+//!
+//! Every other kgfuse crate depends on this one; it depends on no store. It holds:
+//!
+//! - [`vocab`]: IRIs of the kgfuse ontology (`ontology/kgfuse.ttl`) and the W3C
+//!   vocabularies kgfuse reuses;
+//! - [`config`]: the `kgfuse.toml` file that records how a data directory was
+//!   initialised (embedder, dimension, which predicates carry searchable text);
+//! - [`content_hash`]: the hash that ties a vector row to the text it was computed from;
+//! - [`progress`]: a small observer trait so libraries report progress without
+//!   knowing whether a terminal is attached.
+//!
+//! ```
+//! use kgfuse_core::{config::StoreConfig, content_hash};
+//!
+//! let config = StoreConfig::new("hash", 256);
+//! assert!(config.text_predicates.iter().any(|p| p.ends_with("#label")));
+//! assert_eq!(content_hash("abc").len(), 64);
+//! ```
+
+pub mod config;
+pub mod progress;
+pub mod vocab;
+
+use sha2::{Digest, Sha256};
+
+/// SHA-256 of a UTF-8 text, as 64 lowercase hex digits.
+///
+/// Vector rows store the hash of the text they were embedded from; `kgfuse check`
+/// recomputes it from the graph to find stale rows.
+pub fn content_hash(text: &str) -> String {
+    content_hash_bytes(text.as_bytes())
+}
+
+/// SHA-256 of raw bytes, as 64 lowercase hex digits (used for source files).
+pub fn content_hash_bytes(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        // Known SHA-256 test vector.
+        assert_eq!(
+            content_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_ne!(content_hash("abc"), content_hash("abd"));
+    }
+}
+
+/// Writes a file so that readers see either the old or the new content, never a
+/// torn one: write a sibling temporary file, fsync it, rename it over the target.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Some(parent) = path.parent() {
+        // Persist the rename itself; not every platform allows opening directories.
+        if let Ok(dir) = std::fs::File::open(parent) {
+            let _ = dir.sync_all();
+        }
+    }
+    Ok(())
+}

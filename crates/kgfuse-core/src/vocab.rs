@@ -1,0 +1,190 @@
+//! IRIs of the vocabularies kgfuse reads and writes.
+//!
+//! The kgfuse terms mirror `ontology/kgfuse.ttl`; a test in the graph crate checks
+//! that every constant here is declared there, so the two cannot drift apart.
+
+/// Namespace of the kgfuse ontology.
+pub const KGFUSE: &str = "https://w3id.org/kgfuse/ontology#";
+/// RDF namespace.
+pub const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+/// RDF Schema namespace.
+pub const RDFS: &str = "http://www.w3.org/2000/01/rdf-schema#";
+/// OWL namespace.
+pub const OWL: &str = "http://www.w3.org/2002/07/owl#";
+/// XML Schema datatypes namespace.
+pub const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+/// SKOS namespace.
+pub const SKOS: &str = "http://www.w3.org/2004/02/skos/core#";
+/// Dublin Core terms namespace.
+pub const DCTERMS: &str = "http://purl.org/dc/terms/";
+/// PROV-O namespace.
+pub const PROV: &str = "http://www.w3.org/ns/prov#";
+
+/// Prefixes every kgfuse SPARQL query and console session knows without declaring them.
+pub const WELL_KNOWN_PREFIXES: &[(&str, &str)] = &[
+    ("rdf", RDF),
+    ("rdfs", RDFS),
+    ("owl", OWL),
+    ("xsd", XSD),
+    ("skos", SKOS),
+    ("dcterms", DCTERMS),
+    ("prov", PROV),
+    ("kgfuse", KGFUSE),
+];
+
+macro_rules! terms {
+    ($($(#[$doc:meta])* $name:ident = $iri:literal;)*) => {
+        $(
+            $(#[$doc])*
+            pub const $name: &str = $iri;
+        )*
+        /// Every term of this group as (constant name, full IRI).
+        pub const ALL: &[(&str, &str)] = &[$((stringify!($name), $name)),*];
+    };
+}
+
+/// Full IRIs of kgfuse ontology terms.
+pub mod kgfuse {
+    terms! {
+        /// Class: a package or crate.
+        PACKAGE = "https://w3id.org/kgfuse/ontology#Package";
+        /// Class: a module.
+        MODULE = "https://w3id.org/kgfuse/ontology#Module";
+        /// Class: a class, struct, enum or trait.
+        CLASS = "https://w3id.org/kgfuse/ontology#Class";
+        /// Class: a function.
+        FUNCTION = "https://w3id.org/kgfuse/ontology#Function";
+        /// Class: a method.
+        METHOD = "https://w3id.org/kgfuse/ontology#Method";
+        /// Class: a function parameter.
+        PARAMETER = "https://w3id.org/kgfuse/ontology#Parameter";
+        /// Class: a worked example.
+        CASE = "https://w3id.org/kgfuse/ontology#Case";
+        /// Class: knowledge bound to a function.
+        KNOWLEDGE_UNIT = "https://w3id.org/kgfuse/ontology#KnowledgeUnit";
+        /// Class: a semantic input concept.
+        INPUT_TAG = "https://w3id.org/kgfuse/ontology#InputTag";
+        /// Class: a semantic output concept.
+        OUTPUT_TAG = "https://w3id.org/kgfuse/ontology#OutputTag";
+        /// Class: a document.
+        DOCUMENT = "https://w3id.org/kgfuse/ontology#Document";
+        /// Class: a document chunk.
+        CHUNK = "https://w3id.org/kgfuse/ontology#Chunk";
+        /// Class: a policy.
+        POLICY = "https://w3id.org/kgfuse/ontology#Policy";
+        /// Class: a loaded or ingested source file.
+        SOURCE_FILE = "https://w3id.org/kgfuse/ontology#SourceFile";
+        /// Property: containment.
+        CONTAINS = "https://w3id.org/kgfuse/ontology#contains";
+        /// Property: package/module contains module.
+        HAS_MODULE = "https://w3id.org/kgfuse/ontology#hasModule";
+        /// Property: module contains class.
+        HAS_CLASS = "https://w3id.org/kgfuse/ontology#hasClass";
+        /// Property: module/class contains function.
+        HAS_FUNCTION = "https://w3id.org/kgfuse/ontology#hasFunction";
+        /// Property: shortcut to the package.
+        IN_PACKAGE = "https://w3id.org/kgfuse/ontology#inPackage";
+        /// Property: shortcut to the module.
+        IN_MODULE = "https://w3id.org/kgfuse/ontology#inModule";
+        /// Property: generic dependency.
+        DEPENDS_ON = "https://w3id.org/kgfuse/ontology#dependsOn";
+        /// Property: resolved call edge.
+        CALLS = "https://w3id.org/kgfuse/ontology#calls";
+        /// Property: call edge matched by name only.
+        CALLS_BY_NAME = "https://w3id.org/kgfuse/ontology#callsByName";
+        /// Property: short name.
+        NAME = "https://w3id.org/kgfuse/ontology#name";
+        /// Property: qualified name.
+        QUALIFIED_NAME = "https://w3id.org/kgfuse/ontology#qualifiedName";
+        /// Property: function signature text.
+        SIGNATURE = "https://w3id.org/kgfuse/ontology#signature";
+        /// Property: function -> parameter.
+        HAS_PARAMETER = "https://w3id.org/kgfuse/ontology#hasParameter";
+        /// Property: parameter type annotation.
+        PARAMETER_TYPE = "https://w3id.org/kgfuse/ontology#parameterType";
+        /// Property: parameter default value.
+        DEFAULT_VALUE = "https://w3id.org/kgfuse/ontology#defaultValue";
+        /// Property: parameter position.
+        POSITION = "https://w3id.org/kgfuse/ontology#position";
+        /// Property: return type text.
+        RETURNS = "https://w3id.org/kgfuse/ontology#returns";
+        /// Property: source code text.
+        CODE = "https://w3id.org/kgfuse/ontology#code";
+        /// Property: domain knowledge text.
+        KNOWLEDGE = "https://w3id.org/kgfuse/ontology#knowledge";
+        /// Property: function -> knowledge unit.
+        HAS_KNOWLEDGE = "https://w3id.org/kgfuse/ontology#hasKnowledge";
+        /// Property: case -> function it calls.
+        EXERCISES = "https://w3id.org/kgfuse/ontology#exercises";
+        /// Property: function -> input tag.
+        CONSUMES = "https://w3id.org/kgfuse/ontology#consumes";
+        /// Property: function -> output tag.
+        PRODUCES = "https://w3id.org/kgfuse/ontology#produces";
+        /// Property: prose text of a chunk.
+        TEXT = "https://w3id.org/kgfuse/ontology#text";
+        /// Property: stable chunk id.
+        CHUNK_ID = "https://w3id.org/kgfuse/ontology#chunkId";
+        /// Property: chunk section path.
+        SECTION = "https://w3id.org/kgfuse/ontology#section";
+        /// Property: chunk mentions entity.
+        MENTIONS = "https://w3id.org/kgfuse/ontology#mentions";
+        /// Property: policy applies to.
+        APPLIES_TO = "https://w3id.org/kgfuse/ontology#appliesTo";
+        /// Property: policy requires.
+        REQUIRES = "https://w3id.org/kgfuse/ontology#requires";
+        /// Property: supersedes an older source.
+        SUPERSEDES = "https://w3id.org/kgfuse/ontology#supersedes";
+        /// Property: escalation target.
+        ESCALATES_TO = "https://w3id.org/kgfuse/ontology#escalatesTo";
+        /// Property: source authority in [0, 1].
+        AUTHORITY = "https://w3id.org/kgfuse/ontology#authority";
+        /// Property: effective date.
+        EFFECTIVE_DATE = "https://w3id.org/kgfuse/ontology#effectiveDate";
+        /// Property: stale after this date.
+        VALID_UNTIL = "https://w3id.org/kgfuse/ontology#validUntil";
+        /// Property: path of the source file.
+        SOURCE_FILE_PATH = "https://w3id.org/kgfuse/ontology#sourceFile";
+        /// Property: SHA-256 of a source file.
+        CONTENT_HASH = "https://w3id.org/kgfuse/ontology#contentHash";
+    }
+}
+
+/// Full IRIs of the W3C and Dublin Core terms kgfuse uses directly.
+pub mod w3c {
+    /// `rdf:type`.
+    pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+    /// `rdfs:label`.
+    pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
+    /// `rdfs:comment`.
+    pub const RDFS_COMMENT: &str = "http://www.w3.org/2000/01/rdf-schema#comment";
+    /// `rdfs:subClassOf`.
+    pub const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+    /// `skos:prefLabel`.
+    pub const SKOS_PREF_LABEL: &str = "http://www.w3.org/2004/02/skos/core#prefLabel";
+    /// `skos:altLabel`.
+    pub const SKOS_ALT_LABEL: &str = "http://www.w3.org/2004/02/skos/core#altLabel";
+    /// `skos:definition`.
+    pub const SKOS_DEFINITION: &str = "http://www.w3.org/2004/02/skos/core#definition";
+    /// `dcterms:title`.
+    pub const DCTERMS_TITLE: &str = "http://purl.org/dc/terms/title";
+    /// `dcterms:description`.
+    pub const DCTERMS_DESCRIPTION: &str = "http://purl.org/dc/terms/description";
+    /// `dcterms:modified`.
+    pub const DCTERMS_MODIFIED: &str = "http://purl.org/dc/terms/modified";
+    /// `xsd:dateTime`.
+    pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
+}
+
+/// Splits an IRI into its namespace and local name at the last `#` or `/`.
+///
+/// ```
+/// assert_eq!(kgfuse_core::vocab::local_name("https://w3id.org/kgfuse/ontology#Function"), "Function");
+/// assert_eq!(kgfuse_core::vocab::local_name("http://example.org/a/b"), "b");
+/// assert_eq!(kgfuse_core::vocab::local_name("urn:x"), "urn:x");
+/// ```
+pub fn local_name(iri: &str) -> &str {
+    match iri.rfind(['#', '/']) {
+        Some(i) if i + 1 < iri.len() => &iri[i + 1..],
+        _ => iri,
+    }
+}

@@ -1,0 +1,56 @@
+use oxigraph::store::StorageError;
+
+/// Errors of the graph layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// RocksDB or Oxigraph storage failure.
+    #[error("graph storage: {0}")]
+    Storage(#[from] StorageError),
+    /// Another process holds the store open.
+    #[error(
+        "{path} is in use by another kgfuse process (RocksDB lock held); stop it or use another --data directory"
+    )]
+    Locked {
+        /// Store directory.
+        path: String,
+    },
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// File concerned.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A data file is not valid RDF. Displayed as `file:line:column: message`.
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        /// File concerned.
+        file: String,
+        /// One-based line.
+        line: u64,
+        /// One-based column.
+        column: u64,
+        /// Parser message.
+        message: String,
+    },
+    /// The format of a file could not be guessed or is unknown.
+    #[error("{0}")]
+    UnknownFormat(String),
+    /// A SPARQL query or update does not parse.
+    #[error("SPARQL syntax error: {0}")]
+    Syntax(String),
+    /// A SPARQL query or update failed while running.
+    #[error("SPARQL evaluation failed: {0}")]
+    Evaluation(String),
+    /// A query ran longer than its timeout and was cancelled.
+    #[error("query cancelled after the {0:?} timeout")]
+    Timeout(std::time::Duration),
+    /// A template variable or option was misused.
+    #[error("{0}")]
+    Usage(String),
+    /// Results or RDF could not be written.
+    #[error("serialization failed: {0}")]
+    Serialize(String),
+}

@@ -1,0 +1,176 @@
+//! The kgfuse RDF graph: an embedded [Oxigraph](https://crates.io/crates/oxigraph)
+//! store (RocksDB) with atomic file loading, SPARQL with timeouts, canned query
+//! templates and the scans the paired store needs to keep vectors in step.
+//!
+//! This is the only kgfuse crate that talks to Oxigraph. It knows nothing about
+//! vectors: callers observe which subjects a load touched and decide what to embed.
+//!
+//! ```
+//! use kgfuse_graph::{Graph, QueryOptions, QueryOutcome};
+//!
+//! let graph = Graph::in_memory()?;
+//! graph.update(
+//!     "INSERT DATA { GRAPH <urn:g> { <urn:a> <http://www.w3.org/2000/01/rdf-schema#label> \"A\" } }",
+//!     &QueryOptions::default(),
+//! )?;
+//! // Queries see the union of all named graphs by default.
+//! let outcome = graph.query("SELECT ?l WHERE { <urn:a> rdfs:label ?l }", &QueryOptions::default())?;
+//! let QueryOutcome::Solutions { rows, .. } = outcome else { unreachable!() };
+//! assert_eq!(rows.len(), 1);
+//! # Ok::<(), kgfuse_graph::GraphError>(())
+//! ```
+
+mod error;
+mod format;
+mod load;
+mod scan;
+mod sparql;
+pub mod templates;
+
+pub use error::GraphError;
+pub use format::{format_from_name, format_from_path};
+pub use load::{
+    LoadAction, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource, file_graph_iri,
+};
+pub use oxigraph::io::RdfFormat;
+/// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
+pub use oxigraph::model;
+pub use scan::{GraphStats, TextLiteral};
+pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
+
+use oxigraph::store::Store;
+use std::path::Path;
+
+/// An RDF dataset: one default graph plus named graphs, persisted in RocksDB.
+///
+/// Cheap to clone; clones share the same underlying store.
+#[derive(Clone)]
+pub struct Graph {
+    store: Store,
+}
+
+impl Graph {
+    /// Opens (or creates) a persistent store in `path`, creating missing parents.
+    pub fn open(path: &Path) -> Result<Self, GraphError> {
+        std::fs::create_dir_all(path).map_err(|source| GraphError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let store = Store::open(path).map_err(|e| {
+            let message = e.to_string();
+            if message.contains("lock") || message.contains("LOCK") {
+                GraphError::Locked {
+                    path: path.display().to_string(),
+                }
+            } else {
+                GraphError::Storage(e)
+            }
+        })?;
+        Ok(Self { store })
+    }
+
+    /// A throw-away store in memory (tests, examples).
+    pub fn in_memory() -> Result<Self, GraphError> {
+        Ok(Self {
+            store: Store::new()?,
+        })
+    }
+
+    /// Number of quads in the dataset.
+    pub fn len(&self) -> Result<usize, GraphError> {
+        Ok(self.store.len()?)
+    }
+
+    /// True when the dataset holds no quad.
+    pub fn is_empty(&self) -> Result<bool, GraphError> {
+        Ok(self.store.is_empty()?)
+    }
+
+    /// Removes every quad of a named graph and the graph itself.
+    pub fn drop_graph(&self, graph: &model::NamedNode) -> Result<(), GraphError> {
+        self.store.remove_named_graph(graph)?;
+        Ok(())
+    }
+
+    /// Writes the whole dataset in a quad format (N-Quads or TriG).
+    pub fn dump(&self, writer: impl std::io::Write, format: RdfFormat) -> Result<(), GraphError> {
+        if !format.supports_datasets() {
+            return Err(GraphError::Usage(format!(
+                "{} cannot hold named graphs; use N-Quads or TriG",
+                format.name()
+            )));
+        }
+        self.store
+            .dump_to_writer(format, writer)
+            .map_err(|e| GraphError::Serialize(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Flushes buffered writes to disk.
+    pub fn flush(&self) -> Result<(), GraphError> {
+        Ok(self.store.flush()?)
+    }
+}
+
+#[cfg(test)]
+mod ontology_tests {
+    use super::*;
+    use kgfuse_core::progress::NoProgress;
+    use kgfuse_core::vocab::{KGFUSE, kgfuse};
+
+    fn ontology() -> Graph {
+        let graph = Graph::in_memory().expect("store");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ontology/kgfuse.ttl");
+        let plan = graph
+            .plan_load(&LoadRequest {
+                sources: vec![path.as_path().into()],
+                graph: None,
+            })
+            .expect("plan");
+        graph
+            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .expect("the ontology parses");
+        graph
+    }
+
+    #[test]
+    fn every_vocabulary_constant_is_declared_in_the_ontology() {
+        let graph = ontology();
+        for (name, iri) in kgfuse::ALL {
+            let declared = graph
+                .query(
+                    &format!(
+                        "ASK {{ <{iri}> a ?t FILTER(?t IN (owl:Class, owl:ObjectProperty, owl:DatatypeProperty)) }}"
+                    ),
+                    &QueryOptions::default(),
+                )
+                .expect("ask");
+            assert_eq!(
+                declared,
+                QueryOutcome::Boolean(true),
+                "{name} = <{iri}> not declared"
+            );
+        }
+    }
+
+    #[test]
+    fn every_ontology_term_has_a_label_and_a_comment() {
+        let graph = ontology();
+        let outcome = graph
+            .query(
+                &format!(
+                    "SELECT ?term WHERE {{ ?term a ?t FILTER(STRSTARTS(STR(?term), \"{KGFUSE}\")) \
+                     FILTER NOT EXISTS {{ ?term rdfs:label ?l ; rdfs:comment ?c }} }}"
+                ),
+                &QueryOptions::default(),
+            )
+            .expect("select");
+        assert_eq!(
+            outcome,
+            QueryOutcome::Solutions {
+                variables: vec!["term".into()],
+                rows: vec![]
+            }
+        );
+    }
+}

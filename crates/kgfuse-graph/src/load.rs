@@ -1,0 +1,493 @@
+//! Atomic loading of RDF files.
+//!
+//! A load is planned first ([`Graph::plan_load`]): every file gets a target graph and
+//! an action. Files loaded without an explicit `--graph` go to their own named graph
+//! (`file:///absolute/path`), which also records the file's path and SHA-256; loading
+//! an unchanged file again is skipped, loading a changed one replaces its graph.
+//!
+//! Execution ([`Graph::execute_load`]) keeps a call atomic against bad input:
+//! files that replace a graph are parsed into memory first, new files stream through
+//! Oxigraph's bulk loader (which only publishes its SST files at commit), and the
+//! replacements are applied in one transaction after the bulk commit. A syntax error
+//! anywhere therefore aborts before anything is written.
+
+use crate::{Graph, GraphError};
+use kgfuse_core::progress::Progress;
+use kgfuse_core::vocab::{kgfuse, w3c};
+use oxigraph::io::{RdfFormat, RdfParseError, RdfParser};
+use oxigraph::model::{GraphName, Literal, NamedNode, NamedNodeRef, Quad, QuadRef};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// One file to load.
+#[derive(Debug, Clone)]
+pub struct RdfSource {
+    /// Path of the file.
+    pub path: PathBuf,
+    /// Format; guessed from the extension when `None`.
+    pub format: Option<RdfFormat>,
+}
+
+impl From<&Path> for RdfSource {
+    fn from(path: &Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            format: None,
+        }
+    }
+}
+
+/// What to load and where.
+#[derive(Debug, Clone, Default)]
+pub struct LoadRequest {
+    /// Files, loaded together in one atomic call.
+    pub sources: Vec<RdfSource>,
+    /// Put every triple in this graph (added to what it holds) instead of one graph
+    /// per file.
+    pub graph: Option<NamedNode>,
+}
+
+/// What will happen to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadAction {
+    /// Add its quads.
+    Insert,
+    /// Its own graph exists with other content: replace that graph.
+    Replace,
+    /// Its own graph already holds exactly this file: nothing to do.
+    SkipUnchanged,
+}
+
+/// A file with its resolved format, target graph and action.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    /// Path as given.
+    pub path: PathBuf,
+    /// Parsing format.
+    pub format: RdfFormat,
+    /// Graph receiving the file's default-graph triples.
+    pub graph: NamedNode,
+    /// SHA-256 of the file bytes.
+    pub content_hash: String,
+    /// Planned action.
+    pub action: LoadAction,
+}
+
+/// A planned load; see [`Graph::plan_load`].
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    /// Files in load order.
+    pub files: Vec<PlannedFile>,
+    /// True when files go to their own graphs (no `--graph`).
+    pub own_graphs: bool,
+}
+
+impl LoadPlan {
+    /// Graphs whose current content will be replaced.
+    pub fn replaced_graphs(&self) -> impl Iterator<Item = &NamedNode> {
+        self.files
+            .iter()
+            .filter(|f| f.action == LoadAction::Replace)
+            .map(|f| &f.graph)
+    }
+}
+
+/// Outcome of a load.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// (file, graph, action, quads parsed) per file.
+    pub files: Vec<(PathBuf, NamedNode, LoadAction, u64)>,
+    /// Quads written, file metadata included.
+    pub quads: u64,
+    /// Prefixes declared in the files (Turtle, TriG, RDF/XML, JSON-LD).
+    pub prefixes: Vec<(String, String)>,
+}
+
+/// The named graph a file is loaded into by default: its canonical `file://` IRI.
+pub fn file_graph_iri(path: &Path) -> Result<NamedNode, GraphError> {
+    let absolute = std::fs::canonicalize(path).map_err(|source| GraphError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut iri = String::from("file://");
+    for byte in absolute.to_string_lossy().bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            iri.push(char::from(byte));
+        } else {
+            iri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    NamedNode::new(iri).map_err(|e| GraphError::Usage(format!("{}: {e}", path.display())))
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> GraphError + '_ {
+    move |source| GraphError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn hash_file(path: &Path) -> Result<String, GraphError> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(io_error(path))?;
+    Ok(kgfuse_core::content_hash_bytes(&bytes))
+}
+
+fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
+    match error {
+        RdfParseError::Io(source) => GraphError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+        RdfParseError::Syntax(e) => {
+            let (line, column) = e
+                .location()
+                .map_or((0, 0), |l| (l.start.line + 1, l.start.column + 1));
+            GraphError::Parse {
+                file: path.display().to_string(),
+                line,
+                column,
+                message: e.to_string(),
+            }
+        }
+    }
+}
+
+/// Streams the quads of one file, reporting each to an observer.
+struct FileQuads<'a> {
+    path: &'a Path,
+    parser: oxigraph::io::ReaderQuadParser<BufReader<File>>,
+    on_quad: &'a mut dyn FnMut(QuadRef<'_>),
+    progress: &'a dyn Progress,
+    count: u64,
+    prefixes: &'a mut Vec<(String, String)>,
+    done: bool,
+}
+
+impl<'a> FileQuads<'a> {
+    fn open(
+        file: &'a PlannedFile,
+        on_quad: &'a mut dyn FnMut(QuadRef<'_>),
+        progress: &'a dyn Progress,
+        prefixes: &'a mut Vec<(String, String)>,
+    ) -> Result<Self, GraphError> {
+        let reader = BufReader::new(File::open(&file.path).map_err(io_error(&file.path))?);
+        let base = file_graph_iri(&file.path)?;
+        let parser = RdfParser::from_format(file.format)
+            .rename_blank_nodes()
+            .with_base_iri(base.as_str())
+            .map_err(|e| GraphError::Usage(e.to_string()))?
+            .with_default_graph(GraphName::NamedNode(file.graph.clone()))
+            .for_reader(reader);
+        Ok(Self {
+            path: &file.path,
+            parser,
+            on_quad,
+            progress,
+            count: 0,
+            prefixes,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for FileQuads<'_> {
+    type Item = Result<Quad, GraphError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.parser.next() {
+            Some(Ok(quad)) => {
+                (self.on_quad)(quad.as_ref());
+                self.count += 1;
+                if self.count % 10_000 == 0 {
+                    self.progress.advance(10_000);
+                }
+                Some(Ok(quad))
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(parse_error(self.path, e)))
+            }
+            None => {
+                self.done = true;
+                self.progress.advance(self.count % 10_000);
+                for (prefix, iri) in self.parser.prefixes() {
+                    if !self.prefixes.iter().any(|(p, _)| p == prefix) {
+                        self.prefixes.push((prefix.to_owned(), iri.to_owned()));
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Quads describing a loaded file inside its own graph.
+fn file_metadata(file: &PlannedFile) -> [Quad; 3] {
+    let graph = GraphName::NamedNode(file.graph.clone());
+    let quad = |p: &str, o: oxigraph::model::Term| {
+        Quad::new(
+            file.graph.clone(),
+            NamedNodeRef::new_unchecked(p).into_owned(),
+            o,
+            graph.clone(),
+        )
+    };
+    [
+        quad(
+            w3c::RDF_TYPE,
+            NamedNodeRef::new_unchecked(kgfuse::SOURCE_FILE)
+                .into_owned()
+                .into(),
+        ),
+        quad(
+            kgfuse::SOURCE_FILE_PATH,
+            Literal::new_simple_literal(file.path.display().to_string()).into(),
+        ),
+        quad(
+            kgfuse::CONTENT_HASH,
+            Literal::new_simple_literal(&file.content_hash).into(),
+        ),
+    ]
+}
+
+impl Graph {
+    /// Resolves formats and target graphs and decides, per file, whether it is new,
+    /// unchanged or replaces its graph. Reads each file once to hash it.
+    pub fn plan_load(&self, request: &LoadRequest) -> Result<LoadPlan, GraphError> {
+        let own_graphs = request.graph.is_none();
+        let mut files = Vec::with_capacity(request.sources.len());
+        for source in &request.sources {
+            let format = match source.format {
+                Some(f) => f,
+                None => crate::format_from_path(&source.path)?,
+            };
+            let content_hash = hash_file(&source.path)?;
+            let (graph, action) = match &request.graph {
+                Some(graph) => (graph.clone(), LoadAction::Insert),
+                None => {
+                    let graph = file_graph_iri(&source.path)?;
+                    let action = if !self.store.contains_named_graph(&graph)? {
+                        LoadAction::Insert
+                    } else if self.store.contains(QuadRef::new(
+                        &graph,
+                        NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH),
+                        &Literal::new_simple_literal(&content_hash),
+                        &graph,
+                    ))? {
+                        LoadAction::SkipUnchanged
+                    } else {
+                        LoadAction::Replace
+                    };
+                    (graph, action)
+                }
+            };
+            if files
+                .iter()
+                .any(|f: &PlannedFile| f.graph == graph && own_graphs)
+            {
+                continue; // the same file named twice
+            }
+            files.push(PlannedFile {
+                path: source.path.clone(),
+                format,
+                graph,
+                content_hash,
+                action,
+            });
+        }
+        Ok(LoadPlan { files, own_graphs })
+    }
+
+    /// Runs a plan. `on_quad` sees every parsed quad (to find subjects whose text
+    /// changed); nothing is written when any file fails to parse.
+    pub fn execute_load(
+        &self,
+        plan: &LoadPlan,
+        on_quad: &mut dyn FnMut(QuadRef<'_>),
+        progress: &dyn Progress,
+    ) -> Result<LoadReport, GraphError> {
+        let mut report = LoadReport::default();
+
+        // 1. Parse replacements into memory: validates them before any write.
+        let mut replacements: Vec<(&PlannedFile, Vec<Quad>)> = Vec::new();
+        for file in plan
+            .files
+            .iter()
+            .filter(|f| f.action == LoadAction::Replace)
+        {
+            progress.start(&format!("parsing {}", file.path.display()), None);
+            let quads = FileQuads::open(file, on_quad, progress, &mut report.prefixes)?
+                .collect::<Result<Vec<_>, _>>()?;
+            progress.finish();
+            replacements.push((file, quads));
+        }
+
+        // 2. Stream new files through the bulk loader; it publishes only at commit.
+        let inserts: Vec<&PlannedFile> = plan
+            .files
+            .iter()
+            .filter(|f| f.action == LoadAction::Insert)
+            .collect();
+        if !inserts.is_empty() {
+            let mut loader = self.store.bulk_loader();
+            for file in &inserts {
+                progress.start(&format!("loading {}", file.path.display()), None);
+                let mut counted = 0u64;
+                {
+                    let quads = FileQuads::open(file, on_quad, progress, &mut report.prefixes)?
+                        .inspect(|_| counted += 1);
+                    loader.load_ok_quads::<GraphError, GraphError>(quads)?;
+                }
+                if plan.own_graphs {
+                    loader.load_quads(file_metadata(file))?;
+                    counted += 3;
+                }
+                progress.finish();
+                report.quads += counted;
+                report
+                    .files
+                    .push((file.path.clone(), file.graph.clone(), file.action, counted));
+            }
+            loader.commit()?;
+        }
+
+        // 3. Apply replacements atomically.
+        if !replacements.is_empty() {
+            let mut transaction = self.store.start_transaction()?;
+            for (file, quads) in &replacements {
+                transaction.clear_graph(&file.graph)?;
+                transaction.extend(quads.iter());
+                transaction.extend(file_metadata(file).iter());
+                let count = quads.len() as u64 + 3;
+                report.quads += count;
+                report
+                    .files
+                    .push((file.path.clone(), file.graph.clone(), file.action, count));
+            }
+            transaction.commit()?;
+        }
+        for file in plan
+            .files
+            .iter()
+            .filter(|f| f.action == LoadAction::SkipUnchanged)
+        {
+            report
+                .files
+                .push((file.path.clone(), file.graph.clone(), file.action, 0));
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kgfuse_core::progress::NoProgress;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write fixture");
+        path
+    }
+
+    fn request(paths: &[&Path]) -> LoadRequest {
+        LoadRequest {
+            sources: paths
+                .iter()
+                .map(|p| RdfSource {
+                    path: p.to_path_buf(),
+                    format: None,
+                })
+                .collect(),
+            graph: None,
+        }
+    }
+
+    fn load(graph: &Graph, paths: &[&Path]) -> Result<LoadReport, GraphError> {
+        let plan = graph.plan_load(&request(paths))?;
+        graph.execute_load(&plan, &mut |_| {}, &NoProgress)
+    }
+
+    #[test]
+    fn malformed_file_writes_nothing_and_names_its_position() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let good = write(dir.path(), "good.ttl", "<urn:a> <urn:p> <urn:b> .\n");
+        let bad = write(
+            dir.path(),
+            "bad.ttl",
+            "<urn:c> <urn:p> <urn:d> .\n<urn:e> <urn:p> \"unterminated .\n",
+        );
+        let graph = Graph::in_memory().expect("store");
+        let err = load(&graph, &[&good, &bad]).expect_err("must fail");
+        let GraphError::Parse { file, line, .. } = &err else {
+            panic!("unexpected error {err}")
+        };
+        assert!(file.ends_with("bad.ttl"));
+        assert_eq!(*line, 2, "{err}");
+        assert_eq!(graph.len().expect("len"), 0, "nothing may be written");
+    }
+
+    #[test]
+    fn reloading_skips_unchanged_and_replaces_changed_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(dir.path(), "d.ttl", "<urn:a> <urn:p> [ <urn:q> 1 ] .\n");
+        let graph = Graph::in_memory().expect("store");
+        let first = load(&graph, &[&path]).expect("load");
+        assert_eq!(first.files[0].2, LoadAction::Insert);
+        let size = graph.len().expect("len");
+        assert_eq!(size, 2 + 3, "two triples plus file metadata");
+
+        let again = load(&graph, &[&path]).expect("reload");
+        assert_eq!(again.files[0].2, LoadAction::SkipUnchanged);
+        assert_eq!(
+            graph.len().expect("len"),
+            size,
+            "blank nodes must not pile up"
+        );
+
+        std::fs::write(&path, "<urn:a> <urn:p> <urn:z> .\n").expect("edit");
+        let changed = load(&graph, &[&path]).expect("reload changed");
+        assert_eq!(changed.files[0].2, LoadAction::Replace);
+        assert_eq!(graph.len().expect("len"), 1 + 3);
+    }
+
+    #[test]
+    fn explicit_graph_collects_files_and_parses_all_formats() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let nt = write(dir.path(), "a.nt", "<urn:a> <urn:p> \"x\" .\n");
+        let jsonld = write(
+            dir.path(),
+            "b.jsonld",
+            r#"{"@id": "urn:b", "urn:p": [{"@value": "y"}]}"#,
+        );
+        let rdfxml = write(
+            dir.path(),
+            "c.owl",
+            r#"<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="urn:ex#">
+  <rdf:Description rdf:about="urn:c"><ex:p>z</ex:p></rdf:Description>
+</rdf:RDF>"#,
+        );
+        let trig = write(
+            dir.path(),
+            "d.trig",
+            "GRAPH <urn:g2> { <urn:d> <urn:p> 4 }\n",
+        );
+        let graph = Graph::in_memory().expect("store");
+        let mut req = request(&[&nt, &jsonld, &rdfxml, &trig]);
+        req.graph = Some(NamedNode::new("urn:target").expect("iri"));
+        let plan = graph.plan_load(&req).expect("plan");
+        let report = graph
+            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .expect("load");
+        assert_eq!(report.quads, 4, "no metadata quads with an explicit graph");
+        assert_eq!(graph.len().expect("len"), 4);
+    }
+}

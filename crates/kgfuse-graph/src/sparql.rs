@@ -1,0 +1,427 @@
+//! SPARQL queries and updates with prefixes, union default graph and timeouts.
+
+use crate::{Graph, GraphError};
+use oxigraph::io::{RdfFormat, RdfSerializer};
+use oxigraph::model::{Term, Triple, Variable};
+use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
+use oxigraph::sparql::{CancellationToken, QueryEvaluationError, QueryResults, SparqlEvaluator};
+use spargebra::SparqlParser;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How to run a query.
+#[derive(Debug, Clone)]
+pub struct QueryOptions {
+    /// Cancel the query after this long.
+    pub timeout: Option<Duration>,
+    /// Match the default graph against the union of all graphs when the query
+    /// names no dataset (kgfuse keeps one named graph per source).
+    pub union_default_graph: bool,
+    /// Prefixes usable without a `PREFIX` declaration (declarations in the query win).
+    pub prefixes: Vec<(String, String)>,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Some(Duration::from_secs(60)),
+            union_default_graph: true,
+            prefixes: kgfuse_core::vocab::WELL_KNOWN_PREFIXES
+                .iter()
+                .map(|(p, i)| ((*p).to_owned(), (*i).to_owned()))
+                .collect(),
+        }
+    }
+}
+
+/// Materialised result of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryOutcome {
+    /// SELECT results.
+    Solutions {
+        /// Projected variables, without `?`.
+        variables: Vec<String>,
+        /// One row per solution, one cell per variable (None = unbound).
+        rows: Vec<Vec<Option<Term>>>,
+    },
+    /// ASK result.
+    Boolean(bool),
+    /// CONSTRUCT or DESCRIBE result.
+    Graph(Vec<Triple>),
+}
+
+/// Output formats for query results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsFormat {
+    /// SPARQL 1.1 Query Results JSON (SELECT, ASK).
+    Json,
+    /// SPARQL 1.1 Query Results XML (SELECT, ASK).
+    Xml,
+    /// SPARQL 1.1 Query Results CSV (SELECT, ASK).
+    Csv,
+    /// SPARQL 1.1 Query Results TSV (SELECT, ASK).
+    Tsv,
+    /// Turtle (CONSTRUCT, DESCRIBE).
+    Turtle,
+    /// N-Triples (CONSTRUCT, DESCRIBE).
+    NTriples,
+}
+
+impl ResultsFormat {
+    /// Parses `json`, `xml`, `csv`, `tsv`, `turtle`/`ttl`, `ntriples`/`nt`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "json" => Self::Json,
+            "xml" => Self::Xml,
+            "csv" => Self::Csv,
+            "tsv" => Self::Tsv,
+            "turtle" | "ttl" => Self::Turtle,
+            "ntriples" | "nt" | "n-triples" => Self::NTriples,
+            _ => return None,
+        })
+    }
+}
+
+impl QueryOutcome {
+    /// Writes SELECT/ASK results in a SPARQL results format and CONSTRUCT/DESCRIBE
+    /// results in Turtle or N-Triples; other combinations are a usage error.
+    pub fn write(
+        &self,
+        format: ResultsFormat,
+        mut writer: impl std::io::Write,
+    ) -> Result<(), GraphError> {
+        let err = |e: std::io::Error| GraphError::Serialize(e.to_string());
+        if let Self::Graph(triples) = self {
+            let rdf_format = match format {
+                ResultsFormat::Turtle => RdfFormat::Turtle,
+                ResultsFormat::NTriples => RdfFormat::NTriples,
+                other => {
+                    return Err(GraphError::Usage(format!(
+                        "{other:?} cannot hold graph results; use turtle or ntriples"
+                    )));
+                }
+            };
+            let mut serializer = RdfSerializer::from_format(rdf_format);
+            if rdf_format == RdfFormat::Turtle {
+                for (prefix, iri) in kgfuse_core::vocab::WELL_KNOWN_PREFIXES {
+                    serializer = serializer
+                        .with_prefix(*prefix, *iri)
+                        .map_err(|e| GraphError::Serialize(e.to_string()))?;
+                }
+            }
+            let mut out = serializer.for_writer(&mut writer);
+            for triple in triples {
+                out.serialize_triple(triple).map_err(err)?;
+            }
+            out.finish().map_err(err)?;
+            return Ok(());
+        }
+        let results_format = match format {
+            ResultsFormat::Json => QueryResultsFormat::Json,
+            ResultsFormat::Xml => QueryResultsFormat::Xml,
+            ResultsFormat::Csv => QueryResultsFormat::Csv,
+            ResultsFormat::Tsv => QueryResultsFormat::Tsv,
+            other => {
+                return Err(GraphError::Usage(format!(
+                    "{other:?} holds graphs, not solutions; use json, xml, csv or tsv"
+                )));
+            }
+        };
+        let serializer = QueryResultsSerializer::from_format(results_format);
+        match self {
+            Self::Boolean(value) => {
+                serializer
+                    .serialize_boolean_to_writer(&mut writer, *value)
+                    .map_err(err)?;
+            }
+            Self::Solutions { variables, rows } => {
+                let vars = variables
+                    .iter()
+                    .map(|v| Variable::new(v).map_err(|e| GraphError::Serialize(e.to_string())))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut out = serializer
+                    .serialize_solutions_to_writer(&mut writer, vars.clone())
+                    .map_err(err)?;
+                for row in rows {
+                    out.serialize(
+                        vars.iter()
+                            .zip(row)
+                            .filter_map(|(v, t)| t.as_ref().map(|t| (v.as_ref(), t.as_ref()))),
+                    )
+                    .map_err(err)?;
+                }
+                out.finish().map_err(err)?;
+            }
+            Self::Graph(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Cancels a query when its deadline passes; dropping it disarms the timer.
+struct Deadline {
+    _disarm: Option<mpsc::Sender<()>>,
+}
+
+impl Deadline {
+    fn arm(timeout: Option<Duration>, token: &CancellationToken) -> Self {
+        let Some(timeout) = timeout else {
+            return Self { _disarm: None };
+        };
+        let (disarm, disarmed) = mpsc::channel::<()>();
+        let token = token.clone();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(timeout) {
+                token.cancel();
+            }
+        });
+        Self {
+            _disarm: Some(disarm),
+        }
+    }
+}
+
+fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError> {
+    let mut parser = SparqlParser::new();
+    for (prefix, iri) in &options.prefixes {
+        parser = parser
+            .with_prefix(prefix, iri)
+            .map_err(|e| GraphError::Usage(format!("prefix {prefix}: {e}")))?;
+    }
+    Ok(parser)
+}
+
+fn evaluation_error(e: QueryEvaluationError, timeout: Option<Duration>) -> GraphError {
+    match e {
+        QueryEvaluationError::Cancelled => GraphError::Timeout(timeout.unwrap_or_default()),
+        other => GraphError::Evaluation(other.to_string()),
+    }
+}
+
+/// Parses a query with the given prefixes, reporting the position of syntax errors.
+pub fn parse_query(text: &str, options: &QueryOptions) -> Result<spargebra::Query, GraphError> {
+    parser(options)?
+        .parse_query(text)
+        .map_err(|e| GraphError::Syntax(e.to_string()))
+}
+
+impl Graph {
+    /// Parses and runs a SPARQL query.
+    pub fn query(&self, text: &str, options: &QueryOptions) -> Result<QueryOutcome, GraphError> {
+        self.query_algebra(parse_query(text, options)?, &[], options)
+    }
+
+    /// Runs an already parsed query, binding variables to terms first
+    /// ([SEP-0007](https://github.com/w3c/sparql-dev/blob/main/SEP/SEP-0007/sep-0007.md)
+    /// substitution: values never pass through query text).
+    pub fn query_algebra(
+        &self,
+        query: spargebra::Query,
+        bindings: &[(String, Term)],
+        options: &QueryOptions,
+    ) -> Result<QueryOutcome, GraphError> {
+        let token = CancellationToken::new();
+        let _deadline = Deadline::arm(options.timeout, &token);
+        let mut prepared = SparqlEvaluator::new()
+            .with_cancellation_token(token)
+            .for_query(query);
+        if options.union_default_graph && prepared.dataset().is_default_dataset() {
+            prepared.dataset_mut().set_default_graph_as_union();
+        }
+        let mut bound = prepared.on_store(&self.store);
+        for (name, term) in bindings {
+            let variable =
+                Variable::new(name).map_err(|e| GraphError::Usage(format!("?{name}: {e}")))?;
+            bound = bound.substitute_variable(variable, term.clone());
+        }
+        let fail = |e| evaluation_error(e, options.timeout);
+        let results = bound.execute().map_err(|e| {
+            let message = e.to_string();
+            if message.contains("SELECT projection") {
+                GraphError::Usage(format!(
+                    "{message}: a bound variable must be listed in the SELECT clause (SPARQL substitution, SEP-0007)"
+                ))
+            } else {
+                fail(e)
+            }
+        })?;
+        match results {
+            QueryResults::Boolean(value) => Ok(QueryOutcome::Boolean(value)),
+            QueryResults::Solutions(solutions) => {
+                let vars = solutions.variables().to_vec();
+                let mut rows = Vec::new();
+                for solution in solutions {
+                    let solution = solution.map_err(fail)?;
+                    rows.push(vars.iter().map(|v| solution.get(v).cloned()).collect());
+                }
+                Ok(QueryOutcome::Solutions {
+                    variables: vars.iter().map(|v| v.as_str().to_owned()).collect(),
+                    rows,
+                })
+            }
+            QueryResults::Graph(triples) => Ok(QueryOutcome::Graph(
+                triples.collect::<Result<Vec<_>, _>>().map_err(fail)?,
+            )),
+        }
+    }
+
+    /// Parses and runs a SPARQL 1.1 Update; atomic (one transaction).
+    pub fn update(&self, text: &str, options: &QueryOptions) -> Result<(), GraphError> {
+        let update = parser(options)?
+            .parse_update(text)
+            .map_err(|e| GraphError::Syntax(e.to_string()))?;
+        SparqlEvaluator::new()
+            .for_update(update)
+            .on_store(&self.store)
+            .execute()
+            .map_err(|e| GraphError::Evaluation(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Graph {
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .update(
+                "INSERT DATA { GRAPH <urn:g1> { <urn:a> rdfs:label \"alpha\" ; <urn:p> <urn:b> } \
+                 GRAPH <urn:g2> { <urn:b> rdfs:label \"beta\" } }",
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        graph
+    }
+
+    #[test]
+    fn union_default_graph_is_on_by_default_and_can_be_switched_off() {
+        let graph = sample();
+        let q = "SELECT ?l WHERE { ?s rdfs:label ?l } ORDER BY ?l";
+        let QueryOutcome::Solutions { rows, .. } =
+            graph.query(q, &QueryOptions::default()).expect("query")
+        else {
+            panic!("expected solutions")
+        };
+        assert_eq!(rows.len(), 2);
+        let strict = QueryOptions {
+            union_default_graph: false,
+            ..QueryOptions::default()
+        };
+        let QueryOutcome::Solutions { rows, .. } = graph.query(q, &strict).expect("query") else {
+            panic!("expected solutions")
+        };
+        assert!(rows.is_empty());
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        let err = sample()
+            .query("SELECT ?s WHERE { ?s ?p }", &QueryOptions::default())
+            .expect_err("bad query");
+        let message = err.to_string();
+        assert!(message.contains("1:"), "{message}");
+    }
+
+    #[test]
+    fn bindings_are_substituted_not_pasted() {
+        let graph = sample();
+        let query = parse_query(
+            "SELECT ?l ?s WHERE { ?s rdfs:label ?l }",
+            &QueryOptions::default(),
+        )
+        .expect("parse");
+        let nasty = Term::from(oxigraph::model::Literal::new_simple_literal(
+            "x\" } ; DROP ALL ; #",
+        ));
+        let outcome = graph
+            .query_algebra(query, &[("s".into(), nasty)], &QueryOptions::default())
+            .expect("query");
+        assert_eq!(
+            outcome,
+            QueryOutcome::Solutions {
+                variables: vec!["l".into(), "s".into()],
+                rows: vec![]
+            }
+        );
+        assert_eq!(graph.len().expect("len"), 3);
+        let unprojected = parse_query(
+            "SELECT ?l WHERE { ?s rdfs:label ?l }",
+            &QueryOptions::default(),
+        )
+        .expect("parse");
+        let err = graph
+            .query_algebra(
+                unprojected,
+                &[(
+                    "s".into(),
+                    Term::from(oxigraph::model::NamedNode::new("urn:a").expect("iri")),
+                )],
+                &QueryOptions::default(),
+            )
+            .expect_err("unprojected binding");
+        assert!(err.to_string().contains("SELECT"), "{err}");
+    }
+
+    #[test]
+    fn slow_queries_time_out() {
+        let graph = Graph::in_memory().expect("store");
+        let mut insert = String::from("INSERT DATA {");
+        for i in 0..300 {
+            insert.push_str(&format!("<urn:n{i}> <urn:p> <urn:n{}> . ", i + 1));
+        }
+        insert.push('}');
+        graph
+            .update(&insert, &QueryOptions::default())
+            .expect("insert");
+        let options = QueryOptions {
+            timeout: Some(Duration::from_millis(50)),
+            ..QueryOptions::default()
+        };
+        // A cross product of 300^4 rows cannot finish in 50 ms.
+        let err = graph
+            .query(
+                "SELECT (COUNT(*) AS ?c) WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f . ?g ?s ?h }",
+                &options,
+            )
+            .expect_err("must time out");
+        assert!(matches!(err, GraphError::Timeout(_)), "{err}");
+    }
+
+    #[test]
+    fn results_serialize_in_every_format() {
+        let graph = sample();
+        let outcome = graph
+            .query(
+                "SELECT ?s ?l WHERE { ?s rdfs:label ?l }",
+                &QueryOptions::default(),
+            )
+            .expect("query");
+        for format in [
+            ResultsFormat::Json,
+            ResultsFormat::Xml,
+            ResultsFormat::Csv,
+            ResultsFormat::Tsv,
+        ] {
+            let mut out = Vec::new();
+            outcome.write(format, &mut out).expect("write");
+            assert!(
+                String::from_utf8_lossy(&out).contains("alpha"),
+                "{format:?}"
+            );
+        }
+        let constructed = graph
+            .query(
+                "CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s rdfs:label ?l }",
+                &QueryOptions::default(),
+            )
+            .expect("construct");
+        let mut out = Vec::new();
+        constructed
+            .write(ResultsFormat::Turtle, &mut out)
+            .expect("write");
+        assert!(String::from_utf8_lossy(&out).contains("rdfs:label"));
+        assert!(constructed.write(ResultsFormat::Json, Vec::new()).is_err());
+        assert!(outcome.write(ResultsFormat::Turtle, Vec::new()).is_err());
+    }
+}

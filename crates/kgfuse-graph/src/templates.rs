@@ -1,0 +1,279 @@
+//! Canned queries from the workspace's `queries/` folder.
+//!
+//! The same files run from the console (`.run queries/describe.rq entity=<IRI>`),
+//! so what the code executes is exactly what a person can inspect and replay.
+//! Parameters are bound by variable substitution, never by editing query text; a
+//! bound variable must appear in the SELECT clause, so templates project their
+//! parameters last.
+
+use crate::sparql::parse_query;
+use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
+use oxigraph::model::{NamedNode, Term};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// A canned query shipped with kgfuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Template {
+    /// `queries/describe.rq`: triples around `?entity`.
+    Describe,
+    /// `queries/neighbours.rq`: one-hop neighbours of `?entity`.
+    Neighbours,
+    /// `queries/package-functions.rq`: functions of `?package`.
+    PackageFunctions,
+    /// `queries/siblings.rq`: siblings of `?function`.
+    Siblings,
+    /// `queries/paths.rq`: paths from `?source` to `?target`.
+    Paths,
+    /// `queries/classes.rq`: node count per class.
+    Classes,
+}
+
+impl Template {
+    /// Every template.
+    pub const ALL: [Template; 6] = [
+        Self::Describe,
+        Self::Neighbours,
+        Self::PackageFunctions,
+        Self::Siblings,
+        Self::Paths,
+        Self::Classes,
+    ];
+
+    /// File name under `queries/`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Self::Describe => "describe.rq",
+            Self::Neighbours => "neighbours.rq",
+            Self::PackageFunctions => "package-functions.rq",
+            Self::Siblings => "siblings.rq",
+            Self::Paths => "paths.rq",
+            Self::Classes => "classes.rq",
+        }
+    }
+
+    /// Query text.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Describe => include_str!("../../../queries/describe.rq"),
+            Self::Neighbours => include_str!("../../../queries/neighbours.rq"),
+            Self::PackageFunctions => include_str!("../../../queries/package-functions.rq"),
+            Self::Siblings => include_str!("../../../queries/siblings.rq"),
+            Self::Paths => include_str!("../../../queries/paths.rq"),
+            Self::Classes => include_str!("../../../queries/classes.rq"),
+        }
+    }
+
+    /// Variables the caller must bind.
+    pub fn parameters(self) -> &'static [&'static str] {
+        match self {
+            Self::Describe | Self::Neighbours => &["entity"],
+            Self::PackageFunctions => &["package"],
+            Self::Siblings => &["function"],
+            Self::Paths => &["source", "target"],
+            Self::Classes => &[],
+        }
+    }
+}
+
+/// An edge met while walking a neighbourhood.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edge {
+    /// Subject IRI.
+    pub subject: String,
+    /// Predicate IRI.
+    pub predicate: String,
+    /// Object IRI.
+    pub object: String,
+}
+
+impl Graph {
+    /// Runs a canned query with its parameters bound.
+    pub fn run_template(
+        &self,
+        template: Template,
+        bindings: &[(&str, Term)],
+        options: &QueryOptions,
+    ) -> Result<QueryOutcome, GraphError> {
+        for parameter in template.parameters() {
+            if !bindings.iter().any(|(name, _)| name == parameter) {
+                return Err(GraphError::Usage(format!(
+                    "{} needs ?{parameter} bound",
+                    template.file_name()
+                )));
+            }
+        }
+        let query = parse_query(template.text(), options)?;
+        let bindings: Vec<(String, Term)> = bindings
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), t.clone()))
+            .collect();
+        self.query_algebra(query, &bindings, options)
+    }
+
+    /// Breadth-first walk of up to `hops` edges from `start` in both directions.
+    /// Returns each reached IRI with its distance, and the edges used, stopping once
+    /// `max_nodes` nodes are reached.
+    pub fn neighbourhood(
+        &self,
+        start: &NamedNode,
+        hops: usize,
+        max_nodes: usize,
+        options: &QueryOptions,
+    ) -> Result<(BTreeMap<String, usize>, BTreeSet<Edge>), GraphError> {
+        let mut distance = BTreeMap::from([(start.as_str().to_owned(), 0usize)]);
+        let mut edges = BTreeSet::new();
+        let mut queue = VecDeque::from([start.clone()]);
+        while let Some(node) = queue.pop_front() {
+            let d = distance[node.as_str()];
+            if d >= hops {
+                continue;
+            }
+            let outcome = self.run_template(
+                Template::Neighbours,
+                &[("entity", node.clone().into())],
+                options,
+            )?;
+            let QueryOutcome::Solutions { rows, .. } = outcome else {
+                continue;
+            };
+            for row in rows {
+                let [
+                    Some(Term::NamedNode(n)),
+                    Some(Term::NamedNode(p)),
+                    Some(Term::Literal(dir)),
+                    ..,
+                ] = row.as_slice()
+                else {
+                    continue;
+                };
+                let (s, o) = if dir.value() == "out" {
+                    (node.as_str(), n.as_str())
+                } else {
+                    (n.as_str(), node.as_str())
+                };
+                edges.insert(Edge {
+                    subject: s.to_owned(),
+                    predicate: p.as_str().to_owned(),
+                    object: o.to_owned(),
+                });
+                if !distance.contains_key(n.as_str()) && distance.len() < max_nodes {
+                    distance.insert(n.as_str().to_owned(), d + 1);
+                    queue.push_back(n.clone());
+                }
+            }
+        }
+        Ok((distance, edges))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain() -> Graph {
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .update(
+                "INSERT DATA { GRAPH <urn:g> { \
+                  <urn:pkg> kgfuse:hasModule <urn:mod> . \
+                  <urn:mod> kgfuse:hasFunction <urn:f1>, <urn:f2>, <urn:f3> . \
+                  <urn:f1> a kgfuse:Function ; kgfuse:inPackage <urn:pkg> ; kgfuse:name \"f1\" ; kgfuse:calls <urn:f2> . \
+                  <urn:f2> a kgfuse:Function ; kgfuse:inPackage <urn:pkg> ; kgfuse:name \"f2\" ; kgfuse:calls <urn:f3> . \
+                  <urn:f3> a kgfuse:Method ; kgfuse:inPackage <urn:pkg> ; kgfuse:name \"f3\" } }",
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        graph
+    }
+
+    fn rows(outcome: QueryOutcome) -> Vec<Vec<Option<Term>>> {
+        match outcome {
+            QueryOutcome::Solutions { rows, .. } => rows,
+            other => panic!("expected solutions, got {other:?}"),
+        }
+    }
+
+    fn iri(s: &str) -> Term {
+        NamedNode::new(s).expect("iri").into()
+    }
+
+    #[test]
+    fn every_template_parses() {
+        for template in Template::ALL {
+            parse_query(template.text(), &QueryOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", template.file_name()));
+        }
+    }
+
+    #[test]
+    fn templates_answer_on_a_small_api_graph() {
+        let graph = chain();
+        let o = QueryOptions::default();
+        let functions = rows(
+            graph
+                .run_template(
+                    Template::PackageFunctions,
+                    &[("package", iri("urn:pkg"))],
+                    &o,
+                )
+                .expect("q"),
+        );
+        assert_eq!(functions.len(), 3, "functions and methods");
+        let siblings = rows(
+            graph
+                .run_template(Template::Siblings, &[("function", iri("urn:f1"))], &o)
+                .expect("q"),
+        );
+        assert_eq!(siblings.len(), 2);
+        let paths = rows(
+            graph
+                .run_template(
+                    Template::Paths,
+                    &[("source", iri("urn:f1")), ("target", iri("urn:f3"))],
+                    &o,
+                )
+                .expect("q"),
+        );
+        // f1 -calls-> f2 -calls-> f3, and f1 -inPackage-> pkg -hasModule-> mod -hasFunction-> f3.
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert_eq!(
+            paths[0][0],
+            Some(Term::from(oxigraph::model::Literal::from(2)))
+        );
+        assert_eq!(paths[0][2], Some(iri("urn:f2")));
+        assert_eq!(
+            paths[1][0],
+            Some(Term::from(oxigraph::model::Literal::from(3)))
+        );
+        let described = rows(
+            graph
+                .run_template(Template::Describe, &[("entity", iri("urn:f2"))], &o)
+                .expect("q"),
+        );
+        assert_eq!(described.len(), 6, "4 outgoing + 2 incoming");
+        assert!(
+            graph.run_template(Template::Describe, &[], &o).is_err(),
+            "missing binding"
+        );
+    }
+
+    #[test]
+    fn neighbourhood_respects_hops() {
+        let graph = chain();
+        let o = QueryOptions::default();
+        let (one, _) = graph
+            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 1, 100, &o)
+            .expect("walk");
+        assert_eq!(one.get("urn:f2"), Some(&1));
+        assert!(!one.contains_key("urn:f3"));
+        let (two, edges) = graph
+            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 2, 100, &o)
+            .expect("walk");
+        assert_eq!(two.get("urn:f3"), Some(&2));
+        assert!(
+            edges
+                .iter()
+                .any(|e| e.subject == "urn:f2" && e.object == "urn:f3")
+        );
+    }
+}

@@ -1,0 +1,411 @@
+//! The paired kgfuse store: an Oxigraph graph and a LanceDB table kept in step.
+//!
+//! A data directory holds `graph/` (Oxigraph, RocksDB), `vectors/` (LanceDB) and
+//! `kgfuse.toml`. The invariant, checked by [`Store::check`]: every IRI node that
+//! carries a literal of a text predicate (rdfs:label, rdfs:comment, ... see
+//! [`kgfuse_core::config::default_text_predicates`]) has exactly one vector row with
+//! the same IRI and the hash of its current text, and every row has such a node.
+//!
+//! Every write follows the same order: write `journal.json`, change the graph
+//! (atomically), bring the affected vector rows in step, delete the journal. A
+//! process killed anywhere in between leaves the journal behind, and the next
+//! [`Store::open`] repairs the vector side from the graph before doing anything else.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kgfuse_store::StoreError> {
+//! use kgfuse_core::{config::StoreConfig, progress::NoProgress};
+//! use kgfuse_store::Store;
+//! use std::path::Path;
+//!
+//! let store = Store::init(Path::new("kgfuse-data"), StoreConfig::new("hash", 384)).await?;
+//! store.load_files(&[Path::new("ontology/kgfuse.ttl").into()], None, &NoProgress).await?;
+//! assert!(store.check().await?.is_ok());
+//! # Ok(()) }
+//! ```
+
+mod journal;
+mod sync;
+
+pub use sync::{CheckReport, SyncReport};
+
+use journal::Journal;
+use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
+use kgfuse_core::progress::Progress;
+use kgfuse_graph::model::NamedNode;
+use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource};
+use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorHit, VectorStore};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Errors of the paired store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Graph side.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// Vector side.
+    #[error(transparent)]
+    Vector(#[from] VectorError),
+    /// Embedding.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// `kgfuse.toml`.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No store in this directory.
+    #[error("no kgfuse store in {0}: run `kgfuse init` first (or pass --data DIR)")]
+    NotInitialised(String),
+    /// `init` on a directory that already holds a store.
+    #[error("{0} already holds a kgfuse store; use it, or pick another --data directory")]
+    AlreadyInitialised(String),
+    /// File system trouble outside the two stores.
+    #[error("{path}: {source}")]
+    Io {
+        /// Path concerned.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// Invalid input from the caller.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadSummary {
+    /// (file, graph IRI, action, quads) per file; action is `inserted`, `replaced` or `unchanged`.
+    pub files: Vec<(PathBuf, String, &'static str, u64)>,
+    /// Quads written to the graph.
+    pub quads: u64,
+    /// Vector rows changed.
+    pub vectors: SyncReport,
+}
+
+/// Size of a store.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreStats {
+    /// Quads in the graph.
+    pub triples: usize,
+    /// Named graphs.
+    pub graphs: usize,
+    /// Typed IRI nodes per class IRI, largest first.
+    pub nodes_by_class: Vec<(String, u64)>,
+    /// Rows in the vector table.
+    pub vector_rows: usize,
+    /// Embedder kind.
+    pub embedder: String,
+    /// Vector dimension.
+    pub dimension: usize,
+}
+
+/// An Oxigraph graph and a LanceDB vector table kept in step.
+#[derive(Clone)]
+pub struct Store {
+    dir: PathBuf,
+    config: Arc<StoreConfig>,
+    graph: Graph,
+    vectors: VectorStore,
+    embedder: Arc<dyn Embedder>,
+    text_predicates: Arc<Vec<NamedNode>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.dir)
+            .field("embedder", &self.config.embedder.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+fn graph_dir(dir: &Path) -> PathBuf {
+    dir.join("graph")
+}
+
+fn vector_dir(dir: &Path) -> PathBuf {
+    dir.join("vectors")
+}
+
+fn parse_predicates(config: &StoreConfig) -> Result<Vec<NamedNode>, StoreError> {
+    config
+        .text_predicates
+        .iter()
+        .map(|p| {
+            NamedNode::new(p).map_err(|e| {
+                StoreError::Invalid(format!(
+                    "{CONFIG_FILE}: text predicate <{p}> is not an IRI: {e}"
+                ))
+            })
+        })
+        .collect()
+}
+
+impl Store {
+    /// Creates a store in `dir` with the given configuration. The embedder is built
+    /// first, so a missing model fails before anything is written.
+    pub async fn init(dir: &Path, config: StoreConfig) -> Result<Self, StoreError> {
+        if dir.join(CONFIG_FILE).exists() {
+            return Err(StoreError::AlreadyInitialised(dir.display().to_string()));
+        }
+        let embedder: Arc<dyn Embedder> =
+            Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
+        let text_predicates = parse_predicates(&config)?;
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let graph = Graph::open(&graph_dir(dir))?;
+        // An interrupted earlier init may have left an empty table behind.
+        let vectors = match VectorStore::open(&vector_dir(dir), config.embedder.dimension).await {
+            Ok(v) if v.is_empty().await? => v,
+            Ok(_) => return Err(StoreError::AlreadyInitialised(dir.display().to_string())),
+            Err(_) => VectorStore::create(&vector_dir(dir), config.embedder.dimension).await?,
+        };
+        // Written last: its presence marks a complete store.
+        config.write(dir)?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            config: Arc::new(config),
+            graph,
+            vectors,
+            embedder,
+            text_predicates: Arc::new(text_predicates),
+        })
+    }
+
+    /// Opens the store in `dir`, repairing the vector side first if an earlier
+    /// process died in the middle of a write.
+    pub async fn open(dir: &Path, progress: &dyn Progress) -> Result<Self, StoreError> {
+        if !dir.join(CONFIG_FILE).exists() {
+            return Err(StoreError::NotInitialised(dir.display().to_string()));
+        }
+        let config = StoreConfig::read(dir)?;
+        let text_predicates = parse_predicates(&config)?;
+        let graph = Graph::open(&graph_dir(dir))?;
+        let vectors = VectorStore::open(&vector_dir(dir), config.embedder.dimension).await?;
+        let embedder: Arc<dyn Embedder> =
+            Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
+        let store = Self {
+            dir: dir.to_owned(),
+            config: Arc::new(config),
+            graph,
+            vectors,
+            embedder,
+            text_predicates: Arc::new(text_predicates),
+        };
+        if let Some(interrupted) = Journal::pending(dir)? {
+            tracing::warn!(
+                "the previous {} did not finish ({}); bringing vectors in step with the graph",
+                interrupted.operation,
+                interrupted.detail
+            );
+            let journal = Journal::begin(dir, "repair", "after an interrupted write")?;
+            let report = store.reconcile_all(progress).await?;
+            journal.finish()?;
+            tracing::warn!("repair done: {report}");
+        }
+        Ok(store)
+    }
+
+    /// Data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The configuration read from `kgfuse.toml`.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The graph side (read access for queries; write through the store).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The vector side.
+    pub fn vectors(&self) -> &VectorStore {
+        &self.vectors
+    }
+
+    /// The store's embedder.
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.embedder.as_ref()
+    }
+
+    /// Query options from the configuration: union default graph, default timeout,
+    /// well-known prefixes plus prefixes learned from loaded files.
+    pub fn query_options(&self) -> QueryOptions {
+        let mut options = QueryOptions {
+            union_default_graph: self.config.sparql.union_default_graph,
+            timeout: (self.config.sparql.timeout_secs > 0)
+                .then(|| Duration::from_secs(self.config.sparql.timeout_secs)),
+            ..QueryOptions::default()
+        };
+        for (prefix, iri) in &self.config.prefixes {
+            if !options.prefixes.iter().any(|(p, _)| p == prefix) {
+                options.prefixes.push((prefix.clone(), iri.clone()));
+            }
+        }
+        options
+    }
+
+    /// Loads RDF files; see [`kgfuse_graph::LoadRequest`] for graph placement.
+    /// Atomic against bad input: a file that fails to parse leaves both sides untouched.
+    pub async fn load_files(
+        &self,
+        sources: &[RdfSource],
+        graph: Option<NamedNode>,
+        progress: &dyn Progress,
+    ) -> Result<LoadSummary, StoreError> {
+        let request = LoadRequest {
+            sources: sources.to_vec(),
+            graph,
+        };
+        let plan = self.graph.plan_load(&request)?;
+        // Subjects whose text may change: text-bearing subjects of replaced graphs
+        // (before) and of every parsed quad (after).
+        let mut affected = BTreeSet::new();
+        for replaced in plan.replaced_graphs() {
+            affected.extend(
+                self.graph
+                    .text_subjects_in_graph(replaced, &self.text_predicates)?,
+            );
+        }
+        let detail = sources
+            .iter()
+            .map(|s| s.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let journal = Journal::begin(&self.dir, "load", &detail)?;
+        let predicates = Arc::clone(&self.text_predicates);
+        let report = self.graph.execute_load(
+            &plan,
+            &mut |quad| {
+                if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject {
+                    if predicates.iter().any(|p| p.as_ref() == quad.predicate) {
+                        affected.insert(s.as_str().to_owned());
+                    }
+                }
+            },
+            progress,
+        );
+        let report = match report {
+            Ok(report) => report,
+            Err(e) => {
+                // Nothing was written: the journal can go.
+                journal.finish()?;
+                return Err(e.into());
+            }
+        };
+        fault_point("after-graph-commit");
+        let affected: Vec<String> = affected.into_iter().collect();
+        let vectors = self.sync_subjects(&affected, progress).await?;
+        self.remember_prefixes(&report.prefixes)?;
+        journal.finish()?;
+        Ok(LoadSummary {
+            files: report
+                .files
+                .into_iter()
+                .map(|(path, graph, action, quads)| {
+                    let action = match action {
+                        kgfuse_graph::LoadAction::Insert => "inserted",
+                        kgfuse_graph::LoadAction::Replace => "replaced",
+                        kgfuse_graph::LoadAction::SkipUnchanged => "unchanged",
+                    };
+                    (path, graph.into_string(), action, quads)
+                })
+                .collect(),
+            quads: report.quads,
+            vectors,
+        })
+    }
+
+    /// Runs a SPARQL Update and brings the vectors in step with its effect.
+    pub async fn update(
+        &self,
+        sparql: &str,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, StoreError> {
+        let journal = Journal::begin(
+            &self.dir,
+            "update",
+            &sparql.chars().take(200).collect::<String>(),
+        )?;
+        if let Err(e) = self.graph.update(sparql, &self.query_options()) {
+            journal.finish()?;
+            return Err(e.into());
+        }
+        let report = self.reconcile_all(progress).await?;
+        journal.finish()?;
+        Ok(report)
+    }
+
+    /// Brings every vector row in step with the graph (what `open` does after a crash).
+    pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, StoreError> {
+        let journal = Journal::begin(&self.dir, "repair", "requested")?;
+        let report = self.reconcile_all(progress).await?;
+        journal.finish()?;
+        Ok(report)
+    }
+
+    /// Embeds `text` and returns the `k` nearest rows (optional SQL filter over
+    /// `kind`, `graph`, `iri`).
+    pub async fn search(
+        &self,
+        text: &str,
+        k: usize,
+        filter: Option<&str>,
+    ) -> Result<Vec<VectorHit>, StoreError> {
+        let vectors = self.embedder.embed(&[text.to_owned()])?;
+        let vector = vectors
+            .first()
+            .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))?;
+        Ok(self.vectors.search(vector, k, filter).await?)
+    }
+
+    /// Sizes of both sides.
+    pub async fn stats(&self) -> Result<StoreStats, StoreError> {
+        let graph = self.graph.stats()?;
+        Ok(StoreStats {
+            triples: graph.quads,
+            graphs: graph.graphs,
+            nodes_by_class: graph.classes,
+            vector_rows: self.vectors.len().await?,
+            embedder: self.config.embedder.kind.clone(),
+            dimension: self.config.embedder.dimension,
+        })
+    }
+
+    fn remember_prefixes(&self, prefixes: &[(String, String)]) -> Result<(), StoreError> {
+        let fresh: Vec<&(String, String)> = prefixes
+            .iter()
+            .filter(|(p, _)| !p.is_empty() && !self.config.prefixes.contains_key(p))
+            .collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        // Re-read so concurrent edits of kgfuse.toml by hand are not lost.
+        let mut config = StoreConfig::read(&self.dir)?;
+        for (prefix, iri) in fresh {
+            config
+                .prefixes
+                .entry(prefix.clone())
+                .or_insert_with(|| iri.clone());
+        }
+        config.write(&self.dir)?;
+        Ok(())
+    }
+}
+
+/// Test hook: `KGFUSE_FAULT=<name>` aborts the process (like `kill -9`) at the
+/// named point, so crash recovery can be tested deterministically.
+fn fault_point(name: &str) {
+    if std::env::var("KGFUSE_FAULT").is_ok_and(|v| v == name) {
+        eprintln!("KGFUSE_FAULT: aborting at {name}");
+        std::process::abort();
+    }
+}

@@ -1,0 +1,139 @@
+//! Deterministic feature-hashing embedder.
+//!
+//! Text is split into words (also at `snake_case` and `camelCase` boundaries and
+//! lower-cased). Features are the words (weight 1), adjacent word pairs (0.5) and
+//! the character 3- to 5-grams of each word padded with `<` `>` (0.5 shared across
+//! a word's n-grams, so long words do not dominate). Each feature is hashed with
+//! 64-bit FNV-1a to a dimension and a sign, and the sum is scaled to unit length.
+//! Same text, same vector, on every machine; similar spellings share n-grams.
+
+use super::{EmbedError, Embedder, normalize};
+
+/// Feature-hashing embedder with no model.
+#[derive(Debug, Clone)]
+pub struct HashEmbedder {
+    dimension: usize,
+}
+
+impl HashEmbedder {
+    /// A hashing embedder producing `dimension`-long vectors (384 matches MiniLM).
+    pub fn new(dimension: usize) -> Self {
+        Self {
+            dimension: dimension.max(1),
+        }
+    }
+
+    /// The embedding of one text.
+    pub fn embed_one(&self, text: &str) -> Vec<f32> {
+        let mut vector = vec![0f32; self.dimension];
+        let words = words(text);
+        for word in &words {
+            self.add(&mut vector, &format!("w:{word}"), 1.0);
+            let padded: Vec<char> = format!("<{word}>").chars().collect();
+            let grams: Vec<String> = (3..=5)
+                .flat_map(|n| padded.windows(n).map(|w| w.iter().collect::<String>()))
+                .collect();
+            let weight = 0.5 / (grams.len().max(1) as f32).sqrt();
+            for gram in grams {
+                self.add(&mut vector, &format!("c:{gram}"), weight);
+            }
+        }
+        for pair in words.windows(2) {
+            self.add(&mut vector, &format!("b:{} {}", pair[0], pair[1]), 0.5);
+        }
+        if vector.iter().all(|x| *x == 0.0) {
+            // No word at all: a fixed unit vector keeps cosine distances defined.
+            vector[0] = 1.0;
+        }
+        normalize(&mut vector);
+        vector
+    }
+
+    fn add(&self, vector: &mut [f32], feature: &str, weight: f32) {
+        let h = fnv1a(feature.as_bytes());
+        let index = (h % self.dimension as u64) as usize;
+        let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+        vector[index] += sign * weight;
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Lower-cased words, split at non-alphanumerics, `_` and lower-to-upper case changes.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower && !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            previous_lower = c.is_lowercase() || c.is_numeric();
+            current.extend(c.to_lowercase());
+        } else {
+            previous_lower = false;
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+impl Embedder for HashEmbedder {
+    fn kind(&self) -> &'static str {
+        "hash"
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosine;
+
+    #[test]
+    fn splits_identifiers_into_words() {
+        assert_eq!(
+            words("decode_signal(getMessageByName, CAN-FD 2.0)"),
+            [
+                "decode", "signal", "get", "message", "by", "name", "can", "fd", "2", "0"
+            ]
+        );
+    }
+
+    #[test]
+    fn is_deterministic_unit_length_and_meaningful() {
+        let e = HashEmbedder::new(384);
+        let a = e.embed_one("decode the engine speed signal from a CAN frame");
+        assert_eq!(
+            a,
+            e.embed_one("decode the engine speed signal from a CAN frame")
+        );
+        let norm: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5);
+        let near = e.embed_one("decode_signal: engine speed from CAN frames");
+        let far = e.embed_one("employees may work remotely two days per week");
+        assert!(cosine(&a, &near) > cosine(&a, &far) + 0.2);
+        let empty = e.embed_one("  ...  ");
+        assert!((empty.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+}

@@ -1,0 +1,134 @@
+//! The [`Embedder`] trait and its three implementations.
+
+pub mod hash;
+pub mod minilm;
+pub mod openai;
+
+use kgfuse_core::config::EmbedderConfig;
+use kgfuse_core::progress::Progress;
+
+/// Errors while embedding.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbedError {
+    /// The MiniLM model directory is missing or incomplete.
+    #[error(
+        "MiniLM model not found in {dir}: {reason}. Run `make models` to install all-MiniLM-L6-v2, \
+         point KGFUSE_MINILM_DIR at a directory with config.json, tokenizer.json and model.safetensors, \
+         or initialise with `--embedder hash` (no model needed)"
+    )]
+    ModelMissing {
+        /// Directory searched.
+        dir: String,
+        /// What is missing.
+        reason: String,
+    },
+    /// The model failed to load or run.
+    #[error("embedding model: {0}")]
+    Model(String),
+    /// The embedding service failed after retries, or answered nonsense.
+    #[error("embedding service: {0}")]
+    Service(String),
+    /// Configuration is inconsistent (unknown embedder, wrong dimension...).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Turns texts into unit-length vectors of a fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// Embedder kind as recorded in `kgfuse.toml`: `hash`, `minilm` or `openai`.
+    fn kind(&self) -> &'static str;
+    /// Length of every vector.
+    fn dimension(&self) -> usize;
+    /// Embeds a batch; returns one vector per text, in order.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Builds the embedder a store was initialised with.
+pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, EmbedError> {
+    let embedder: Box<dyn Embedder> = match config.kind.as_str() {
+        "hash" => Box::new(HashEmbedder::new(config.dimension)),
+        "minilm" => {
+            let dir = config
+                .model_dir
+                .as_ref()
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(default_minilm_dir);
+            Box::new(MiniLmEmbedder::load(&dir)?)
+        }
+        "openai" => Box::new(OpenAiEmbedder::new(OpenAiConfig::from_store(config))?),
+        other => {
+            return Err(EmbedError::Config(format!(
+                "unknown embedder '{other}'; expected hash, minilm or openai"
+            )));
+        }
+    };
+    if embedder.dimension() != config.dimension {
+        return Err(EmbedError::Config(format!(
+            "the store was initialised with {}-dimensional vectors but the {} embedder produces {}; \
+             re-initialise a new data directory to change embedders",
+            config.dimension,
+            embedder.kind(),
+            embedder.dimension()
+        )));
+    }
+    Ok(embedder)
+}
+
+/// Embeds many texts in batches of `batch_size`, reporting progress per text.
+pub fn embed_in_batches(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    batch_size: usize,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let mut out = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(batch_size.max(1)) {
+        let vectors = embedder.embed(batch)?;
+        if vectors.len() != batch.len() {
+            return Err(EmbedError::Service(format!(
+                "asked for {} embeddings, got {}",
+                batch.len(),
+                vectors.len()
+            )));
+        }
+        if let Some(bad) = vectors.iter().find(|v| v.len() != embedder.dimension()) {
+            return Err(EmbedError::Config(format!(
+                "{} embedder returned a {}-dimensional vector, expected {}",
+                embedder.kind(),
+                bad.len(),
+                embedder.dimension()
+            )));
+        }
+        out.extend(vectors);
+        progress.advance(batch.len() as u64);
+    }
+    Ok(out)
+}
+
+/// Cosine similarity of two vectors (0 when either is zero).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// Scales a vector to unit length in place (left as is when zero).
+pub(crate) fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+pub use hash::HashEmbedder;
+pub use minilm::{MiniLmEmbedder, default_minilm_dir};
+pub use openai::{OpenAiConfig, OpenAiEmbedder};

@@ -1,0 +1,29 @@
+//! The vector side of kgfuse: one [LanceDB](https://lancedb.com) table whose rows are
+//! keyed by the IRI of a graph node, and the embedders that fill it.
+//!
+//! This is the only kgfuse crate that talks to LanceDB. Embedders share one trait,
+//! [`Embedder`]:
+//!
+//! - [`HashEmbedder`]: deterministic feature hashing of words, word pairs and
+//!   character n-grams; no model, for air-gapped use and fast tests;
+//! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 run with candle from a local directory;
+//! - [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint.
+//!
+//! ```
+//! use kgfuse_vector::{Embedder, HashEmbedder};
+//!
+//! let embedder = HashEmbedder::new(256);
+//! let vectors = embedder.embed(&["decode a CAN signal".to_owned()])?;
+//! let norm: f32 = vectors[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+//! assert!((norm - 1.0).abs() < 1e-5);
+//! # Ok::<(), kgfuse_vector::EmbedError>(())
+//! ```
+
+mod embed;
+mod table;
+
+pub use embed::hash::HashEmbedder;
+pub use embed::minilm::{MiniLmEmbedder, default_minilm_dir};
+pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
+pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
+pub use table::{VectorError, VectorHit, VectorRow, VectorStore};

@@ -1,0 +1,402 @@
+//! The LanceDB table `nodes`: one row per embeddable graph node.
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | `iri` | utf8 | IRI of the graph node (the key) |
+//! | `kind` | utf8 | local name of its most specific kgfuse type, e.g. `Function` |
+//! | `text` | utf8 | the searchable text the vector was computed from |
+//! | `hash` | utf8 | SHA-256 of `text`; `kgfuse check` compares it with the graph |
+//! | `graph` | utf8 | named graph that holds the node's label (its source) |
+//! | `vector` | fixed_size_list<float32, D> | unit-length embedding of `text` |
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float32Type;
+use arrow_array::{Array, FixedSizeListArray, RecordBatch, RecordBatchIterator, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use futures::TryStreamExt;
+use lancedb::DistanceType;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+const TABLE: &str = "nodes";
+/// IRIs per `IN (...)` filter, to keep SQL predicates small.
+const FILTER_CHUNK: usize = 500;
+
+/// Errors of the vector layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VectorError {
+    /// LanceDB failed.
+    #[error("vector store: {0}")]
+    Lance(#[from] lancedb::Error),
+    /// Arrow data did not have the expected shape.
+    #[error("vector store: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// The table's vectors have another dimension than the store's embedder.
+    #[error(
+        "the vector table holds {found}-dimensional vectors but the store is configured for {expected}; \
+         was kgfuse.toml edited? Re-initialise a new data directory to change embedders"
+    )]
+    DimensionMismatch {
+        /// Dimension from kgfuse.toml.
+        expected: usize,
+        /// Dimension found in the table schema.
+        found: usize,
+    },
+    /// A row or query vector is malformed.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorRow {
+    /// Node IRI (key).
+    pub iri: String,
+    /// Local name of the node's type.
+    pub kind: String,
+    /// Embedded text.
+    pub text: String,
+    /// SHA-256 of `text`.
+    pub hash: String,
+    /// Source graph.
+    pub graph: String,
+    /// Embedding.
+    pub vector: Vec<f32>,
+}
+
+/// A nearest-neighbour hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    /// Node IRI.
+    pub iri: String,
+    /// Local name of the node's type.
+    pub kind: String,
+    /// Embedded text.
+    pub text: String,
+    /// Source graph.
+    pub graph: String,
+    /// Cosine similarity to the query, in [-1, 1].
+    pub score: f32,
+}
+
+/// The LanceDB side of a kgfuse store.
+#[derive(Clone)]
+pub struct VectorStore {
+    table: lancedb::Table,
+    schema: SchemaRef,
+    dimension: usize,
+}
+
+fn schema(dimension: usize) -> SchemaRef {
+    let dim = i32::try_from(dimension).unwrap_or(i32::MAX);
+    Arc::new(Schema::new(vec![
+        Field::new("iri", DataType::Utf8, false),
+        Field::new("kind", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("hash", DataType::Utf8, false),
+        Field::new("graph", DataType::Utf8, false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim),
+            false,
+        ),
+    ]))
+}
+
+/// Quotes a string as an SQL literal for a LanceDB filter.
+fn sql_string(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+fn iri_filter(iris: &[String]) -> String {
+    let list: Vec<String> = iris.iter().map(|i| sql_string(i)).collect();
+    format!("iri IN ({})", list.join(", "))
+}
+
+fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, VectorError> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .ok_or_else(|| VectorError::Invalid(format!("column {name} missing or not utf8")))
+}
+
+impl VectorStore {
+    /// Creates the table in `dir` (which must not hold one yet).
+    pub async fn create(dir: &Path, dimension: usize) -> Result<Self, VectorError> {
+        let db = lancedb::connect(&dir.to_string_lossy()).execute().await?;
+        let schema = schema(dimension);
+        let table = db
+            .create_empty_table(TABLE, Arc::clone(&schema))
+            .execute()
+            .await?;
+        Ok(Self {
+            table,
+            schema,
+            dimension,
+        })
+    }
+
+    /// Opens the table in `dir`, checking its vector dimension.
+    pub async fn open(dir: &Path, dimension: usize) -> Result<Self, VectorError> {
+        let db = lancedb::connect(&dir.to_string_lossy()).execute().await?;
+        let table = db.open_table(TABLE).execute().await?;
+        let found = match table.schema().await?.field_with_name("vector")?.data_type() {
+            DataType::FixedSizeList(_, n) => usize::try_from(*n).unwrap_or(0),
+            other => {
+                return Err(VectorError::Invalid(format!(
+                    "vector column has type {other}, expected a fixed-size list"
+                )));
+            }
+        };
+        if found != dimension {
+            return Err(VectorError::DimensionMismatch {
+                expected: dimension,
+                found,
+            });
+        }
+        Ok(Self {
+            table,
+            schema: schema(dimension),
+            dimension,
+        })
+    }
+
+    /// Vector length.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn batch(&self, rows: &[VectorRow]) -> Result<RecordBatch, VectorError> {
+        if let Some(bad) = rows.iter().find(|r| r.vector.len() != self.dimension) {
+            return Err(VectorError::Invalid(format!(
+                "{}: vector has {} values, expected {}",
+                bad.iri,
+                bad.vector.len(),
+                self.dimension
+            )));
+        }
+        let strings = |f: fn(&VectorRow) -> &str| {
+            Arc::new(StringArray::from_iter_values(rows.iter().map(f))) as Arc<dyn Array>
+        };
+        let vectors = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+            rows.iter()
+                .map(|r| Some(r.vector.iter().copied().map(Some).collect::<Vec<_>>())),
+            i32::try_from(self.dimension).unwrap_or(i32::MAX),
+        );
+        Ok(RecordBatch::try_new(
+            Arc::clone(&self.schema),
+            vec![
+                strings(|r| &r.iri),
+                strings(|r| &r.kind),
+                strings(|r| &r.text),
+                strings(|r| &r.hash),
+                strings(|r| &r.graph),
+                Arc::new(vectors),
+            ],
+        )?)
+    }
+
+    /// Appends rows whose IRIs are not in the table yet (one atomic commit).
+    pub async fn add(&self, rows: &[VectorRow]) -> Result<(), VectorError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.table.add(self.batch(rows)?).execute().await?;
+        Ok(())
+    }
+
+    /// Inserts or replaces rows by IRI (one atomic commit).
+    pub async fn upsert(&self, rows: &[VectorRow]) -> Result<(), VectorError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.batch(rows)?;
+        let reader = RecordBatchIterator::new(vec![Ok(batch)], Arc::clone(&self.schema));
+        let mut merge = self.table.merge_insert(&["iri"]);
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
+        merge.execute(Box::new(reader)).await?;
+        Ok(())
+    }
+
+    /// Deletes the rows of these IRIs.
+    pub async fn delete(&self, iris: &[String]) -> Result<(), VectorError> {
+        for chunk in iris.chunks(FILTER_CHUNK) {
+            self.table.delete(&iri_filter(chunk)).await?;
+        }
+        Ok(())
+    }
+
+    /// Number of rows.
+    pub async fn len(&self) -> Result<usize, VectorError> {
+        Ok(self.table.count_rows(None).await?)
+    }
+
+    /// True when the table has no row.
+    pub async fn is_empty(&self) -> Result<bool, VectorError> {
+        Ok(self.len().await? == 0)
+    }
+
+    /// Every (iri, hash) pair in the table, duplicates included (for `check`).
+    pub async fn keys(&self) -> Result<Vec<(String, String)>, VectorError> {
+        self.select_keys(None).await
+    }
+
+    /// Hashes of the rows of these IRIs (an IRI with several rows appears once).
+    pub async fn hashes_of(&self, iris: &[String]) -> Result<HashMap<String, String>, VectorError> {
+        let mut out = HashMap::new();
+        for chunk in iris.chunks(FILTER_CHUNK) {
+            out.extend(self.select_keys(Some(iri_filter(chunk))).await?);
+        }
+        Ok(out)
+    }
+
+    async fn select_keys(
+        &self,
+        filter: Option<String>,
+    ) -> Result<Vec<(String, String)>, VectorError> {
+        let mut query = self.table.query().select(Select::columns(&["iri", "hash"]));
+        if let Some(filter) = filter {
+            query = query.only_if(filter);
+        }
+        let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let iris = string_column(batch, "iri")?;
+            let hashes = string_column(batch, "hash")?;
+            for i in 0..batch.num_rows() {
+                out.push((iris.value(i).to_owned(), hashes.value(i).to_owned()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `k` rows nearest to `vector` by cosine, optionally filtered with an SQL
+    /// predicate over the scalar columns (e.g. `kind = 'Function'`).
+    pub async fn search(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: Option<&str>,
+    ) -> Result<Vec<VectorHit>, VectorError> {
+        if vector.len() != self.dimension {
+            return Err(VectorError::Invalid(format!(
+                "query vector has {} values, expected {}",
+                vector.len(),
+                self.dimension
+            )));
+        }
+        let mut query = self
+            .table
+            .query()
+            .nearest_to(vector)?
+            .distance_type(DistanceType::Cosine)
+            .select(Select::columns(&["iri", "kind", "text", "graph"]))
+            .limit(k);
+        if let Some(filter) = filter {
+            query = query.only_if(filter);
+        }
+        let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
+        let mut hits = Vec::new();
+        for batch in &batches {
+            let (iri, kind, text, graph) = (
+                string_column(batch, "iri")?,
+                string_column(batch, "kind")?,
+                string_column(batch, "text")?,
+                string_column(batch, "graph")?,
+            );
+            let distance = batch
+                .column_by_name("_distance")
+                .and_then(|c| c.as_primitive_opt::<Float32Type>())
+                .ok_or_else(|| VectorError::Invalid("no _distance column".into()))?;
+            for i in 0..batch.num_rows() {
+                hits.push(VectorHit {
+                    iri: iri.value(i).to_owned(),
+                    kind: kind.value(i).to_owned(),
+                    text: text.value(i).to_owned(),
+                    graph: graph.value(i).to_owned(),
+                    score: 1.0 - distance.value(i),
+                });
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Embedder, HashEmbedder};
+
+    fn row(embedder: &HashEmbedder, iri: &str, text: &str) -> VectorRow {
+        VectorRow {
+            iri: iri.into(),
+            kind: "Function".into(),
+            text: text.into(),
+            hash: kgfuse_core::content_hash(text),
+            graph: "urn:g".into(),
+            vector: embedder.embed_one(text),
+        }
+    }
+
+    #[tokio::test]
+    async fn add_upsert_delete_search_and_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = HashEmbedder::new(64);
+        let store = VectorStore::create(dir.path(), 64).await.expect("create");
+        store
+            .add(&[
+                row(&e, "urn:decode", "decode a signal from a CAN frame"),
+                row(&e, "urn:it's", "employees work remotely"),
+            ])
+            .await
+            .expect("add");
+        store
+            .upsert(&[row(
+                &e,
+                "urn:decode",
+                "decode signal values from CAN frames",
+            )])
+            .await
+            .expect("upsert");
+        assert_eq!(
+            store.len().await.expect("len"),
+            2,
+            "upsert must not duplicate"
+        );
+        let query = e.embed(&["CAN signal decoding".into()]).expect("embed");
+        let hits = store.search(&query[0], 1, None).await.expect("search");
+        assert_eq!(hits[0].iri, "urn:decode");
+        assert!(hits[0].score > 0.0 && hits[0].score <= 1.0001);
+        // Quotes in IRIs are escaped in filters.
+        store.delete(&["urn:it's".into()]).await.expect("delete");
+        assert_eq!(store.keys().await.expect("keys").len(), 1);
+
+        drop(store);
+        let reopened = VectorStore::open(dir.path(), 64).await.expect("reopen");
+        let hashes = reopened
+            .hashes_of(&["urn:decode".into()])
+            .await
+            .expect("hashes");
+        assert_eq!(
+            hashes["urn:decode"],
+            kgfuse_core::content_hash("decode signal values from CAN frames")
+        );
+        let err = VectorStore::open(dir.path(), 32)
+            .await
+            .err()
+            .expect("wrong dimension");
+        assert!(matches!(
+            err,
+            VectorError::DimensionMismatch {
+                expected: 32,
+                found: 64
+            }
+        ));
+    }
+}

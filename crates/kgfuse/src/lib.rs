@@ -1,0 +1,197 @@
+#![doc = include_str!("../README.md")]
+
+pub use kgfuse_core::config::{EmbedderConfig, StoreConfig};
+pub use kgfuse_core::progress::{NoProgress, Progress};
+pub use kgfuse_graph::model;
+pub use kgfuse_graph::templates::Template;
+pub use kgfuse_graph::{
+    QueryOptions, QueryOutcome, RdfFormat, RdfSource, ResultsFormat, format_from_name,
+};
+pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
+pub use kgfuse_vector::VectorHit;
+
+use kgfuse_store::Store;
+use std::path::Path;
+
+/// Errors of the kgfuse API.
+pub type Error = kgfuse_store::StoreError;
+
+/// How to initialise a new data directory.
+#[derive(Debug, Clone)]
+pub struct EngineInit {
+    config: StoreConfig,
+}
+
+impl EngineInit {
+    /// The model-free hashing embedder with vectors of `dimension`.
+    pub fn hash(dimension: usize) -> Self {
+        Self {
+            config: StoreConfig::new("hash", dimension),
+        }
+    }
+
+    /// all-MiniLM-L6-v2 from `model_dir` (default: where `make models` installs it).
+    pub fn minilm(model_dir: Option<&Path>) -> Self {
+        let mut config = StoreConfig::new("minilm", 384);
+        let dir = model_dir.map_or_else(kgfuse_vector::default_minilm_dir, Path::to_path_buf);
+        config.embedder.model = Some("all-MiniLM-L6-v2".into());
+        config.embedder.model_dir = Some(dir.display().to_string());
+        Self { config }
+    }
+
+    /// An OpenAI-compatible embeddings endpoint; base URL, model and key come from
+    /// `KGFUSE_OPENAI_BASE_URL`, `KGFUSE_OPENAI_EMBED_MODEL`, `KGFUSE_OPENAI_API_KEY`
+    /// when not given. The dimension is learned by probing the service once.
+    pub fn openai(base_url: Option<&str>, model: Option<&str>) -> Result<Self, Error> {
+        let mut settings = kgfuse_vector::OpenAiConfig::from_env();
+        if let Some(url) = base_url {
+            settings.base_url = url.to_owned();
+        }
+        if let Some(model) = model {
+            settings.model = model.to_owned();
+        }
+        let probe = kgfuse_vector::OpenAiEmbedder::new(settings.clone())?;
+        let mut config = StoreConfig::new("openai", kgfuse_vector::Embedder::dimension(&probe));
+        config.embedder.base_url = Some(settings.base_url);
+        config.embedder.model = Some(settings.model);
+        Ok(Self { config })
+    }
+
+    /// Starts from a full configuration (text predicates, batch size...).
+    pub fn from_config(config: StoreConfig) -> Self {
+        Self { config }
+    }
+}
+
+/// A kgfuse data directory opened for use. Cheap to clone; clones share the stores.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    store: Store,
+}
+
+impl Engine {
+    /// Creates a new data directory.
+    pub async fn init(dir: impl AsRef<Path>, init: EngineInit) -> Result<Self, Error> {
+        Ok(Self {
+            store: Store::init(dir.as_ref(), init.config).await?,
+        })
+    }
+
+    /// Opens an existing data directory (repairing it after a crash if needed).
+    pub async fn open(dir: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::open_with_progress(dir, &NoProgress).await
+    }
+
+    /// Like [`Engine::open`], reporting repair progress.
+    pub async fn open_with_progress(
+        dir: impl AsRef<Path>,
+        progress: &dyn Progress,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            store: Store::open(dir.as_ref(), progress).await?,
+        })
+    }
+
+    /// The underlying paired store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Loads RDF files (format from the extension). Without `graph`, each file goes
+    /// to its own named graph and replaces it when reloaded with other content.
+    pub async fn load(
+        &self,
+        paths: &[impl AsRef<Path>],
+        graph: Option<&str>,
+        progress: &dyn Progress,
+    ) -> Result<LoadSummary, Error> {
+        let sources: Vec<RdfSource> = paths.iter().map(|p| p.as_ref().into()).collect();
+        self.load_sources(&sources, graph, progress).await
+    }
+
+    /// Loads RDF files with explicit formats.
+    pub async fn load_sources(
+        &self,
+        sources: &[RdfSource],
+        graph: Option<&str>,
+        progress: &dyn Progress,
+    ) -> Result<LoadSummary, Error> {
+        let graph = graph
+            .map(|g| {
+                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("--graph <{g}>: {e}")))
+            })
+            .transpose()?;
+        self.store.load_files(sources, graph, progress).await
+    }
+
+    /// Runs a SPARQL query with the store's defaults.
+    pub fn sparql(&self, query: &str) -> Result<QueryOutcome, Error> {
+        self.sparql_with(query, &self.store.query_options())
+    }
+
+    /// Runs a SPARQL query with explicit options.
+    pub fn sparql_with(&self, query: &str, options: &QueryOptions) -> Result<QueryOutcome, Error> {
+        Ok(self.store.graph().query(query, options)?)
+    }
+
+    /// Runs a SPARQL query with variables bound to terms (never pasted into the text).
+    pub fn sparql_bound(
+        &self,
+        query: &str,
+        bindings: &[(String, model::Term)],
+        options: &QueryOptions,
+    ) -> Result<QueryOutcome, Error> {
+        let parsed = kgfuse_graph::parse_query(query, options)?;
+        Ok(self
+            .store
+            .graph()
+            .query_algebra(parsed, bindings, options)?)
+    }
+
+    /// Default query options of this store (prefixes, timeout, union default graph).
+    pub fn query_options(&self) -> QueryOptions {
+        self.store.query_options()
+    }
+
+    /// Runs a canned query from `queries/` with its variables bound.
+    pub fn run_template(
+        &self,
+        template: Template,
+        bindings: &[(&str, model::Term)],
+    ) -> Result<QueryOutcome, Error> {
+        Ok(self
+            .store
+            .graph()
+            .run_template(template, bindings, &self.store.query_options())?)
+    }
+
+    /// Runs a SPARQL Update and keeps the vectors in step.
+    pub async fn update(&self, update: &str, progress: &dyn Progress) -> Result<SyncReport, Error> {
+        self.store.update(update, progress).await
+    }
+
+    /// Nearest nodes to a text by vector similarity.
+    pub async fn search(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, Error> {
+        self.store.search(text, k, None).await
+    }
+
+    /// Verifies that graph and vectors agree.
+    pub async fn check(&self) -> Result<CheckReport, Error> {
+        self.store.check().await
+    }
+
+    /// Rewrites whatever vector rows disagree with the graph.
+    pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, Error> {
+        self.store.repair(progress).await
+    }
+
+    /// Sizes of both sides.
+    pub async fn stats(&self) -> Result<StoreStats, Error> {
+        self.store.stats().await
+    }
+
+    /// Writes every quad as N-Quads or TriG.
+    pub fn dump(&self, writer: impl std::io::Write, format: RdfFormat) -> Result<(), Error> {
+        Ok(self.store.graph().dump(writer, format)?)
+    }
+}

@@ -1,0 +1,117 @@
+//! A fresh kgfuse data directory per test, and helpers to run the binary on it.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The workspace root (for ontology/, fixtures/, queries/).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A temporary data directory and the binary to run on it.
+pub struct Kgfuse {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Kgfuse {
+    /// A data directory not initialised yet.
+    pub fn empty() -> Self {
+        Self {
+            tmp: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// A data directory initialised with the hash embedder (fast, no model).
+    pub fn hash() -> Self {
+        let k = Self::empty();
+        k.ok(&["init", "--embedder", "hash", "--dimension", "128"]);
+        k
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    /// `kgfuse --data <dir>` ready for more arguments, run from the workspace root.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::cargo_bin("kgfuse").expect("kgfuse binary");
+        cmd.current_dir(root())
+            .arg("--data")
+            .arg(self.data())
+            .env_remove("KGFUSE_FAULT");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run kgfuse")
+    }
+
+    /// Runs and asserts success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "kgfuse {args:?} failed\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs and asserts failure; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "kgfuse {args:?} should fail\nstdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    pub fn stats(&self) -> Value {
+        serde_json::from_str(&self.ok(&["stats", "--json"])).expect("stats json")
+    }
+
+    pub fn check_json(&self) -> Value {
+        let out = self.run(&["check", "--json"]);
+        serde_json::from_slice(&out.stdout).expect("check json")
+    }
+
+    /// Asserts `kgfuse check` exits 0.
+    pub fn assert_consistent(&self) {
+        let out = self.ok(&["check"]);
+        assert!(out.contains("check ok"), "{out}");
+    }
+
+    /// Writes a file in the temp dir and returns its path as a string.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let path = self.tmp.path().join(name);
+        std::fs::write(&path, text).expect("write file");
+        path.display().to_string()
+    }
+}
+
+/// All fixture and ontology Turtle files (not the deliberately malformed ones).
+pub fn turtle_files() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() && !path.ends_with("malformed") {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "ttl") {
+                out.push(path.display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join("ontology"), &mut out);
+    walk(&root().join("fixtures"), &mut out);
+    out
+}

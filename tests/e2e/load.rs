@@ -1,0 +1,149 @@
+//! Loading RDF: fixtures, atomicity on bad input, re-loading, dump.
+
+use crate::harness::{Kgfuse, root, turtle_files};
+
+#[test]
+fn every_fixture_loads_and_check_passes() {
+    let k = Kgfuse::hash();
+    let files = turtle_files();
+    assert!(
+        files.len() >= 5,
+        "ontology and fixtures expected, found {files:?}"
+    );
+    let mut args = vec!["load"];
+    args.extend(files.iter().map(String::as_str));
+    let out = k.ok(&args);
+    assert!(out.contains("inserted"), "{out}");
+    k.assert_consistent();
+    let stats = k.stats();
+    let rows = stats["vector_rows"].as_u64().expect("rows");
+    assert!(
+        rows > 500,
+        "fixtures carry hundreds of labelled nodes, got {rows}"
+    );
+    assert_eq!(k.check_json()["nodes"].as_u64(), Some(rows));
+    // Every kgfuse class of the fixtures shows up in the stats.
+    let classes = stats["nodes_by_class"].to_string();
+    for class in ["Function", "Package", "Case", "Chunk", "Policy", "Document"] {
+        assert!(
+            classes.contains(&format!("ontology#{class}\"")),
+            "{class} missing: {classes}"
+        );
+    }
+}
+
+#[test]
+fn malformed_turtle_is_rejected_with_its_position_and_changes_nothing() {
+    let k = Kgfuse::hash();
+    let ontology = root().join("ontology/kgfuse.ttl").display().to_string();
+    k.ok(&["load", &ontology]);
+    let before = k.stats();
+    let good = k.file(
+        "good.ttl",
+        "<urn:x:new> <http://www.w3.org/2000/01/rdf-schema#label> \"new node\" .\n",
+    );
+    let bad = root()
+        .join("fixtures/malformed/unterminated-literal.ttl")
+        .display()
+        .to_string();
+    let stderr = k.fails(&["load", &good, &bad]);
+    assert!(
+        stderr.contains("unterminated-literal.ttl:6:"),
+        "error must name file:line:column, got: {stderr}"
+    );
+    assert_eq!(
+        k.stats(),
+        before,
+        "graph and vectors must be exactly as before"
+    );
+    k.assert_consistent();
+}
+
+#[test]
+fn reloading_skips_unchanged_files_and_replaces_changed_ones() {
+    let k = Kgfuse::hash();
+    let path = k.file(
+        "team.ttl",
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         <urn:x:alice> rdfs:label \"Alice\" ; rdfs:comment \"Leads the data team\" .\n\
+         <urn:x:bob> rdfs:label \"Bob\" .\n",
+    );
+    k.ok(&["load", &path]);
+    assert_eq!(k.stats()["vector_rows"], 2);
+    let again = k.ok(&["load", &path]);
+    assert!(again.contains("unchanged"), "{again}");
+
+    std::fs::write(
+        &path,
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         <urn:x:alice> rdfs:label \"Alice\" ; rdfs:comment \"Leads the platform team\" .\n\
+         <urn:x:carol> rdfs:label \"Carol\" .\n",
+    )
+    .expect("edit");
+    let replaced = k.ok(&["load", &path]);
+    assert!(replaced.contains("replaced"), "{replaced}");
+    assert!(
+        replaced.contains("1 added, 1 updated, 1 deleted"),
+        "{replaced}"
+    );
+    k.assert_consistent();
+    let labels = k.ok(&[
+        "sparql",
+        "SELECT ?l WHERE { ?s rdfs:label ?l } ORDER BY ?l",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(labels.replace('\r', ""), "l\nAlice\nCarol\n");
+}
+
+#[test]
+fn explicit_graph_and_formats_and_dump_round_trip() {
+    let k = Kgfuse::hash();
+    let nt = k.file(
+        "a.nt",
+        "<urn:x:a> <http://www.w3.org/2000/01/rdf-schema#label> \"alpha\" .\n",
+    );
+    let trig = k.file(
+        "b.trig",
+        "<urn:x:g> { <urn:x:b> <http://www.w3.org/2000/01/rdf-schema#label> \"beta\" . }\n",
+    );
+    k.ok(&["load", &nt, &trig, "--graph", "urn:x:target"]);
+    let graphs = k.ok(&[
+        "sparql",
+        "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        graphs.contains("urn:x:g,1") && graphs.contains("urn:x:target,1"),
+        "{graphs}"
+    );
+
+    let dump = k.ok(&["dump"]);
+    let copy = Kgfuse::hash();
+    let dumped = copy.file("dump.nq", &dump);
+    copy.ok(&["load", &dumped, "--graph", "urn:x:unused-default"]);
+    assert_eq!(copy.stats()["triples"], k.stats()["triples"]);
+    copy.assert_consistent();
+}
+
+#[test]
+fn clear_errors_for_misuse() {
+    let k = Kgfuse::empty();
+    let stderr = k.fails(&["stats"]);
+    assert!(stderr.contains("kgfuse init"), "{stderr}");
+    k.ok(&["init", "--embedder", "hash"]);
+    let stderr = k.fails(&["init", "--embedder", "hash"]);
+    assert!(stderr.contains("already holds a kgfuse store"), "{stderr}");
+    let stderr = k.fails(&["load", "README.md"]);
+    assert!(stderr.contains("--format"), "{stderr}");
+    let stderr = k.fails(&["load", "no/such/file.ttl"]);
+    assert!(stderr.contains("no/such/file.ttl"), "{stderr}");
+
+    // A store whose recorded dimension no longer matches its table is refused.
+    let config = k.data().join("kgfuse.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(&config, text.replace("dimension = 384", "dimension = 256")).expect("edit");
+    let stderr = k.fails(&["stats"]);
+    assert!(stderr.contains("384") && stderr.contains("256"), "{stderr}");
+}

@@ -1,0 +1,12 @@
+//! End-to-end tests: they drive the real `kgfuse` binary on real files.
+//!
+//! One binary for all of them (see crates/kgfuse-cli/Cargo.toml); the harness in
+//! `harness.rs` gives each test a fresh data directory.
+
+mod harness;
+
+mod console;
+mod crash;
+mod load;
+mod minilm;
+mod sparql;

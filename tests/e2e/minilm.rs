@@ -1,0 +1,60 @@
+//! The real all-MiniLM-L6-v2 model, end to end (provisioned by `make models`).
+
+use crate::harness::{Kgfuse, root};
+use std::path::PathBuf;
+
+fn model_dir() -> PathBuf {
+    std::env::var_os("KGFUSE_MINILM_DIR").map_or_else(
+        || {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/kgfuse/models/all-MiniLM-L6-v2")
+        },
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn minilm_store_loads_checks_and_reports_its_embedder() {
+    let dir = model_dir();
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "MiniLM is not provisioned in {}: run `make models` (make test does)",
+        dir.display()
+    );
+    let k = Kgfuse::empty();
+    let dir = dir.display().to_string();
+    k.ok(&["init", "--embedder", "minilm", "--model-dir", &dir]);
+    let fixture = root().join("fixtures/policy").display().to_string();
+    let files: Vec<String> = std::fs::read_dir(&fixture)
+        .expect("policy fixture")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "ttl"))
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut args = vec!["load"];
+    args.extend(files.iter().map(String::as_str));
+    k.ok(&args);
+    let stats = k.stats();
+    assert_eq!(stats["embedder"], "minilm");
+    assert_eq!(stats["dimension"], 384);
+    assert!(stats["vector_rows"].as_u64().unwrap_or(0) > 10, "{stats}");
+    k.assert_consistent();
+}
+
+#[test]
+fn init_without_a_model_names_the_fix_and_writes_nothing() {
+    let k = Kgfuse::empty();
+    let out = k
+        .cmd()
+        .env("KGFUSE_MINILM_DIR", k.tmp.path().join("no-model"))
+        .arg("init")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("make models") && stderr.contains("--embedder hash"),
+        "{stderr}"
+    );
+    assert!(!k.data().join("kgfuse.toml").exists());
+}

@@ -1,0 +1,115 @@
+//! `kgfuse sparql`: formats, files with bindings, errors, timeouts, updates.
+
+use crate::harness::{Kgfuse, root};
+
+fn loaded() -> Kgfuse {
+    let k = Kgfuse::hash();
+    let ontology = root().join("ontology/kgfuse.ttl").display().to_string();
+    k.ok(&["load", &ontology]);
+    k
+}
+
+#[test]
+fn select_ask_construct_in_every_format() {
+    let k = loaded();
+    let q = "SELECT ?c ?label WHERE { ?c a owl:Class ; rdfs:label ?label } ORDER BY ?c";
+    let table = k.ok(&["sparql", q]);
+    assert!(
+        table.contains("kgfuse:Function") && table.contains("│"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&k.ok(&["sparql", q, "--format", "json"])).expect("json");
+    let rows = json["results"]["bindings"].as_array().expect("bindings");
+    assert!(rows.len() >= 15, "{} classes", rows.len());
+    for format in ["csv", "tsv", "xml"] {
+        assert!(
+            k.ok(&["sparql", q, "--format", format])
+                .contains("Function"),
+            "{format}"
+        );
+    }
+    assert_eq!(
+        k.ok(&["sparql", "ASK { kgfuse:calls a owl:ObjectProperty }"])
+            .trim(),
+        "true"
+    );
+    let turtle = k.ok(&[
+        "sparql",
+        "CONSTRUCT { ?c rdfs:label ?l } WHERE { ?c rdfs:subClassOf kgfuse:CodeEntity ; rdfs:label ?l }",
+        "--format",
+        "turtle",
+    ]);
+    assert!(turtle.contains("kgfuse:Package rdfs:label"), "{turtle}");
+}
+
+#[test]
+fn canned_queries_run_from_files_with_bindings() {
+    let k = loaded();
+    let out = k.ok(&[
+        "sparql",
+        "--file",
+        "queries/describe.rq",
+        "--bind",
+        "entity=kgfuse:calls",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        out.contains("http://www.w3.org/2000/01/rdf-schema#subPropertyOf"),
+        "{out}"
+    );
+    let stderr = k.fails(&[
+        "sparql",
+        "--file",
+        "queries/describe.rq",
+        "--bind",
+        "entity=nope:x",
+    ]);
+    assert!(stderr.contains("unknown prefix"), "{stderr}");
+}
+
+#[test]
+fn syntax_errors_name_the_position_and_timeouts_cancel() {
+    let k = loaded();
+    let stderr = k.fails(&["sparql", "SELECT ?s WHERE {\n  ?s ?p \n}"]);
+    assert!(
+        stderr.contains("3:1"),
+        "line:column expected, got: {stderr}"
+    );
+    let bad = k.file("bad.rq", "SELECT * WHERE { ?s ?p ?o");
+    let stderr = k.fails(&["sparql", "--file", &bad]);
+    assert!(stderr.contains("bad.rq"), "{stderr}");
+    let stderr = k.fails(&[
+        "sparql",
+        "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }",
+        "--timeout",
+        "1",
+    ]);
+    assert!(stderr.contains("timeout"), "{stderr}");
+}
+
+#[test]
+fn updates_keep_vectors_in_step() {
+    let k = loaded();
+    let rows = |k: &Kgfuse| k.stats()["vector_rows"].as_u64().expect("rows");
+    let before = rows(&k);
+    k.ok(&[
+        "sparql",
+        "--update",
+        "INSERT DATA { GRAPH <urn:x:notes> { <urn:x:n1> rdfs:label \"A note about CAN frames\" } }",
+    ]);
+    assert_eq!(rows(&k), before + 1);
+    k.assert_consistent();
+    k.ok(&[
+        "sparql",
+        "--update",
+        "DELETE { ?c rdfs:comment ?x } WHERE { ?c rdfs:comment ?x FILTER(?c = kgfuse:Case) }",
+    ]);
+    k.assert_consistent();
+    k.ok(&["sparql", "--update", "DROP GRAPH <urn:x:notes>"]);
+    assert_eq!(rows(&k), before);
+    k.assert_consistent();
+    let stderr = k.fails(&["sparql", "--update", "INSERT DATA { <urn:a> }"]);
+    assert!(stderr.contains("syntax"), "{stderr}");
+}
