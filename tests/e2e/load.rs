@@ -83,7 +83,7 @@ fn reloading_skips_unchanged_files_and_replaces_changed_ones() {
     let replaced = k.ok(&["load", &path]);
     assert!(replaced.contains("replaced"), "{replaced}");
     assert!(
-        replaced.contains("1 added, 1 updated, 1 deleted"),
+        replaced.contains("vector rows: 1 added, 1 updated, 1 deleted"),
         "{replaced}"
     );
     k.assert_consistent();

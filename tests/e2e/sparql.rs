@@ -74,7 +74,7 @@ fn syntax_errors_name_the_position_and_timeouts_cancel() {
     let k = loaded();
     let stderr = k.fails(&["sparql", "SELECT ?s WHERE {\n  ?s ?p \n}"]);
     assert!(
-        stderr.contains("3:1"),
+        stderr.contains("at 3:2"),
         "line:column expected, got: {stderr}"
     );
     let bad = k.file("bad.rq", "SELECT * WHERE { ?s ?p ?o");

@@ -12,7 +12,8 @@ const QUERIES: &[(&str, &str)] = &[
     (
         "Packages of the CAN-signal SDK with their function counts",
         "SELECT ?package (COUNT(?f) AS ?functions) WHERE {
-           ?f a kgfuse:Function ; kgfuse:inPackage ?p . ?p kgfuse:name ?package
+           VALUES ?kind { kgfuse:Function kgfuse:Method }
+           ?f a ?kind ; kgfuse:inPackage ?p . ?p kgfuse:name ?package
          } GROUP BY ?package ORDER BY DESC(?functions) ?package LIMIT 8",
     ),
     (
@@ -26,7 +27,7 @@ const QUERIES: &[(&str, &str)] = &[
         "Escalation chain of the support domain",
         "SELECT ?from ?to WHERE {
            ?a kgfuse:escalatesTo ?b . ?a rdfs:label ?from . ?b rdfs:label ?to
-         } ORDER BY ?from LIMIT 10",
+         } ORDER BY ?from ?to LIMIT 20",
     ),
     (
         "What the ingestion pipeline is made of",

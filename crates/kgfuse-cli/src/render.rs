@@ -21,9 +21,17 @@ pub fn term_cell(term: &Term, prefixes: &[(String, String)]) -> String {
         Term::NamedNode(n) => compact_iri(n.as_str(), prefixes),
         Term::BlankNode(b) => b.to_string(),
         Term::Literal(l) => {
-            if let Some(lang) = l.language() {
-                format!("{}@{lang}", l.value())
-            } else if l.datatype().as_str() == "http://www.w3.org/2001/XMLSchema#string" {
+            // Tables are for reading: strings, language strings, numbers, booleans and
+            // dates show as their text; other datatypes keep their ^^type.
+            const PLAIN: &[&str] = &[
+                "string", "integer", "decimal", "double", "float", "boolean", "date", "dateTime",
+            ];
+            let datatype = l.datatype().as_str();
+            let plain = l.language().is_some()
+                || datatype
+                    .strip_prefix("http://www.w3.org/2001/XMLSchema#")
+                    .is_some_and(|t| PLAIN.contains(&t));
+            if plain {
                 l.value().to_owned()
             } else {
                 format!(

@@ -34,9 +34,10 @@ use kgfuse_core::progress::Progress;
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource};
 use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorHit, VectorStore};
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// Errors of the paired store.
@@ -111,6 +112,8 @@ pub struct Store {
     vectors: VectorStore,
     embedder: Arc<dyn Embedder>,
     text_predicates: Arc<Vec<NamedNode>>,
+    /// Prefixes learned from loads; starts as `config.prefixes`, grows as files load.
+    prefixes: Arc<RwLock<BTreeMap<String, String>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -169,6 +172,7 @@ impl Store {
         config.write(dir)?;
         Ok(Self {
             dir: dir.to_owned(),
+            prefixes: Arc::new(RwLock::new(config.prefixes.clone())),
             config: Arc::new(config),
             graph,
             vectors,
@@ -191,6 +195,7 @@ impl Store {
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
         let store = Self {
             dir: dir.to_owned(),
+            prefixes: Arc::new(RwLock::new(config.prefixes.clone())),
             config: Arc::new(config),
             graph,
             vectors,
@@ -245,9 +250,11 @@ impl Store {
                 .then(|| Duration::from_secs(self.config.sparql.timeout_secs)),
             ..QueryOptions::default()
         };
-        for (prefix, iri) in &self.config.prefixes {
-            if !options.prefixes.iter().any(|(p, _)| p == prefix) {
-                options.prefixes.push((prefix.clone(), iri.clone()));
+        if let Ok(learned) = self.prefixes.read() {
+            for (prefix, iri) in learned.iter() {
+                if !options.prefixes.iter().any(|(p, _)| p == prefix) {
+                    options.prefixes.push((prefix.clone(), iri.clone()));
+                }
             }
         }
         options

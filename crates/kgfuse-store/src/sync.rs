@@ -92,7 +92,7 @@ impl std::fmt::Display for SyncReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} vector rows added, {} updated, {} deleted, {} unchanged",
+            "vector rows: {} added, {} updated, {} deleted, {} unchanged",
             self.added, self.updated, self.deleted, self.unchanged
         )
     }

@@ -295,7 +295,13 @@ impl VectorStore {
             .query()
             .nearest_to(vector)?
             .distance_type(DistanceType::Cosine)
-            .select(Select::columns(&["iri", "kind", "text", "graph"]))
+            .select(Select::columns(&[
+                "iri",
+                "kind",
+                "text",
+                "graph",
+                "_distance",
+            ]))
             .limit(k);
         if let Some(filter) = filter {
             query = query.only_if(filter);

@@ -76,15 +76,23 @@ pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, Embe
 }
 
 /// Embeds many texts in batches of `batch_size`, reporting progress per text.
+///
+/// Texts are batched in order of length so a batch holds texts of similar size:
+/// transformer embedders pad every text of a batch to the longest one, and mixing
+/// three-word labels with 256-token code blocks would waste most of the compute.
+/// Results come back in the order of `texts`.
 pub fn embed_in_batches(
     embedder: &dyn Embedder,
     texts: &[String],
     batch_size: usize,
     progress: &dyn Progress,
 ) -> Result<Vec<Vec<f32>>, EmbedError> {
-    let mut out = Vec::with_capacity(texts.len());
-    for batch in texts.chunks(batch_size.max(1)) {
-        let vectors = embedder.embed(batch)?;
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].len());
+    let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+    for batch in order.chunks(batch_size.max(1)) {
+        let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+        let vectors = embedder.embed(&batch_texts)?;
         if vectors.len() != batch.len() {
             return Err(EmbedError::Service(format!(
                 "asked for {} embeddings, got {}",
@@ -92,15 +100,17 @@ pub fn embed_in_batches(
                 vectors.len()
             )));
         }
-        if let Some(bad) = vectors.iter().find(|v| v.len() != embedder.dimension()) {
-            return Err(EmbedError::Config(format!(
-                "{} embedder returned a {}-dimensional vector, expected {}",
-                embedder.kind(),
-                bad.len(),
-                embedder.dimension()
-            )));
+        for (&i, vector) in batch.iter().zip(vectors) {
+            if vector.len() != embedder.dimension() {
+                return Err(EmbedError::Config(format!(
+                    "{} embedder returned a {}-dimensional vector, expected {}",
+                    embedder.kind(),
+                    vector.len(),
+                    embedder.dimension()
+                )));
+            }
+            out[i] = vector;
         }
-        out.extend(vectors);
         progress.advance(batch.len() as u64);
     }
     Ok(out)
@@ -132,3 +142,21 @@ pub(crate) fn normalize(v: &mut [f32]) {
 pub use hash::HashEmbedder;
 pub use minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kgfuse_core::progress::NoProgress;
+
+    #[test]
+    fn batching_by_length_keeps_the_callers_order() {
+        let embedder = HashEmbedder::new(32);
+        let texts: Vec<String> = ["a much longer text about CAN frames", "b", "mid length", ""]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let batched = embed_in_batches(&embedder, &texts, 2, &NoProgress).expect("embed");
+        let direct = embedder.embed(&texts).expect("embed");
+        assert_eq!(batched, direct);
+    }
+}
