@@ -41,26 +41,7 @@ impl Graph {
     /// Every literal of the given predicates whose subject is an IRI.
     /// Blank-node subjects are skipped: vector rows are keyed by IRI.
     pub fn text_literals(&self, predicates: &[NamedNode]) -> Result<Vec<TextLiteral>, GraphError> {
-        let mut out = Vec::new();
-        for (index, predicate) in predicates.iter().enumerate() {
-            for quad in self
-                .store
-                .quads_for_pattern(None, Some(predicate.as_ref()), None, None)
-            {
-                let quad = quad?;
-                if let (NamedOrBlankNode::NamedNode(s), Term::Literal(l)) =
-                    (&quad.subject, &quad.object)
-                {
-                    out.push(TextLiteral {
-                        subject: s.as_str().to_owned(),
-                        predicate: index,
-                        value: l.value().to_owned(),
-                        graph: graph_label(&quad.graph_name),
-                    });
-                }
-            }
-        }
-        Ok(out)
+        self.literals(None, predicates)
     }
 
     /// The literals of the given predicates on one subject.
@@ -69,21 +50,31 @@ impl Graph {
         subject: &str,
         predicates: &[NamedNode],
     ) -> Result<Vec<TextLiteral>, GraphError> {
-        let Ok(node) = NamedNodeRef::new(subject) else {
-            return Ok(Vec::new());
-        };
+        match NamedNodeRef::new(subject) {
+            Ok(node) => self.literals(Some(node), predicates),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
+    fn literals(
+        &self,
+        subject: Option<NamedNodeRef<'_>>,
+        predicates: &[NamedNode],
+    ) -> Result<Vec<TextLiteral>, GraphError> {
         let mut out = Vec::new();
         for (index, predicate) in predicates.iter().enumerate() {
             for quad in self.store.quads_for_pattern(
-                Some(node.into()),
+                subject.map(Into::into),
                 Some(predicate.as_ref()),
                 None,
                 None,
             ) {
                 let quad = quad?;
-                if let Term::Literal(l) = &quad.object {
+                if let (NamedOrBlankNode::NamedNode(s), Term::Literal(l)) =
+                    (&quad.subject, &quad.object)
+                {
                     out.push(TextLiteral {
-                        subject: subject.to_owned(),
+                        subject: s.as_str().to_owned(),
                         predicate: index,
                         value: l.value().to_owned(),
                         graph: graph_label(&quad.graph_name),

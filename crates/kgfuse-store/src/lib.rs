@@ -170,7 +170,25 @@ impl Store {
         };
         // Written last: its presence marks a complete store.
         config.write(dir)?;
-        Ok(Self {
+        Ok(Self::assemble(
+            dir,
+            config,
+            graph,
+            vectors,
+            embedder,
+            text_predicates,
+        ))
+    }
+
+    fn assemble(
+        dir: &Path,
+        config: StoreConfig,
+        graph: Graph,
+        vectors: VectorStore,
+        embedder: Arc<dyn Embedder>,
+        text_predicates: Vec<NamedNode>,
+    ) -> Self {
+        Self {
             dir: dir.to_owned(),
             prefixes: Arc::new(RwLock::new(config.prefixes.clone())),
             config: Arc::new(config),
@@ -178,7 +196,7 @@ impl Store {
             vectors,
             embedder,
             text_predicates: Arc::new(text_predicates),
-        })
+        }
     }
 
     /// Opens the store in `dir`, repairing the vector side first if an earlier
@@ -193,15 +211,7 @@ impl Store {
         let vectors = VectorStore::open(&vector_dir(dir), config.embedder.dimension).await?;
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
-        let store = Self {
-            dir: dir.to_owned(),
-            prefixes: Arc::new(RwLock::new(config.prefixes.clone())),
-            config: Arc::new(config),
-            graph,
-            vectors,
-            embedder,
-            text_predicates: Arc::new(text_predicates),
-        };
+        let store = Self::assemble(dir, config, graph, vectors, embedder, text_predicates);
         if let Some(interrupted) = Journal::pending(dir)? {
             tracing::warn!(
                 "the previous {} did not finish ({}); bringing vectors in step with the graph",
