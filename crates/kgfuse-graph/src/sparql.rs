@@ -6,8 +6,10 @@ use oxigraph::model::{Term, Triple, Variable};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, QueryResults, SparqlEvaluator};
 use spargebra::SparqlParser;
-use std::sync::mpsc;
-use std::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How to run a query.
 #[derive(Debug, Clone)]
@@ -158,25 +160,98 @@ impl QueryOutcome {
     }
 }
 
-/// Cancels a query when its deadline passes; dropping it disarms the timer.
+/// One background thread that cancels queries whose deadline has passed.
+///
+/// Spawning a timer thread per query cost a measurable fraction of a millisecond
+/// on short queries (see BENCHMARKS.md); the watchdog is started once and sleeps
+/// until the earliest deadline.
+struct Watchdog {
+    pending: Mutex<BTreeMap<(Instant, u64), CancellationToken>>,
+    next_id: AtomicU64,
+    wake: Condvar,
+}
+
+static WATCHDOG: LazyLock<Option<&'static Watchdog>> = LazyLock::new(|| {
+    let watchdog: &'static Watchdog = Box::leak(Box::new(Watchdog {
+        pending: Mutex::new(BTreeMap::new()),
+        next_id: AtomicU64::new(0),
+        wake: Condvar::new(),
+    }));
+    match std::thread::Builder::new()
+        .name("kgfuse-query-watchdog".into())
+        .spawn(move || watchdog.run())
+    {
+        Ok(_) => Some(watchdog),
+        Err(e) => {
+            tracing::warn!("cannot start the query watchdog, timeouts are off: {e}");
+            None
+        }
+    }
+});
+
+impl Watchdog {
+    fn run(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            let now = Instant::now();
+            while let Some(entry) = pending.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                entry.remove().cancel();
+            }
+            pending = match pending.keys().next() {
+                Some((deadline, _)) => {
+                    let wait = deadline.saturating_duration_since(now);
+                    self.wake
+                        .wait_timeout(pending, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => self
+                    .wake
+                    .wait(pending)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+        }
+    }
+}
+
+/// A registered deadline; dropping it (query done) unregisters it.
 struct Deadline {
-    _disarm: Option<mpsc::Sender<()>>,
+    key: Option<(Instant, u64)>,
 }
 
 impl Deadline {
     fn arm(timeout: Option<Duration>, token: &CancellationToken) -> Self {
-        let Some(timeout) = timeout else {
-            return Self { _disarm: None };
+        let (Some(timeout), Some(watchdog)) = (timeout, *WATCHDOG) else {
+            return Self { key: None };
         };
-        let (disarm, disarmed) = mpsc::channel::<()>();
-        let token = token.clone();
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(timeout) {
-                token.cancel();
-            }
-        });
-        Self {
-            _disarm: Some(disarm),
+        let key = (
+            Instant::now() + timeout,
+            watchdog.next_id.fetch_add(1, Ordering::Relaxed),
+        );
+        let mut pending = watchdog
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let earliest = pending.keys().next().is_none_or(|first| key < *first);
+        pending.insert(key, token.clone());
+        if earliest {
+            watchdog.wake.notify_one();
+        }
+        Self { key: Some(key) }
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        if let (Some(key), Some(watchdog)) = (self.key, *WATCHDOG) {
+            watchdog
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
         }
     }
 }
@@ -386,6 +461,21 @@ mod tests {
             )
             .expect_err("must time out");
         assert!(matches!(err, GraphError::Timeout(_)), "{err}");
+    }
+
+    #[test]
+    fn finished_queries_unregister_their_deadlines() {
+        let graph = sample();
+        for _ in 0..50 {
+            graph
+                .query("ASK { ?s ?p ?o }", &QueryOptions::default())
+                .expect("ask");
+        }
+        let pending = WATCHDOG
+            .map(|w| w.pending.lock().map(|p| p.len()).unwrap_or(usize::MAX))
+            .expect("watchdog running");
+        // Other tests may run queries concurrently; 50 leaked entries would show.
+        assert!(pending < 10, "{pending} deadlines left registered");
     }
 
     #[test]
