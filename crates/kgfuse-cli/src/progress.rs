@@ -41,26 +41,26 @@ impl Progress for TerminalProgress {
             ),
         };
         bar.set_message(stage.to_owned());
-        if let Ok(mut slot) = self.bar.lock() {
-            if let Some(old) = slot.replace(bar) {
-                old.finish_and_clear();
-            }
+        if let Ok(mut slot) = self.bar.lock()
+            && let Some(old) = slot.replace(bar)
+        {
+            old.finish_and_clear();
         }
     }
 
     fn advance(&self, delta: u64) {
-        if let Ok(slot) = self.bar.lock() {
-            if let Some(bar) = slot.as_ref() {
-                bar.inc(delta);
-            }
+        if let Ok(slot) = self.bar.lock()
+            && let Some(bar) = slot.as_ref()
+        {
+            bar.inc(delta);
         }
     }
 
     fn finish(&self) {
-        if let Ok(mut slot) = self.bar.lock() {
-            if let Some(bar) = slot.take() {
-                bar.finish_and_clear();
-            }
+        if let Ok(mut slot) = self.bar.lock()
+            && let Some(bar) = slot.take()
+        {
+            bar.finish_and_clear();
         }
     }
 }

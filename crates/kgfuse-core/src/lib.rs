@@ -37,21 +37,6 @@ pub fn content_hash_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hash_is_sha256_hex() {
-        // Known SHA-256 test vector.
-        assert_eq!(
-            content_hash("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        assert_ne!(content_hash("abc"), content_hash("abd"));
-    }
-}
-
 /// Writes a file so that readers see either the old or the new content, never a
 /// torn one: write a sibling temporary file, fsync it, rename it over the target.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -70,4 +55,19 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        // Known SHA-256 test vector.
+        assert_eq!(
+            content_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_ne!(content_hash("abc"), content_hash("abd"));
+    }
 }

@@ -205,7 +205,7 @@ impl Iterator for FileQuads<'_> {
             Some(Ok(quad)) => {
                 (self.on_quad)(quad.as_ref());
                 self.count += 1;
-                if self.count % 10_000 == 0 {
+                if self.count.is_multiple_of(10_000) {
                     self.progress.advance(10_000);
                 }
                 Some(Ok(quad))

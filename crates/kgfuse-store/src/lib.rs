@@ -302,10 +302,10 @@ impl Store {
         let report = self.graph.execute_load(
             &plan,
             &mut |quad| {
-                if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject {
-                    if predicates.iter().any(|p| p.as_ref() == quad.predicate) {
-                        affected.insert(s.as_str().to_owned());
-                    }
+                if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject
+                    && predicates.iter().any(|p| p.as_ref() == quad.predicate)
+                {
+                    affected.insert(s.as_str().to_owned());
                 }
             },
             progress,
