@@ -219,7 +219,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             format,
         } => {
             let engine = open(&cli.data).await?;
-            let format = format.map(|f| kgfuse_graph_format(&f)).transpose()?;
+            let format = format
+                .map(|f| kgfuse::format_from_name(&f).map_err(|e| anyhow::anyhow!(e)))
+                .transpose()?;
             let sources: Vec<RdfSource> = files
                 .iter()
                 .map(|path| RdfSource {
@@ -350,10 +352,6 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn kgfuse_graph_format(name: &str) -> Result<kgfuse::RdfFormat> {
-    kgfuse::format_from_name(name).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// Reads query text from the argument, a file or stdin; returns it with a label

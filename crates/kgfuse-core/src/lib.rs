@@ -32,9 +32,23 @@ pub fn content_hash(text: &str) -> String {
     content_hash_bytes(text.as_bytes())
 }
 
-/// SHA-256 of raw bytes, as 64 lowercase hex digits (used for source files).
+/// SHA-256 of raw bytes, as 64 lowercase hex digits.
 pub fn content_hash_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// SHA-256 of everything a reader yields, read in blocks so large source files
+/// are hashed without being held in memory.
+pub fn content_hash_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = reader.read(&mut block)?;
+        if n == 0 {
+            return Ok(hex::encode(hasher.finalize()));
+        }
+        hasher.update(&block[..n]);
+    }
 }
 
 /// Writes a file so that readers see either the old or the new content, never a
@@ -69,5 +83,10 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_ne!(content_hash("abc"), content_hash("abd"));
+        let long = "kgfuse ".repeat(20_000);
+        assert_eq!(
+            content_hash_reader(long.as_bytes()).expect("read"),
+            content_hash(&long)
+        );
     }
 }

@@ -17,7 +17,7 @@ use kgfuse_core::vocab::{kgfuse, w3c};
 use oxigraph::io::{RdfFormat, RdfParseError, RdfParser};
 use oxigraph::model::{GraphName, Literal, NamedNode, NamedNodeRef, Quad, QuadRef};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// One file to load.
@@ -68,6 +68,8 @@ pub struct PlannedFile {
     pub format: RdfFormat,
     /// Graph receiving the file's default-graph triples.
     pub graph: NamedNode,
+    /// The file's own `file://` IRI, the base for its relative IRIs.
+    pub base: NamedNode,
     /// SHA-256 of the file bytes.
     pub content_hash: String,
     /// Planned action.
@@ -129,11 +131,9 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> GraphError + '_ {
 }
 
 fn hash_file(path: &Path) -> Result<String, GraphError> {
-    let mut bytes = Vec::new();
     File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(io_error(path))?;
-    Ok(kgfuse_core::content_hash_bytes(&bytes))
+        .and_then(|f| kgfuse_core::content_hash_reader(BufReader::new(f)))
+        .map_err(io_error(path))
 }
 
 fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
@@ -175,10 +175,9 @@ impl<'a> FileQuads<'a> {
         prefixes: &'a mut Vec<(String, String)>,
     ) -> Result<Self, GraphError> {
         let reader = BufReader::new(File::open(&file.path).map_err(io_error(&file.path))?);
-        let base = file_graph_iri(&file.path)?;
         let parser = RdfParser::from_format(file.format)
             .rename_blank_nodes()
-            .with_base_iri(base.as_str())
+            .with_base_iri(file.base.as_str())
             .map_err(|e| GraphError::Usage(e.to_string()))?
             .with_default_graph(GraphName::NamedNode(file.graph.clone()))
             .for_reader(reader);
@@ -269,10 +268,11 @@ impl Graph {
                 None => crate::format_from_path(&source.path)?,
             };
             let content_hash = hash_file(&source.path)?;
+            let base = file_graph_iri(&source.path)?;
             let (graph, action) = match &request.graph {
                 Some(graph) => (graph.clone(), LoadAction::Insert),
                 None => {
-                    let graph = file_graph_iri(&source.path)?;
+                    let graph = base.clone();
                     let action = if !self.store.contains_named_graph(&graph)? {
                         LoadAction::Insert
                     } else if self.store.contains(QuadRef::new(
@@ -298,6 +298,7 @@ impl Graph {
                 path: source.path.clone(),
                 format,
                 graph,
+                base,
                 content_hash,
                 action,
             });

@@ -205,8 +205,7 @@ impl Store {
                 wanted.insert(iri.clone(), node);
             }
         }
-        let duplicates = Vec::new();
-        self.apply(wanted, &existing, duplicates, iris, progress)
+        self.apply(wanted, &existing, Vec::new(), iris, progress)
             .await
     }
 
