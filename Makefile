@@ -52,10 +52,11 @@ demo: build models
 test: deps models
 	cargo test --workspace
 
-## bench: release build, then load throughput and LUBM query latency vs plain Oxigraph
+## bench: release build, then LUBM load/query vs plain Oxigraph and CPython code ingestion
 bench: deps models
 	cargo build --release -p kgfuse-bench
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import os; print(os.path.dirname(os.__file__))')"
 
 fmt:
 	cargo fmt --all

@@ -15,6 +15,8 @@
 //! kgfuse layer costs on the same layout) and K/P (layer + layout).
 #![allow(clippy::print_stdout)]
 
+mod ingest;
+
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig};
@@ -42,6 +44,13 @@ struct Args {
     /// Scratch folder (default: a temporary directory).
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// Benchmark code ingestion of this source tree instead of LUBM (e.g. the CPython
+    /// standard library: `python3 -c 'import os; print(os.path.dirname(os.__file__))'`).
+    #[arg(long)]
+    ingest: Option<PathBuf>,
+    /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
+    #[arg(long, hide = true)]
+    ingest_one: Option<String>,
 }
 
 fn owl_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -161,11 +170,24 @@ async fn main() -> Result<()> {
     } else {
         "release"
     };
-    println!(
-        "kgfuse-bench — profile {profile}, {} cores, scratch {}",
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
-        scratch.display()
-    );
+    if args.ingest_one.is_none() {
+        println!(
+            "kgfuse-bench — profile {profile}, {} cores, scratch {}",
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            scratch.display()
+        );
+    }
+    if let Some(path) = &args.ingest {
+        std::fs::create_dir_all(&scratch)?;
+        let result = match &args.ingest_one {
+            Some(config) => ingest::run_one(config, path, &scratch).await,
+            None => ingest::run_all(path, &scratch),
+        };
+        if args.ingest_one.is_none() {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+        return result;
+    }
     let mut queries = Vec::new();
     for i in 1..=14 {
         let path = args.queries.join(format!("q{i:02}.rq"));

@@ -142,6 +142,9 @@ enum Command {
         #[arg(long, default_value = "nq")]
         format: String,
     },
+    /// Build the graph from source code (Python, Rust) or documents (Markdown, text).
+    #[command(subcommand)]
+    Ingest(IngestCommand),
     /// Build a demo store from the bundled ontology and fixtures and query it.
     Demo {
         /// Folder with the ontology files.
@@ -151,6 +154,103 @@ enum Command {
         #[arg(long, default_value = "fixtures")]
         fixtures: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum LangChoice {
+    /// Both Python and Rust files.
+    Auto,
+    /// Python files only.
+    Python,
+    /// Rust files only.
+    Rust,
+}
+
+#[derive(Subcommand)]
+enum IngestCommand {
+    /// Parse Python/Rust sources into packages, modules, classes, functions,
+    /// parameters, call edges, cases, knowledge and I/O tags (one graph per file;
+    /// re-ingesting rewrites only what changed and removes deleted files).
+    Code {
+        /// A source file or directory.
+        path: PathBuf,
+        /// Which languages to ingest.
+        #[arg(long, value_enum, default_value = "auto")]
+        lang: LangChoice,
+        /// Package (Python) or crate (Rust) name for files outside any package.
+        #[arg(long)]
+        package: Option<String>,
+        /// Knowledge file (TOML or Turtle) attaching domain rules and I/O tags to functions.
+        #[arg(long)]
+        knowledge: Option<PathBuf>,
+        /// Skip files larger than this many MiB (noted, not fatal).
+        #[arg(long, default_value_t = 2.0)]
+        max_file_size: f64,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Split Markdown and text files into chunks (by heading, bounded size) linked to
+    /// the entities they mention.
+    Docs {
+        /// A document file or directory.
+        path: PathBuf,
+        /// Largest chunk, in characters.
+        #[arg(long, default_value_t = 1500)]
+        max_chunk_chars: usize,
+        /// Skip files larger than this many MiB (noted, not fatal).
+        #[arg(long, default_value_t = 4.0)]
+        max_file_size: f64,
+        /// Machine-readable report.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn mib_to_bytes(mib: f64) -> Result<u64> {
+    if !(mib.is_finite() && mib > 0.0) {
+        bail!("--max-file-size must be a positive number of MiB, not {mib}");
+    }
+    // Truncation is intended: sizes are whole bytes.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok((mib * 1_048_576.0) as u64)
+}
+
+/// Prints an ingestion report: a summary on stdout, problems on stderr.
+fn print_ingest_report(report: &kgfuse::IngestReport, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+        return Ok(());
+    }
+    for problem in &report.problems {
+        eprintln!("warning: {problem}");
+    }
+    if let Some(code) = &report.code {
+        println!(
+            "{} files: {} modules, {} classes, {} functions, {} cases; {} calls resolved, {} by name",
+            report.files,
+            code.modules,
+            code.classes,
+            code.functions,
+            code.cases,
+            report.calls,
+            report.calls_by_name
+        );
+    }
+    if let Some(chunks) = report.chunks {
+        println!("{} documents, {chunks} chunks", report.files);
+    }
+    println!(
+        "{} written, {} unchanged, {} removed; {} triples; {}",
+        report.written, report.unchanged, report.removed, report.triples, report.vectors
+    );
+    if !report.problems.is_empty() {
+        eprintln!(
+            "{} files had problems (listed above)",
+            report.problems.len()
+        );
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -346,6 +446,46 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let mut out = std::io::BufWriter::new(stdout.lock());
             engine.dump(&mut out, format)?;
             out.flush()?;
+        }
+        Command::Ingest(IngestCommand::Code {
+            path,
+            lang,
+            package,
+            knowledge,
+            max_file_size,
+            json,
+        }) => {
+            let engine = open(&cli.data).await?;
+            let options = kgfuse::IngestCodeOptions {
+                languages: match lang {
+                    LangChoice::Auto => Vec::new(),
+                    LangChoice::Python => vec![kgfuse::CodeLanguage::Python],
+                    LangChoice::Rust => vec![kgfuse::CodeLanguage::Rust],
+                },
+                package,
+                max_file_bytes: mib_to_bytes(max_file_size)?,
+                knowledge_file: knowledge,
+            };
+            let report = engine.ingest_code(&path, &options, &progress).await?;
+            print_ingest_report(&report, json)?;
+        }
+        Command::Ingest(IngestCommand::Docs {
+            path,
+            max_chunk_chars,
+            max_file_size,
+            json,
+        }) => {
+            let engine = open(&cli.data).await?;
+            if max_chunk_chars < 100 {
+                bail!("--max-chunk-chars must be at least 100");
+            }
+            let options = kgfuse::DocsOptions {
+                max_chunk_chars,
+                max_file_bytes: mib_to_bytes(max_file_size)?,
+                ..kgfuse::DocsOptions::default()
+            };
+            let report = engine.ingest_docs(&path, &options, &progress).await?;
+            print_ingest_report(&report, json)?;
         }
         Command::Demo { ontology, fixtures } => {
             demo::run(&cli.data, &ontology, &fixtures).await?;

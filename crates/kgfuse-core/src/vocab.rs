@@ -122,6 +122,8 @@ pub mod kgfuse {
         PRODUCES = "https://w3id.org/kgfuse/ontology#produces";
         /// Property: prose text of a chunk.
         TEXT = "https://w3id.org/kgfuse/ontology#text";
+        /// Property: document -> chunk.
+        HAS_CHUNK = "https://w3id.org/kgfuse/ontology#hasChunk";
         /// Property: stable chunk id.
         CHUNK_ID = "https://w3id.org/kgfuse/ontology#chunkId";
         /// Property: chunk section path.
@@ -146,6 +148,20 @@ pub mod kgfuse {
         SOURCE_FILE_PATH = "https://w3id.org/kgfuse/ontology#sourceFile";
         /// Property: SHA-256 of a source file.
         CONTENT_HASH = "https://w3id.org/kgfuse/ontology#contentHash";
+        /// Property: SHA-256 of the triples extracted from a source file.
+        EXTRACTION_HASH = "https://w3id.org/kgfuse/ontology#extractionHash";
+        /// Property: which extractor wrote a source file's graph.
+        EXTRACTOR = "https://w3id.org/kgfuse/ontology#extractor";
+        /// Property: first line of a definition.
+        START_LINE = "https://w3id.org/kgfuse/ontology#startLine";
+        /// Property: last line of a definition.
+        END_LINE = "https://w3id.org/kgfuse/ontology#endLine";
+        /// Property: inverse containment (module in module).
+        CONTAINED_IN = "https://w3id.org/kgfuse/ontology#containedIn";
+        /// Property: class extends base class / implements trait.
+        EXTENDS = "https://w3id.org/kgfuse/ontology#extends";
+        /// Property: case calls a function matched by name only.
+        EXERCISES_BY_NAME = "https://w3id.org/kgfuse/ontology#exercisesByName";
     }
 }
 
@@ -157,6 +173,8 @@ pub mod w3c {
     pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
     /// `rdfs:comment`.
     pub const RDFS_COMMENT: &str = "http://www.w3.org/2000/01/rdf-schema#comment";
+    /// `dcterms:isPartOf`.
+    pub const DCTERMS_IS_PART_OF: &str = "http://purl.org/dc/terms/isPartOf";
     /// `rdfs:subClassOf`.
     pub const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
     /// `skos:prefLabel`.

@@ -24,6 +24,7 @@ mod error;
 mod format;
 mod load;
 mod scan;
+mod sources;
 mod sparql;
 pub mod templates;
 
@@ -36,6 +37,7 @@ pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
 pub use oxigraph::model;
 pub use scan::{GraphStats, TextLiteral};
+pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
 
 use oxigraph::store::Store;

@@ -32,7 +32,7 @@ use journal::Journal;
 use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
 use kgfuse_core::progress::Progress;
 use kgfuse_graph::model::NamedNode;
-use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource};
+use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource, SourceGraph};
 use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorHit, VectorStore};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -339,6 +339,47 @@ impl Store {
             quads: report.quads,
             vectors,
         })
+    }
+
+    /// Writes extracted sources, each replacing its own graph, drops the graphs in
+    /// `drop`, then brings the vector rows of every touched node in step. The graph
+    /// side is one transaction; a crash before the vectors are done is repaired on
+    /// the next open, like any other write.
+    pub async fn write_sources(
+        &self,
+        sources: &[SourceGraph],
+        drop: &[NamedNode],
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, StoreError> {
+        if sources.is_empty() && drop.is_empty() {
+            return Ok(SyncReport::default());
+        }
+        // Text-bearing subjects before (old graphs) and after (new triples).
+        let mut affected = BTreeSet::new();
+        for graph in sources.iter().map(|s| &s.graph).chain(drop) {
+            affected.extend(
+                self.graph
+                    .text_subjects_in_graph(graph, &self.text_predicates)?,
+            );
+        }
+        for triple in sources.iter().flat_map(|s| &s.triples) {
+            if let kgfuse_graph::model::NamedOrBlankNode::NamedNode(subject) = &triple.subject
+                && self.text_predicates.contains(&triple.predicate)
+            {
+                affected.insert(subject.as_str().to_owned());
+            }
+        }
+        let detail = format!("{} sources written, {} dropped", sources.len(), drop.len());
+        let journal = Journal::begin(&self.dir, "ingest", &detail)?;
+        if let Err(e) = self.graph.write_sources(sources, drop) {
+            journal.finish()?;
+            return Err(e.into());
+        }
+        fault_point("after-graph-commit");
+        let affected: Vec<String> = affected.into_iter().collect();
+        let report = self.sync_subjects(&affected, progress).await?;
+        journal.finish()?;
+        Ok(report)
     }
 
     /// Runs a SPARQL Update and brings the vectors in step with its effect.

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::config::{EmbedderConfig, StoreConfig};
 pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;
@@ -7,8 +8,11 @@ pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{
     QueryOptions, QueryOutcome, RdfFormat, RdfSource, ResultsFormat, format_from_name,
 };
+pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
+
+mod ingest;
 
 use kgfuse_store::Store;
 use std::path::Path;

@@ -1,0 +1,139 @@
+//! Code-ingestion benchmark: one source tree (CPython's standard library by default)
+//! ingested into fresh stores with three configurations, each in its own child
+//! process so peak memory is measured per configuration:
+//!
+//! - **G** graph only: no text predicates, so nothing is embedded;
+//! - **H** the hash embedder;
+//! - **M** MiniLM (skipped when the model is not installed).
+//!
+//! Reports seconds, functions/s, triples/s, peak RSS, and the ratios H/G and M/G.
+
+use anyhow::{Context, Result, bail};
+use kgfuse::{Engine, EngineInit, IngestCodeOptions, NoProgress, StoreConfig};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One configuration's measurements, as printed by the child on its last line.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Measurement {
+    config: String,
+    seconds: f64,
+    files: usize,
+    functions: usize,
+    triples: usize,
+    vector_rows: usize,
+    peak_rss_mib: f64,
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Runs one configuration in this process (the child side).
+pub async fn run_one(config: &str, path: &Path, scratch: &Path) -> Result<()> {
+    let dir = scratch.join(format!("ingest-{config}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let init = match config {
+        "G" => {
+            let mut c = StoreConfig::new("hash", 64);
+            c.text_predicates.clear();
+            EngineInit::from_config(c)
+        }
+        "H" => EngineInit::hash(384),
+        "M" => EngineInit::minilm(None),
+        other => bail!("unknown configuration {other}"),
+    };
+    let engine = Engine::init(&dir, init).await?;
+    let start = Instant::now();
+    let report = engine
+        .ingest_code(path, &IngestCodeOptions::default(), &NoProgress)
+        .await?;
+    let seconds = start.elapsed().as_secs_f64();
+    let stats = engine.stats().await?;
+    let measurement = Measurement {
+        config: config.to_owned(),
+        seconds,
+        files: report.files,
+        functions: report.code.as_ref().map_or(0, |c| c.functions),
+        triples: report.triples,
+        vector_rows: stats.vector_rows,
+        peak_rss_mib: peak_rss_mib(),
+    };
+    println!("{}", serde_json::to_string(&measurement)?);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Runs every configuration in a child process and prints the table.
+pub fn run_all(path: &Path, scratch: &Path) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut configs = vec!["G", "H"];
+    if kgfuse_minilm_installed() {
+        configs.push("M");
+    } else {
+        println!("(MiniLM not installed: `make models` to include configuration M)");
+    }
+    println!("\n### Code ingestion of {}\n", path.display());
+    println!(
+        "| config | files | functions | triples | vector rows | seconds | functions/s | triples/s | peak RSS MiB | time / G |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut baseline = None;
+    for config in configs {
+        let output = std::process::Command::new(&exe)
+            .arg("--ingest-one")
+            .arg(config)
+            .arg("--ingest")
+            .arg(path)
+            .arg("--scratch")
+            .arg(scratch)
+            .output()
+            .context("running the ingest child")?;
+        if !output.status.success() {
+            bail!(
+                "configuration {config} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let m: Measurement = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .context("reading the child's measurement")?;
+        let base = *baseline.get_or_insert(m.seconds);
+        println!(
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.0} | {:.0} | {:.2}x |",
+            m.config,
+            m.files,
+            m.functions,
+            m.triples,
+            m.vector_rows,
+            m.seconds,
+            m.functions as f64 / m.seconds,
+            m.triples as f64 / m.seconds,
+            m.peak_rss_mib,
+            m.seconds / base
+        );
+    }
+    Ok(())
+}
+
+fn kgfuse_minilm_installed() -> bool {
+    let dir: PathBuf = std::env::var_os("KGFUSE_MINILM_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/kgfuse/models/all-MiniLM-L6-v2"))
+        })
+        .unwrap_or_default();
+    dir.join("model.safetensors").exists()
+}

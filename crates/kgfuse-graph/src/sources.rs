@@ -1,0 +1,222 @@
+//! Graphs written from extracted sources (ingested code and documents).
+//!
+//! Each ingested file owns one named graph holding its triples and a few metadata
+//! triples about the graph itself (path, file hash, extraction hash, extractor).
+//! Writing a batch replaces each file's graph wholesale in one transaction, so a
+//! file's old triples never mix with its new ones.
+
+use crate::{Graph, GraphError};
+use kgfuse_core::vocab::{kgfuse, w3c};
+use oxigraph::model::{
+    GraphName, Literal, NamedNode, NamedNodeRef, NamedOrBlankNode, Quad, Term, Triple,
+};
+use std::collections::BTreeMap;
+
+/// One source file's triples, bound for its own graph.
+#[derive(Debug, Clone)]
+pub struct SourceGraph {
+    /// The file's graph.
+    pub graph: NamedNode,
+    /// Path of the file.
+    pub path: String,
+    /// SHA-256 of the file bytes.
+    pub content_hash: String,
+    /// SHA-256 of the extracted triples.
+    pub extraction_hash: String,
+    /// Extractor name (`code/python`, `code/rust`, `docs`).
+    pub extractor: String,
+    /// The triples.
+    pub triples: Vec<Triple>,
+}
+
+/// What the store holds about one extracted source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSource {
+    /// Path of the file.
+    pub path: String,
+    /// Extractor name.
+    pub extractor: String,
+    /// SHA-256 of the triples that were written.
+    pub extraction_hash: String,
+}
+
+fn literal_of(
+    graph: &Graph,
+    subject: NamedNodeRef<'_>,
+    predicate: &str,
+) -> Result<Option<String>, GraphError> {
+    let predicate = NamedNodeRef::new_unchecked(predicate);
+    for quad in graph.store.quads_for_pattern(
+        Some(subject.into()),
+        Some(predicate),
+        None,
+        Some(subject.into()),
+    ) {
+        if let Term::Literal(l) = quad?.object {
+            return Ok(Some(l.value().to_owned()));
+        }
+    }
+    Ok(None)
+}
+
+impl Graph {
+    /// Every graph written from an extracted source, by graph IRI.
+    pub fn stored_sources(&self) -> Result<BTreeMap<NamedNode, StoredSource>, GraphError> {
+        let mut out = BTreeMap::new();
+        let extractor = NamedNodeRef::new_unchecked(kgfuse::EXTRACTOR);
+        for quad in self
+            .store
+            .quads_for_pattern(None, Some(extractor), None, None)
+        {
+            let quad = quad?;
+            let (
+                NamedOrBlankNode::NamedNode(subject),
+                Term::Literal(name),
+                GraphName::NamedNode(g),
+            ) = (&quad.subject, &quad.object, &quad.graph_name)
+            else {
+                continue;
+            };
+            if subject != g {
+                continue;
+            }
+            out.insert(
+                g.clone(),
+                StoredSource {
+                    path: literal_of(self, g.as_ref(), kgfuse::SOURCE_FILE_PATH)?
+                        .unwrap_or_default(),
+                    extractor: name.value().to_owned(),
+                    extraction_hash: literal_of(self, g.as_ref(), kgfuse::EXTRACTION_HASH)?
+                        .unwrap_or_default(),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Replaces the graphs of `sources` with their triples and drops the graphs in
+    /// `drop`, in one transaction. Returns the number of quads written.
+    pub fn write_sources(
+        &self,
+        sources: &[SourceGraph],
+        drop: &[NamedNode],
+    ) -> Result<u64, GraphError> {
+        let mut written = 0u64;
+        let mut transaction = self.store.start_transaction()?;
+        for graph in drop {
+            transaction.remove_named_graph(graph)?;
+        }
+        for source in sources {
+            let graph = GraphName::NamedNode(source.graph.clone());
+            transaction.clear_graph(&source.graph)?;
+            transaction.insert_named_graph(&source.graph);
+            for triple in &source.triples {
+                transaction.insert(
+                    Quad::new(
+                        triple.subject.clone(),
+                        triple.predicate.clone(),
+                        triple.object.clone(),
+                        graph.clone(),
+                    )
+                    .as_ref(),
+                );
+                written += 1;
+            }
+            let meta = |p: &str, o: Term| {
+                Quad::new(
+                    source.graph.clone(),
+                    NamedNode::new_unchecked(p),
+                    o,
+                    graph.clone(),
+                )
+            };
+            for quad in [
+                meta(
+                    w3c::RDF_TYPE,
+                    NamedNode::new_unchecked(kgfuse::SOURCE_FILE).into(),
+                ),
+                meta(
+                    kgfuse::SOURCE_FILE_PATH,
+                    Literal::new_simple_literal(&source.path).into(),
+                ),
+                meta(
+                    kgfuse::CONTENT_HASH,
+                    Literal::new_simple_literal(&source.content_hash).into(),
+                ),
+                meta(
+                    kgfuse::EXTRACTION_HASH,
+                    Literal::new_simple_literal(&source.extraction_hash).into(),
+                ),
+                meta(
+                    kgfuse::EXTRACTOR,
+                    Literal::new_simple_literal(&source.extractor).into(),
+                ),
+            ] {
+                transaction.insert(quad.as_ref());
+                written += 1;
+            }
+        }
+        transaction.commit()?;
+        Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(graph: &str, hash: &str, triples: usize) -> SourceGraph {
+        SourceGraph {
+            graph: NamedNode::new_unchecked(graph),
+            path: graph.trim_start_matches("file://").to_owned(),
+            content_hash: "c".into(),
+            extraction_hash: hash.into(),
+            extractor: "code/python".into(),
+            triples: (0..triples)
+                .map(|i| {
+                    Triple::new(
+                        NamedNode::new_unchecked(format!("urn:s{i}")),
+                        NamedNode::new_unchecked("urn:p"),
+                        Literal::from(i as i64),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn sources_replace_their_graph_and_can_be_dropped() {
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .write_sources(
+                &[
+                    source("file:///a.py", "h1", 3),
+                    source("file:///b.py", "h2", 2),
+                ],
+                &[],
+            )
+            .expect("write");
+        assert_eq!(graph.len().expect("len"), 3 + 2 + 10);
+        let stored = graph.stored_sources().expect("stored");
+        assert_eq!(stored.len(), 2);
+        assert_eq!(
+            stored[&NamedNode::new_unchecked("file:///a.py")].extraction_hash,
+            "h1"
+        );
+
+        // Rewriting a with fewer triples leaves none of the old ones behind.
+        graph
+            .write_sources(
+                &[source("file:///a.py", "h3", 1)],
+                &[NamedNode::new_unchecked("file:///b.py")],
+            )
+            .expect("rewrite");
+        assert_eq!(graph.len().expect("len"), 1 + 5);
+        let stored = graph.stored_sources().expect("stored");
+        assert_eq!(stored.len(), 1);
+        assert_eq!(
+            stored[&NamedNode::new_unchecked("file:///a.py")].extraction_hash,
+            "h3"
+        );
+    }
+}
