@@ -367,3 +367,45 @@ fn the_sgkr_payment_fees_fixture_computes_and_links_its_examples() {
     ));
     k.assert_consistent();
 }
+
+#[test]
+fn documents_become_chunks_that_mention_known_entities_and_reingest_incrementally() {
+    let k = Kgfuse::hash();
+    k.ok(&["load", &root().join("fixtures/policy/policy.ttl").display().to_string()]);
+    let docs = k.tmp.path().join("docs");
+    write(
+        &docs,
+        "handbook.md",
+        b"---\ntitle: Staff handbook 2026\nauthority: 0.9\neffective_date: 2026-01-01\n---\n\
+# Staff handbook 2026\n\n## Remote work\n\nThe WFH policy allows two days a week with manager approval.\n\n\
+## Hours\n\nCore hours are 10:00-15:00. Contractors follow their contract.\n",
+    );
+    write(&docs, "notes.txt", b"Plain notes about the VPN usage rules.\n\nA second paragraph.\n");
+    let path = docs.display().to_string();
+    let first = ingest(&k, &["docs", &path]);
+    assert_eq!(first["written"], 2, "{first}");
+    assert_eq!(first["chunks"], 3, "{first}"); // two sections + one packed text chunk
+    // Chunk ids are stable `source::section::n`; the chunk mentions the policy by alias.
+    let ids = column(
+        &k,
+        "SELECT ?id WHERE { ?c a kgfuse:Chunk ; kgfuse:chunkId ?id ; kgfuse:mentions ?e . \
+         ?e rdfs:label \"Remote Work Policy 2025\"@en \
+         FILTER(STRSTARTS(?id, \"handbook::\")) }",
+        "id",
+    );
+    assert_eq!(ids, ["handbook::remote-work::1"]);
+    assert!(ask(
+        &k,
+        "ASK { ?d a kgfuse:Document ; dcterms:title \"Staff handbook 2026\" ; kgfuse:authority ?a ; \
+         kgfuse:effectiveDate ?date ; kgfuse:hasChunk ?c . ?c kgfuse:mentions ?e . ?e rdfs:label \"Contractors\"@en }"
+    ));
+    k.assert_consistent();
+
+    let again = ingest(&k, &["docs", &path]);
+    assert_eq!((again["written"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(2)));
+    std::fs::remove_file(docs.join("notes.txt")).expect("remove");
+    let removed = ingest(&k, &["docs", &path]);
+    assert_eq!(removed["removed"], 1, "{removed}");
+    assert!(!ask(&k, "ASK { ?c kgfuse:text ?t FILTER(CONTAINS(?t, \"Plain notes\")) }"));
+    k.assert_consistent();
+}

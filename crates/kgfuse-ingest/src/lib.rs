@@ -11,6 +11,31 @@
 //!   an optional knowledge file) and semantic input/output tags.
 //! - [`docs`] splits Markdown and plain text into bounded chunks with a stable chunk id
 //!   and links each chunk to the entities it mentions.
+//!
+//! ```
+//! use kgfuse_core::progress::NoProgress;
+//! use kgfuse_ingest::code::{extract_code, CodeOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::create_dir(dir.path().join("shop"))?;
+//! std::fs::write(dir.path().join("shop/__init__.py"), "")?;
+//! std::fs::write(
+//!     dir.path().join("shop/prices.py"),
+//!     "def price_of(item_id: int) -> float:\n    return 1.0\n\n\
+//!      def total(item_ids):\n    return sum(price_of(i) for i in item_ids)\n",
+//! )?;
+//! let extraction = extract_code(&dir.path().join("shop"), &CodeOptions::default(), &NoProgress)?;
+//! assert_eq!(extraction.stats.functions, 2);
+//! // One source (one named graph) per file; `total` calls `price_of`.
+//! let sources = extraction.emit(0..extraction.len());
+//! let calls = sources
+//!     .iter()
+//!     .flat_map(|s| &s.triples)
+//!     .filter(|t| t.predicate.as_str().ends_with("#calls"))
+//!     .count();
+//! assert_eq!(calls, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod code;
 pub mod docs;
