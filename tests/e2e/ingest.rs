@@ -371,7 +371,13 @@ fn the_sgkr_payment_fees_fixture_computes_and_links_its_examples() {
 #[test]
 fn documents_become_chunks_that_mention_known_entities_and_reingest_incrementally() {
     let k = Kgfuse::hash();
-    k.ok(&["load", &root().join("fixtures/policy/policy.ttl").display().to_string()]);
+    k.ok(&[
+        "load",
+        &root()
+            .join("fixtures/policy/policy.ttl")
+            .display()
+            .to_string(),
+    ]);
     let docs = k.tmp.path().join("docs");
     write(
         &docs,
@@ -380,7 +386,11 @@ fn documents_become_chunks_that_mention_known_entities_and_reingest_incrementall
 # Staff handbook 2026\n\n## Remote work\n\nThe WFH policy allows two days a week with manager approval.\n\n\
 ## Hours\n\nCore hours are 10:00-15:00. Contractors follow their contract.\n",
     );
-    write(&docs, "notes.txt", b"Plain notes about the VPN usage rules.\n\nA second paragraph.\n");
+    write(
+        &docs,
+        "notes.txt",
+        b"Plain notes about the VPN usage rules.\n\nA second paragraph.\n",
+    );
     let path = docs.display().to_string();
     let first = ingest(&k, &["docs", &path]);
     assert_eq!(first["written"], 2, "{first}");
@@ -402,10 +412,16 @@ fn documents_become_chunks_that_mention_known_entities_and_reingest_incrementall
     k.assert_consistent();
 
     let again = ingest(&k, &["docs", &path]);
-    assert_eq!((again["written"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (again["written"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(2))
+    );
     std::fs::remove_file(docs.join("notes.txt")).expect("remove");
     let removed = ingest(&k, &["docs", &path]);
     assert_eq!(removed["removed"], 1, "{removed}");
-    assert!(!ask(&k, "ASK { ?c kgfuse:text ?t FILTER(CONTAINS(?t, \"Plain notes\")) }"));
+    assert!(!ask(
+        &k,
+        "ASK { ?c kgfuse:text ?t FILTER(CONTAINS(?t, \"Plain notes\")) }"
+    ));
     k.assert_consistent();
 }

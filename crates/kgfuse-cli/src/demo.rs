@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// Example questions for the graph, each as (title, SPARQL).
 const QUERIES: &[(&str, &str)] = &[
     (
-        "Packages of the CAN-signal SDK with their function counts",
+        "Packages with their function counts (CAN-signal SDK fixture, ingested payment_fees)",
         "SELECT ?package (COUNT(?f) AS ?functions) WHERE {
            VALUES ?kind { kgfuse:Function kgfuse:Method }
            ?f a ?kind ; kgfuse:inPackage ?p . ?p kgfuse:name ?package
@@ -39,9 +39,28 @@ const QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Questions for the ingested payment-fees code (SGKR case study).
+const CODE_QUERIES: &[(&str, &str)] = &[
+    (
+        "What average_fee calls, transitively (ingested Python call graph)",
+        "SELECT DISTINCT ?callee ?signature WHERE {
+           ?f kgfuse:qualifiedName \"payment_fees.fees.average_fee\" ; kgfuse:calls+ ?c .
+           ?c kgfuse:qualifiedName ?callee ; kgfuse:signature ?signature
+         } ORDER BY ?callee",
+    ),
+    (
+        "Solved example questions and the functions they exercise",
+        "SELECT ?question (GROUP_CONCAT(?name; separator=\", \") AS ?functions) WHERE {
+           ?case a kgfuse:Case ; rdfs:label ?question ; kgfuse:exercises ?f . ?f kgfuse:name ?name
+           FILTER(STRSTARTS(STR(?case), \"https://w3id.org/kgfuse/code/python/case/examples.\"))
+         } GROUP BY ?question ORDER BY ?question LIMIT 5",
+    ),
+];
+
 /// Example searches over the vector table.
 const SEARCHES: &[&str] = &[
     "decode a physical signal value from a raw CAN frame",
+    "average fee a card scheme charges for a transaction",
     "can I work from another country?",
     "who handles a GDPR deletion request?",
 ];
@@ -91,6 +110,20 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
     let summary = engine.load(&files, None, &progress).await?;
     println!("{} quads written; {}", summary.quads, summary.vectors);
 
+    let fees = fixtures.join("payment-fees");
+    if fees.is_dir() {
+        println!("\n== Ingesting the payment-fees Python package (code, cases, knowledge)");
+        let options = kgfuse::IngestCodeOptions {
+            knowledge_file: Some(fees.join("knowledge.toml")),
+            ..kgfuse::IngestCodeOptions::default()
+        };
+        let report = engine.ingest_code(&fees, &options, &progress).await?;
+        println!(
+            "{} files, {} calls resolved, {} by name; {}",
+            report.files, report.calls, report.calls_by_name, report.vectors
+        );
+    }
+
     let stats = engine.stats().await?;
     println!(
         "\n== Store: {} triples in {} graphs, {} vector rows ({} embedder, {} dimensions)",
@@ -98,7 +131,8 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
     );
 
     let options = engine.query_options();
-    for (title, query) in QUERIES {
+    let code_queries = if fees.is_dir() { CODE_QUERIES } else { &[] };
+    for (title, query) in QUERIES.iter().chain(code_queries) {
         println!(
             "\n== {title}\n{}\n",
             query.split_whitespace().collect::<Vec<_>>().join(" ")

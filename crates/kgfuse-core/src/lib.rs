@@ -51,6 +51,21 @@ pub fn content_hash_reader(mut reader: impl std::io::Read) -> std::io::Result<St
     }
 }
 
+/// The `file://` IRI of an absolute path: every byte outside the unreserved set and
+/// `/` is percent-encoded. The named graph of a loaded or ingested file is this IRI
+/// of its canonical path.
+pub fn file_iri(absolute: &std::path::Path) -> String {
+    let mut iri = String::from("file://");
+    for byte in absolute.to_string_lossy().bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            iri.push(char::from(byte));
+        } else {
+            iri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    iri
+}
+
 /// Writes a file so that readers see either the old or the new content, never a
 /// torn one: write a sibling temporary file, fsync it, rename it over the target.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

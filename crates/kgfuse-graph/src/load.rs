@@ -112,14 +112,7 @@ pub fn file_graph_iri(path: &Path) -> Result<NamedNode, GraphError> {
         path: path.display().to_string(),
         source,
     })?;
-    let mut iri = String::from("file://");
-    for byte in absolute.to_string_lossy().bytes() {
-        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
-            iri.push(char::from(byte));
-        } else {
-            iri.push_str(&format!("%{byte:02X}"));
-        }
-    }
+    let iri = kgfuse_core::file_iri(&absolute);
     NamedNode::new(iri).map_err(|e| GraphError::Usage(format!("{}: {e}", path.display())))
 }
 

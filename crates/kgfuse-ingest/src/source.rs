@@ -81,13 +81,5 @@ pub enum IngestError {
 /// the unreserved set percent-encoded (the same IRI `kgfuse load` uses).
 pub fn file_graph_iri(path: &Path) -> NamedNode {
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut iri = String::from("file://");
-    for byte in absolute.to_string_lossy().bytes() {
-        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
-            iri.push(char::from(byte));
-        } else {
-            iri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    NamedNode::new_unchecked(iri)
+    NamedNode::new_unchecked(kgfuse_core::file_iri(&absolute))
 }

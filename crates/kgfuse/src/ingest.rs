@@ -95,6 +95,13 @@ fn ingest_error(error: IngestError) -> Error {
     }
 }
 
+fn canonical(path: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(path).map_err(|source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 /// True when `path` is `root` or lies below it.
 fn is_under(path: &str, root: &Path) -> bool {
     Path::new(path).starts_with(root)
@@ -115,10 +122,7 @@ impl Engine {
         } else {
             options.languages.clone()
         };
-        let root = std::fs::canonicalize(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let root = canonical(path)?;
         let stored = self.store.graph().stored_sources()?;
         let extractors: Vec<&str> = languages
             .iter()
@@ -182,10 +186,7 @@ impl Engine {
         options: &DocsOptions,
         progress: &dyn Progress,
     ) -> Result<IngestReport, Error> {
-        let root = std::fs::canonicalize(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let root = canonical(path)?;
         let stored = self.store.graph().stored_sources()?;
         let entities = self.mentionable_entities()?;
         let extraction = kgfuse_ingest::docs::extract_docs(path, &entities, options, progress)

@@ -74,15 +74,15 @@ pub fn read(path: &Path) -> Result<KnowledgeMap, IngestError> {
                 })
             })?;
             for entry in file.function {
-                let slot = map
-                    .entry(entry.name.clone())
-                    .or_insert_with(|| FunctionKnowledge {
-                        name: entry.name.clone(),
-                        ..FunctionKnowledge::default()
-                    });
-                slot.knowledge.extend(entry.knowledge);
-                slot.inputs.extend(entry.inputs);
-                slot.outputs.extend(entry.outputs);
+                merge(
+                    &mut map,
+                    FunctionKnowledge {
+                        name: entry.name,
+                        knowledge: entry.knowledge.into_iter().collect(),
+                        inputs: entry.inputs,
+                        outputs: entry.outputs,
+                    },
+                );
             }
         }
         Some("ttl") => read_turtle(path, &text, &mut map)?,
@@ -126,17 +126,22 @@ fn read_turtle(path: &Path, text: &str, map: &mut KnowledgeMap) -> Result<(), In
             }
             continue;
         }
-        let slot = map
-            .entry(entry.name.clone())
-            .or_insert_with(|| FunctionKnowledge {
-                name: entry.name.clone(),
-                ..FunctionKnowledge::default()
-            });
-        slot.knowledge.extend(entry.knowledge);
-        slot.inputs.extend(entry.inputs);
-        slot.outputs.extend(entry.outputs);
+        merge(map, entry);
     }
     Ok(())
+}
+
+/// Adds an entry, appending to what earlier entries said about the same function.
+fn merge(map: &mut KnowledgeMap, entry: FunctionKnowledge) {
+    let slot = map
+        .entry(entry.name.clone())
+        .or_insert_with(|| FunctionKnowledge {
+            name: entry.name.clone(),
+            ..FunctionKnowledge::default()
+        });
+    slot.knowledge.extend(entry.knowledge);
+    slot.inputs.extend(entry.inputs);
+    slot.outputs.extend(entry.outputs);
 }
 
 #[cfg(test)]

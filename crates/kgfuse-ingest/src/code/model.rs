@@ -99,6 +99,23 @@ pub struct ParsedFile {
     pub problems: Vec<Problem>,
 }
 
+impl ParsedFile {
+    /// A file with nothing extracted yet.
+    pub fn empty(context: FileContext, content_hash: String) -> Self {
+        Self {
+            context,
+            content_hash,
+            module_doc: None,
+            inline_modules: Vec::new(),
+            imports: Vec::new(),
+            classes: Vec::new(),
+            functions: Vec::new(),
+            examples: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+}
+
 /// `alias` is bound in `scope` to the qualified path `target`.
 ///
 /// `import os.path as p` -> alias `p`, target `["os", "path"]`;

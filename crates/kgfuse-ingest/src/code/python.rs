@@ -16,17 +16,7 @@ use tree_sitter::{Node, Parser};
 
 /// Parses one Python file.
 pub(crate) fn parse(context: FileContext, source: &str, content_hash: String) -> ParsedFile {
-    let mut file = ParsedFile {
-        context,
-        content_hash,
-        module_doc: None,
-        inline_modules: Vec::new(),
-        imports: Vec::new(),
-        classes: Vec::new(),
-        functions: Vec::new(),
-        examples: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut file = ParsedFile::empty(context, content_hash);
     let Some(tree) = parse_tree(source) else {
         file.problems.push(Problem {
             path: file.context.path.clone(),
@@ -369,6 +359,49 @@ impl Extractor<'_, '_> {
         Some(path)
     }
 
+    /// Records the import statements of a function body under the function's scope.
+    fn local_imports(&mut self, body: Node<'_>, function: &[String]) {
+        let mut cursor = body.walk();
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "function_definition" | "class_definition" if node != body => continue,
+                "import_statement" => self.import(node, function),
+                "import_from_statement" => self.import_from(node, function),
+                _ => stack.extend(node.named_children(&mut cursor)),
+            }
+        }
+    }
+
+    /// Makes calls through function-local imports absolute: after
+    /// `from pandas.core.reshape.merge import merge`, `merge(..)` is
+    /// `pandas.core.reshape.merge.merge(..)`.
+    fn apply_local_imports(&self, function: &[String], calls: &mut [RawCall]) {
+        let local: HashMap<&str, &Vec<String>> = self
+            .file
+            .imports
+            .iter()
+            .filter(|i| i.scope == function && i.alias != "*")
+            .map(|i| (i.alias.as_str(), &i.target))
+            .collect();
+        if local.is_empty() {
+            return;
+        }
+        let absolute = |path: &mut Vec<String>| {
+            if let Some(target) = path.first().and_then(|head| local.get(head.as_str())) {
+                let mut full = (*target).clone();
+                full.extend(path.drain(1..));
+                *path = full;
+            }
+        };
+        for call in calls.iter_mut() {
+            match call {
+                RawCall::Path(path) | RawCall::TypedMethod { receiver: path, .. } => absolute(path),
+                _ => {}
+            }
+        }
+    }
+
     fn bind(&mut self, scope: &[String], alias: String, target: Vec<String>) {
         let import = Import {
             scope: scope.to_vec(),
@@ -450,6 +483,9 @@ impl Extractor<'_, '_> {
         }
         let mut calls = Vec::new();
         if let Some(body) = body {
+            // Imports inside the body (`from x import y` to dodge import cycles)
+            // bind names for this function only.
+            self.local_imports(body, &qualified);
             collect_assignment_types(body, self.source, &mut types);
             let mut collector = CallCollector {
                 source: self.source,
@@ -458,6 +494,7 @@ impl Extractor<'_, '_> {
                 calls: &mut calls,
             };
             collector.visit(body);
+            self.apply_local_imports(&qualified, &mut calls);
         }
         let is_test = self.file.context.role == FileRole::Test && name.starts_with("test");
         self.file.functions.push(FunctionDef {
@@ -832,6 +869,28 @@ class Wrapper(JSONEncoder):
             file.examples[0]
                 .calls
                 .contains(&RawCall::Path(path(&["json", "dumps"])))
+        );
+    }
+
+    #[test]
+    fn function_local_imports_make_calls_absolute() {
+        let source = "def merge(self, right):\n    from pandas.core.reshape.merge import merge as m\n    import numpy as np\n    np.asarray(right)\n    return m(self, right)\n";
+        let file = parse_at(
+            "/x/pandas/core/frame.py",
+            &["pandas", "core", "frame"],
+            FileRole::Library,
+            source,
+        );
+        let calls = &file.functions[0].calls;
+        assert!(
+            calls.contains(&RawCall::Path(path(&[
+                "pandas", "core", "reshape", "merge", "merge"
+            ]))),
+            "{calls:?}"
+        );
+        assert!(
+            calls.contains(&RawCall::Path(path(&["numpy", "asarray"]))),
+            "{calls:?}"
         );
     }
 

@@ -45,17 +45,7 @@ const DEFINITIONS: [&str; 4] = ["function_item", "impl_item", "trait_item", "mod
 
 /// Parses one Rust file.
 pub(crate) fn parse(context: FileContext, source: &str, content_hash: String) -> ParsedFile {
-    let mut parsed = ParsedFile {
-        context,
-        content_hash,
-        module_doc: None,
-        inline_modules: Vec::new(),
-        imports: Vec::new(),
-        classes: Vec::new(),
-        functions: Vec::new(),
-        examples: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut parsed = ParsedFile::empty(context, content_hash);
     let mut parser = Parser::new();
     let tree = parser
         .set_language(&tree_sitter_rust::LANGUAGE.into())
