@@ -7,6 +7,7 @@
 //! - [`config`]: the `kgfuse.toml` file that records how a data directory was
 //!   initialised (embedder, dimension, which predicates carry searchable text);
 //! - [`content_hash`]: the hash that ties a vector row to the text it was computed from;
+//! - [`context`]: the `FusedContext` every retrieval strategy returns;
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached.
 //!
@@ -19,6 +20,7 @@
 //! ```
 
 pub mod config;
+pub mod context;
 pub mod progress;
 pub mod vocab;
 
