@@ -10,4 +10,5 @@ mod crash;
 mod ingest;
 mod load;
 mod minilm;
+mod retrieve;
 mod sparql;

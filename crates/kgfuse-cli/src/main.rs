@@ -145,6 +145,21 @@ enum Command {
     /// Build the graph from source code (Python, Rust) or documents (Markdown, text).
     #[command(subcommand)]
     Ingest(IngestCommand),
+    /// Retrieve context for a question as a FusedContext (text with sources, facts,
+    /// functions, cases, paths, executed SPARQL and a trace of every stage).
+    Retrieve {
+        /// The question.
+        question: String,
+        /// Retrieval strategy (more arrive with the structure-aware strategies).
+        #[arg(long, value_enum, default_value = "flat")]
+        strategy: StrategyChoice,
+        /// Most items to return.
+        #[arg(long, default_value_t = 8)]
+        top_k: usize,
+        /// json (the FusedContext) or text (readable summary).
+        #[arg(long, value_enum, default_value = "text")]
+        format: ContextFormat,
+    },
     /// Build a demo store from the bundled ontology and fixtures and query it.
     Demo {
         /// Folder with the ontology files.
@@ -154,6 +169,57 @@ enum Command {
         #[arg(long, default_value = "fixtures")]
         fixtures: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum StrategyChoice {
+    /// Vector top-k over every embedded node (the baseline).
+    Flat,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ContextFormat {
+    /// The FusedContext as JSON.
+    Json,
+    /// A readable summary.
+    Text,
+}
+
+/// Prints a FusedContext as a readable summary.
+fn print_context(context: &kgfuse::FusedContext) {
+    println!(
+        "strategy {}, dispatch {:?}: {}",
+        context.strategy, context.dispatch, context.query
+    );
+    for (i, hit) in context.unstructured.iter().enumerate() {
+        let mut source = hit.source.id.clone();
+        if let Some(title) = &hit.source.title {
+            source = format!("{title} <{source}>");
+        }
+        if let Some(chunk) = &hit.source.chunk_id {
+            source.push_str(&format!(" [{chunk}]"));
+        }
+        let first_line = hit.text.lines().next().unwrap_or_default();
+        println!(
+            "{:>2}. {:.3}  {}
+      {first_line}
+      from {source}",
+            i + 1,
+            hit.score,
+            hit.iri
+        );
+    }
+    for fact in &context.structured_facts {
+        println!("fact: {} {} {}", fact.subject, fact.predicate, fact.object);
+    }
+    for stage in &context.trace {
+        eprintln!(
+            "trace {}: kept {}, dropped {}",
+            stage.stage,
+            stage.kept.len(),
+            stage.dropped.len()
+        );
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -486,6 +552,25 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             };
             let report = engine.ingest_docs(&path, &options, &progress).await?;
             print_ingest_report(&report, json)?;
+        }
+        Command::Retrieve {
+            question,
+            strategy,
+            top_k,
+            format,
+        } => {
+            let engine = open(&cli.data).await?;
+            let options = kgfuse::RetrieveOptions {
+                strategy: match strategy {
+                    StrategyChoice::Flat => kgfuse::Strategy::Flat,
+                },
+                top_k,
+            };
+            let context = engine.retrieve(&question, &options).await?;
+            match format {
+                ContextFormat::Json => println!("{}", serde_json::to_string_pretty(&context)?),
+                ContextFormat::Text => print_context(&context),
+            }
         }
         Command::Demo { ontology, fixtures } => {
             demo::run(&cli.data, &ontology, &fixtures).await?;

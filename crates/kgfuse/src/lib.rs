@@ -2,6 +2,9 @@
 
 pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::config::{EmbedderConfig, StoreConfig};
+pub use kgfuse_core::context::{
+    CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
+};
 pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
@@ -9,6 +12,8 @@ pub use kgfuse_graph::{
     QueryOptions, QueryOutcome, RdfFormat, RdfSource, ResultsFormat, format_from_name,
 };
 pub use kgfuse_ingest::docs::DocsOptions;
+pub use kgfuse_llm::{LanguageModel, RuleBased};
+pub use kgfuse_retrieve::{RetrieveOptions, Strategy};
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
 
@@ -177,6 +182,32 @@ impl Engine {
     /// Nearest nodes to a text by vector similarity.
     pub async fn search(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, Error> {
         self.store.search(text, k, None).await
+    }
+
+    /// Retrieves a [`FusedContext`] for a question with the offline rule-based model.
+    pub async fn retrieve(
+        &self,
+        question: &str,
+        options: &RetrieveOptions,
+    ) -> Result<FusedContext, Error> {
+        self.retrieve_with(question, options, &RuleBased::default())
+            .await
+    }
+
+    /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.
+    pub async fn retrieve_with(
+        &self,
+        question: &str,
+        options: &RetrieveOptions,
+        model: &dyn LanguageModel,
+    ) -> Result<FusedContext, Error> {
+        kgfuse_retrieve::retrieve(&self.store, model, question, options)
+            .await
+            .map_err(|e| match e {
+                kgfuse_retrieve::RetrieveError::Store(e) => e,
+                kgfuse_retrieve::RetrieveError::Graph(e) => e.into(),
+                other => Error::Invalid(other.to_string()),
+            })
     }
 
     /// Verifies that graph and vectors agree.

@@ -1,0 +1,89 @@
+//! Retrieval strategies over the paired store, each returning a
+//! [`FusedContext`](kgfuse_core::context::FusedContext).
+//!
+//! Every strategy runs with the deterministic offline components (hash or MiniLM
+//! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
+//! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
+//! other strategy is compared with; the structure-aware strategies follow.
+
+pub mod dispatch;
+mod flat;
+mod sources;
+
+use kgfuse_core::context::FusedContext;
+use kgfuse_llm::LanguageModel;
+use kgfuse_store::{Store, StoreError};
+
+/// Errors of a retrieval.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RetrieveError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The graph failed (a generated query, say).
+    #[error(transparent)]
+    Graph(#[from] kgfuse_graph::GraphError),
+    /// The request is unusable.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A retrieval strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// Vector top-k over every embedded node.
+    Flat,
+}
+
+impl Strategy {
+    /// Name used on the command line and in `FusedContext::strategy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flat => "flat",
+        }
+    }
+}
+
+/// What to retrieve and how much.
+#[derive(Debug, Clone)]
+pub struct RetrieveOptions {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// How many items the strategy returns at most.
+    pub top_k: usize,
+}
+
+impl Default for RetrieveOptions {
+    fn default() -> Self {
+        Self {
+            strategy: Strategy::Flat,
+            top_k: 8,
+        }
+    }
+}
+
+/// Retrieves context for `question`.
+pub async fn retrieve(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    options: &RetrieveOptions,
+) -> Result<FusedContext, RetrieveError> {
+    if question.trim().is_empty() {
+        return Err(RetrieveError::Invalid("the question is empty".into()));
+    }
+    if options.top_k == 0 {
+        return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
+    }
+    let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
+    let mut context = match options.strategy {
+        Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
+    };
+    context.query = question.to_owned();
+    context.strategy = options.strategy.name().to_owned();
+    context.dispatch = dispatch;
+    context.trace.insert(0, dispatch_stage);
+    Ok(context)
+}
