@@ -71,3 +71,58 @@ fn flat_retrieval_returns_a_fused_context_with_sources_and_trace() {
     let err = k.fails(&["retrieve", "  ", "--format", "json"]);
     assert!(err.contains("the question is empty"), "{err}");
 }
+
+#[test]
+fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
+    let k = Kgfuse::hash();
+    let fixture = root().join("fixtures/payment-fees");
+    k.ok(&[
+        "ingest",
+        "code",
+        &fixture.display().to_string(),
+        "--knowledge",
+        &fixture.join("knowledge.toml").display().to_string(),
+    ]);
+    let out = k.ok(&[
+        "retrieve",
+        "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
+        "--strategy",
+        "paths",
+        "--format",
+        "json",
+    ]);
+    let context: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(context["strategy"], "paths");
+    let names: Vec<&str> = context["functions"]
+        .as_array()
+        .expect("functions")
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    assert_eq!(names.first(), Some(&"average_fee"), "{names:?}");
+    // Every path starts at a tag the question names and ends at one it asks for.
+    let paths = context["paths"].as_array().expect("paths");
+    assert!(!paths.is_empty());
+    for path in paths {
+        let path: Vec<&str> = path.as_array().expect("path").iter().filter_map(Value::as_str).collect();
+        assert!(path.first().is_some_and(|t| t.contains("/tag/")), "{path:?}");
+        assert!(path.last().is_some_and(|t| t.ends_with("/tag/average-fee")), "{path:?}");
+    }
+    // The functions carry what an agent needs to call them.
+    let first = &context["functions"][0];
+    assert!(first["signature"].as_str().is_some_and(|s| s.starts_with("def average_fee(")));
+    assert_eq!(first["params"][0], "fee_rules: Iterable[r.FeeRule]");
+    assert!(first["knowledge"][0].as_str().is_some_and(|k| k.contains("unweighted mean")));
+
+    let none: Value = serde_json::from_str(&k.ok(&[
+        "retrieve",
+        "What is the weather today?",
+        "--strategy",
+        "paths",
+        "--format",
+        "json",
+    ]))
+    .expect("json");
+    assert_eq!(none["status"], "no_tags");
+    assert!(none["functions"].as_array().expect("functions").is_empty());
+}

@@ -156,6 +156,12 @@ enum Command {
         /// Most items to return.
         #[arg(long, default_value_t = 8)]
         top_k: usize,
+        /// paths: most edges on one dependency path.
+        #[arg(long, default_value_t = 6)]
+        max_depth: usize,
+        /// paths: most dependency paths kept.
+        #[arg(long, default_value_t = 12)]
+        max_paths: usize,
         /// json (the FusedContext) or text (readable summary).
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
@@ -175,6 +181,8 @@ enum Command {
 enum StrategyChoice {
     /// Vector top-k over every embedded node (the baseline).
     Flat,
+    /// SGKR: dependency paths from the question's input tags to its output tags.
+    Paths,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -208,6 +216,28 @@ fn print_context(context: &kgfuse::FusedContext) {
             hit.score,
             hit.iri
         );
+    }
+    if let Some(status) = &context.status {
+        println!("status: {status}");
+    }
+    for (i, function) in context.functions.iter().enumerate() {
+        println!(
+            "{:>2}. {:.3}  {}  ({})",
+            i + 1,
+            function.score,
+            function.signature.as_deref().unwrap_or(&function.name),
+            function.module.as_deref().unwrap_or_default()
+        );
+        for knowledge in &function.knowledge {
+            println!("      knowledge: {knowledge}");
+        }
+    }
+    for path in &context.paths {
+        let names: Vec<&str> = path
+            .iter()
+            .map(|iri| iri.rsplit(['/', '#']).next().unwrap_or(iri))
+            .collect();
+        println!("path: {}", names.join(" -> "));
     }
     for fact in &context.structured_facts {
         println!("fact: {} {} {}", fact.subject, fact.predicate, fact.object);
@@ -557,14 +587,21 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             question,
             strategy,
             top_k,
+            max_depth,
+            max_paths,
             format,
         } => {
             let engine = open(&cli.data).await?;
             let options = kgfuse::RetrieveOptions {
                 strategy: match strategy {
                     StrategyChoice::Flat => kgfuse::Strategy::Flat,
+                    StrategyChoice::Paths => kgfuse::Strategy::Paths,
                 },
                 top_k,
+                paths: kgfuse::PathLimits {
+                    max_depth,
+                    max_paths,
+                },
             };
             let context = engine.retrieve(&question, &options).await?;
             match format {

@@ -144,6 +144,9 @@ pub struct FusedContext {
     pub sparql: Vec<String>,
     /// What each stage kept and dropped.
     pub trace: Vec<TraceStage>,
+    /// Why a strategy returned nothing on purpose (`no_tags`, ...); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 #[cfg(test)]

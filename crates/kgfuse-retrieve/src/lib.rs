@@ -4,11 +4,16 @@
 //! Every strategy runs with the deterministic offline components (hash or MiniLM
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
 //! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
-//! other strategy is compared with; the structure-aware strategies follow.
+//! other strategy is compared with, and [`Strategy::Paths`] (SGKR dependency paths
+//! between the question's input and output concepts); the others follow.
 
 pub mod dispatch;
 mod flat;
+mod functions;
+mod paths;
 mod sources;
+
+pub use paths::PathLimits;
 
 use kgfuse_core::context::FusedContext;
 use kgfuse_llm::LanguageModel;
@@ -35,6 +40,8 @@ pub enum RetrieveError {
 pub enum Strategy {
     /// Vector top-k over every embedded node.
     Flat,
+    /// Dependency paths from the question's input tags to its output tags (SGKR).
+    Paths,
 }
 
 impl Strategy {
@@ -42,6 +49,7 @@ impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Self::Flat => "flat",
+            Self::Paths => "paths",
         }
     }
 }
@@ -53,6 +61,8 @@ pub struct RetrieveOptions {
     pub strategy: Strategy,
     /// How many items the strategy returns at most.
     pub top_k: usize,
+    /// Depth and count limits of the `paths` strategy.
+    pub paths: PathLimits,
 }
 
 impl Default for RetrieveOptions {
@@ -60,6 +70,7 @@ impl Default for RetrieveOptions {
         Self {
             strategy: Strategy::Flat,
             top_k: 8,
+            paths: PathLimits::default(),
         }
     }
 }
@@ -80,6 +91,7 @@ pub async fn retrieve(
     let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
     let mut context = match options.strategy {
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
+        Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
     };
     context.query = question.to_owned();
     context.strategy = options.strategy.name().to_owned();

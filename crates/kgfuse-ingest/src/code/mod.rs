@@ -548,8 +548,8 @@ impl Emitter<'_> {
                 self.out.text(&node, kgfuse::KNOWLEDGE, text);
             }
             self.out.link(&node, kgfuse::HAS_KNOWLEDGE, &unit);
-            inputs.extend(known.inputs.iter().map(|t| t.trim().to_lowercase()));
-            outputs.extend(known.outputs.iter().map(|t| t.trim().to_lowercase()));
+            inputs.extend(known.inputs.iter().map(|t| declared_tag(t)));
+            outputs.extend(known.outputs.iter().map(|t| declared_tag(t)));
         }
         for (tags, predicate, class) in [
             (inputs, kgfuse::CONSUMES, kgfuse::INPUT_TAG),
@@ -683,6 +683,12 @@ impl Emitter<'_> {
         }
         self.case_links(&node, targets);
     }
+}
+
+/// A tag named in a knowledge file, in the same normal form as derived tags
+/// (`fee rules` -> `fee rule`); kept as written (lowercased) when it is generic.
+fn declared_tag(tag: &str) -> String {
+    tags::normalise(tag).unwrap_or_else(|| tag.trim().to_lowercase())
 }
 
 /// `test_dump_sorted_keys` -> `dump sorted keys`.
