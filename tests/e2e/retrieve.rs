@@ -104,15 +104,34 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
     let paths = context["paths"].as_array().expect("paths");
     assert!(!paths.is_empty());
     for path in paths {
-        let path: Vec<&str> = path.as_array().expect("path").iter().filter_map(Value::as_str).collect();
-        assert!(path.first().is_some_and(|t| t.contains("/tag/")), "{path:?}");
-        assert!(path.last().is_some_and(|t| t.ends_with("/tag/average-fee")), "{path:?}");
+        let path: Vec<&str> = path
+            .as_array()
+            .expect("path")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            path.first().is_some_and(|t| t.contains("/tag/")),
+            "{path:?}"
+        );
+        assert!(
+            path.last().is_some_and(|t| t.ends_with("/tag/average-fee")),
+            "{path:?}"
+        );
     }
     // The functions carry what an agent needs to call them.
     let first = &context["functions"][0];
-    assert!(first["signature"].as_str().is_some_and(|s| s.starts_with("def average_fee(")));
+    assert!(
+        first["signature"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("def average_fee("))
+    );
     assert_eq!(first["params"][0], "fee_rules: Iterable[r.FeeRule]");
-    assert!(first["knowledge"][0].as_str().is_some_and(|k| k.contains("unweighted mean")));
+    assert!(
+        first["knowledge"][0]
+            .as_str()
+            .is_some_and(|k| k.contains("unweighted mean"))
+    );
 
     let none: Value = serde_json::from_str(&k.ok(&[
         "retrieve",
@@ -125,4 +144,85 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
     .expect("json");
     assert_eq!(none["status"], "no_tags");
     assert!(none["functions"].as_array().expect("functions").is_empty());
+}
+
+#[test]
+fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
+    let k = Kgfuse::hash();
+    k.ok(&[
+        "load",
+        &root()
+            .join("fixtures/support/support.ttl")
+            .display()
+            .to_string(),
+    ]);
+    let out = k.ok(&[
+        "retrieve",
+        "a customer wants a refund but there is an open chargeback",
+        "--strategy",
+        "neighborhood",
+        "--top-k",
+        "6",
+        "--format",
+        "json",
+    ]);
+    let context: Value = serde_json::from_str(&out).expect("json");
+    let stages: Vec<&str> = context["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert_eq!(stages, ["dispatch", "link", "neighborhood"]);
+    let hits = context["unstructured"].as_array().expect("hits");
+    assert_eq!(hits.len(), 6);
+    let scores: Vec<f64> = hits
+        .iter()
+        .map(|h| h["score"].as_f64().expect("score"))
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // Every kept node has an evidence path that starts at a linked entity and ends at
+    // the node; every step of a path is a returned fact.
+    let linked: Vec<String> = context["trace"][1]["kept"]
+        .as_array()
+        .expect("linked")
+        .iter()
+        .filter_map(|s| {
+            s.as_str()
+                .and_then(|s| s.split(' ').next())
+                .map(str::to_owned)
+        })
+        .collect();
+    let facts = context["structured_facts"].as_array().expect("facts");
+    let paths = context["paths"].as_array().expect("paths");
+    assert_eq!(paths.len(), hits.len());
+    for (path, hit) in paths.iter().zip(hits) {
+        let nodes: Vec<&str> = path
+            .as_array()
+            .expect("path")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            linked.iter().any(|l| Some(&l.as_str()) == nodes.first()),
+            "{nodes:?} vs {linked:?}"
+        );
+        assert_eq!(nodes.last().copied(), hit["iri"].as_str());
+        for pair in nodes.windows(2) {
+            assert!(
+                facts
+                    .iter()
+                    .any(|f| (f["subject"] == pair[0] && f["object"] == pair[1])
+                        || (f["subject"] == pair[1] && f["object"] == pair[0])),
+                "no fact for step {pair:?}"
+            );
+        }
+    }
+    // The dropped candidates say why.
+    let dropped = context["trace"][2]["dropped"].as_array().expect("dropped");
+    assert!(dropped.iter().all(|d| {
+        d["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("beyond top-k"))
+    }));
 }

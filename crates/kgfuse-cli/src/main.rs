@@ -162,6 +162,12 @@ enum Command {
         /// paths: most dependency paths kept.
         #[arg(long, default_value_t = 12)]
         max_paths: usize,
+        /// neighborhood: largest graph distance from a linked entity.
+        #[arg(long, default_value_t = 3)]
+        max_distance: usize,
+        /// neighborhood: weight of closeness against similarity, in [0, 1].
+        #[arg(long, default_value_t = 0.6)]
+        alpha: f32,
         /// json (the FusedContext) or text (readable summary).
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
@@ -183,6 +189,9 @@ enum StrategyChoice {
     Flat,
     /// SGKR: dependency paths from the question's input tags to its output tags.
     Paths,
+    /// Graph-RAG: neighbourhood of the linked entities scored by distance and
+    /// similarity, with evidence paths.
+    Neighborhood,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -242,6 +251,8 @@ fn print_context(context: &kgfuse::FusedContext) {
     for fact in &context.structured_facts {
         println!("fact: {} {} {}", fact.subject, fact.predicate, fact.object);
     }
+    // Results first, then the trace on stderr, without interleaving.
+    let _ = std::io::stdout().flush();
     for stage in &context.trace {
         eprintln!(
             "trace {}: kept {}, dropped {}",
@@ -589,18 +600,29 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             top_k,
             max_depth,
             max_paths,
+            max_distance,
+            alpha,
             format,
         } => {
+            if !(0.0..=1.0).contains(&alpha) {
+                bail!("--alpha must be between 0 and 1, not {alpha}");
+            }
             let engine = open(&cli.data).await?;
             let options = kgfuse::RetrieveOptions {
                 strategy: match strategy {
                     StrategyChoice::Flat => kgfuse::Strategy::Flat,
                     StrategyChoice::Paths => kgfuse::Strategy::Paths,
+                    StrategyChoice::Neighborhood => kgfuse::Strategy::Neighborhood,
                 },
                 top_k,
                 paths: kgfuse::PathLimits {
                     max_depth,
                     max_paths,
+                },
+                neighborhood: kgfuse::NeighborhoodOptions {
+                    max_distance,
+                    alpha,
+                    ..kgfuse::NeighborhoodOptions::default()
                 },
             };
             let context = engine.retrieve(&question, &options).await?;

@@ -5,14 +5,17 @@
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
 //! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
 //! other strategy is compared with, and [`Strategy::Paths`] (SGKR dependency paths
-//! between the question's input and output concepts); the others follow.
+//! between the question's input and output concepts) and [`Strategy::Neighborhood`]
+//! (Graph-RAG hybrid scoring with evidence paths); the others follow.
 
 pub mod dispatch;
 mod flat;
 mod functions;
+mod neighborhood;
 mod paths;
 mod sources;
 
+pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
 
 use kgfuse_core::context::FusedContext;
@@ -42,6 +45,8 @@ pub enum Strategy {
     Flat,
     /// Dependency paths from the question's input tags to its output tags (SGKR).
     Paths,
+    /// Graph-RAG: a scored neighbourhood of the linked entities with evidence paths.
+    Neighborhood,
 }
 
 impl Strategy {
@@ -50,6 +55,7 @@ impl Strategy {
         match self {
             Self::Flat => "flat",
             Self::Paths => "paths",
+            Self::Neighborhood => "neighborhood",
         }
     }
 }
@@ -63,6 +69,8 @@ pub struct RetrieveOptions {
     pub top_k: usize,
     /// Depth and count limits of the `paths` strategy.
     pub paths: PathLimits,
+    /// Distance, weighting and seeds of the `neighborhood` strategy.
+    pub neighborhood: NeighborhoodOptions,
 }
 
 impl Default for RetrieveOptions {
@@ -71,6 +79,7 @@ impl Default for RetrieveOptions {
             strategy: Strategy::Flat,
             top_k: 8,
             paths: PathLimits::default(),
+            neighborhood: NeighborhoodOptions::default(),
         }
     }
 }
@@ -92,6 +101,9 @@ pub async fn retrieve(
     let mut context = match options.strategy {
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
+        Strategy::Neighborhood => {
+            neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
+        }
     };
     context.query = question.to_owned();
     context.strategy = options.strategy.name().to_owned();

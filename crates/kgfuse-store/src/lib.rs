@@ -26,6 +26,7 @@
 mod journal;
 mod sync;
 
+pub use kgfuse_vector::VectorHit;
 pub use sync::{CheckReport, SyncReport};
 
 use journal::Journal;
@@ -33,7 +34,7 @@ use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
 use kgfuse_core::progress::Progress;
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource, SourceGraph};
-use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorHit, VectorStore};
+use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorStore};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -423,6 +424,19 @@ impl Store {
             .first()
             .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))?;
         Ok(self.vectors.search(vector, k, filter).await?)
+    }
+
+    /// Similarity of `text` to each of the given nodes, best first.
+    pub async fn search_among(
+        &self,
+        text: &str,
+        iris: &[String],
+    ) -> Result<Vec<VectorHit>, StoreError> {
+        let vectors = self.embedder.embed(&[text.to_owned()])?;
+        let vector = vectors
+            .first()
+            .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))?;
+        Ok(self.vectors.search_among(vector, iris).await?)
     }
 
     /// Sizes of both sides.

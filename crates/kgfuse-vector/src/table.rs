@@ -275,6 +275,20 @@ impl VectorStore {
         Ok(out)
     }
 
+    /// Similarity of `vector` to each of the given nodes (those that have a row),
+    /// best first. The IRIs are quoted as SQL string literals, never pasted raw.
+    pub async fn search_among(
+        &self,
+        vector: &[f32],
+        iris: &[String],
+    ) -> Result<Vec<VectorHit>, VectorError> {
+        if iris.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.search(vector, iris.len(), Some(&iri_filter(iris)))
+            .await
+    }
+
     /// The `k` rows nearest to `vector` by cosine, optionally filtered with an SQL
     /// predicate over the scalar columns (e.g. `kind = 'Function'`).
     pub async fn search(

@@ -13,7 +13,7 @@ pub use kgfuse_graph::{
 };
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{LanguageModel, RuleBased};
-pub use kgfuse_retrieve::{PathLimits, RetrieveOptions, Strategy};
+pub use kgfuse_retrieve::{NeighborhoodOptions, PathLimits, RetrieveOptions, Strategy};
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
 

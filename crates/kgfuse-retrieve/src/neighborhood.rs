@@ -1,0 +1,234 @@
+//! `neighborhood` (Graph-RAG): link the question to entities, walk a small
+//! neighbourhood around them and rank every reached node by
+//! `alpha * (1 - d / max_d) + (1 - alpha) * similarity`, keeping for each result
+//! the evidence path from a linked entity to it.
+
+use crate::RetrieveError;
+use crate::sources::source_of;
+use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
+use kgfuse_graph::model::NamedNode;
+use kgfuse_store::Store;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Vector rows of ontology terms (classes, properties) are not entities to link.
+const INSTANCE_FILTER: &str =
+    "kind NOT LIKE 'owl:%' AND kind NOT LIKE 'rdfs:%' AND kind NOT LIKE 'rdf:%'";
+
+/// Knobs of the Graph-RAG scoring.
+#[derive(Debug, Clone, Copy)]
+pub struct NeighborhoodOptions {
+    /// Largest graph distance from a linked entity.
+    pub max_distance: usize,
+    /// Weight of closeness against similarity, in [0, 1].
+    pub alpha: f32,
+    /// How many vector hits become linked entities.
+    pub seeds: usize,
+    /// Most nodes reached per linked entity.
+    pub max_nodes: usize,
+}
+
+impl Default for NeighborhoodOptions {
+    fn default() -> Self {
+        Self {
+            max_distance: 3,
+            alpha: 0.6,
+            seeds: 3,
+            max_nodes: 300,
+        }
+    }
+}
+
+/// The Graph-RAG score of a node at distance `d` with cosine similarity `similarity`.
+pub fn score(alpha: f32, distance: usize, max_distance: usize, similarity: f32) -> f32 {
+    #[allow(clippy::cast_precision_loss)]
+    let closeness = 1.0 - distance as f32 / max_distance.max(1) as f32;
+    alpha * closeness + (1.0 - alpha) * similarity
+}
+
+/// An undirected edge list for rebuilding evidence paths.
+type Adjacency = HashMap<String, Vec<(String, Fact)>>;
+
+/// Shortest path (as facts) from any seed to `target` over the walked edges.
+fn evidence(
+    adjacency: &Adjacency,
+    seeds: &[String],
+    target: &str,
+) -> Option<(Vec<String>, Vec<Fact>)> {
+    let mut previous: HashMap<&str, (&str, &Fact)> = HashMap::new();
+    let mut queue: VecDeque<&str> = seeds.iter().map(String::as_str).collect();
+    let mut seen: std::collections::HashSet<&str> = queue.iter().copied().collect();
+    while let Some(node) = queue.pop_front() {
+        if node == target {
+            let mut nodes = vec![node.to_owned()];
+            let mut facts = Vec::new();
+            let mut at = node;
+            while let Some((from, fact)) = previous.get(at) {
+                nodes.push((*from).to_owned());
+                facts.push((*fact).clone());
+                at = from;
+            }
+            nodes.reverse();
+            facts.reverse();
+            return Some((nodes, facts));
+        }
+        for (next, fact) in adjacency.get(node).into_iter().flatten() {
+            if seen.insert(next.as_str()) {
+                previous.insert(next.as_str(), (node, fact));
+                queue.push_back(next.as_str());
+            }
+        }
+    }
+    None
+}
+
+/// Runs the strategy.
+pub(crate) async fn retrieve(
+    store: &Store,
+    question: &str,
+    top_k: usize,
+    options: NeighborhoodOptions,
+) -> Result<FusedContext, RetrieveError> {
+    let mut context = FusedContext::default();
+    // Link to instance data, not to the vocabulary describing it.
+    let hits = store
+        .search(question, options.seeds, Some(INSTANCE_FILTER))
+        .await?;
+    let seeds: Vec<String> = hits.iter().map(|h| h.iri.clone()).collect();
+    context.trace.push(TraceStage {
+        stage: "link".into(),
+        kept: hits
+            .iter()
+            .map(|h| format!("{} (similarity {:.3})", h.iri, h.score))
+            .collect(),
+        dropped: Vec::new(),
+    });
+    // Walk from every seed; a node's distance is its distance to the nearest seed.
+    let mut distance: BTreeMap<String, usize> = BTreeMap::new();
+    let mut adjacency: Adjacency = HashMap::new();
+    let query_options = store.query_options();
+    for seed in &seeds {
+        let Ok(start) = NamedNode::new(seed.as_str()) else {
+            continue;
+        };
+        let (reached, edges) = store.graph().neighbourhood(
+            &start,
+            options.max_distance,
+            options.max_nodes,
+            &query_options,
+        )?;
+        for (node, d) in reached {
+            let slot = distance.entry(node).or_insert(d);
+            *slot = (*slot).min(d);
+        }
+        for edge in edges {
+            let fact = Fact {
+                subject: edge.subject.clone(),
+                predicate: edge.predicate.clone(),
+                object: edge.object.clone(),
+                graph: String::new(),
+            };
+            adjacency
+                .entry(edge.subject.clone())
+                .or_default()
+                .push((edge.object.clone(), fact.clone()));
+            adjacency
+                .entry(edge.object)
+                .or_default()
+                .push((edge.subject, fact));
+        }
+    }
+    // Similarity of the question to every reached node that has text.
+    let candidates: Vec<String> = distance.keys().cloned().collect();
+    let similar = store.search_among(question, &candidates).await?;
+    let mut scored: Vec<(f32, usize, kgfuse_store::VectorHit)> = similar
+        .into_iter()
+        .map(|hit| {
+            let d = distance
+                .get(&hit.iri)
+                .copied()
+                .unwrap_or(options.max_distance);
+            (
+                score(options.alpha, d, options.max_distance, hit.score),
+                d,
+                hit,
+            )
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.iri.cmp(&b.2.iri)));
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for (rank, (total, d, hit)) in scored.into_iter().enumerate() {
+        if rank >= top_k {
+            dropped.push(Dropped {
+                iri: hit.iri,
+                why: format!(
+                    "score {total:.3} (distance {d}, similarity {:.3}) beyond top-k {top_k}",
+                    hit.score
+                ),
+            });
+            continue;
+        }
+        kept.push(format!(
+            "{} score {total:.3} = distance {d}, similarity {:.3}",
+            hit.iri, hit.score
+        ));
+        if let Some((nodes, facts)) = evidence(&adjacency, &seeds, &hit.iri) {
+            for fact in facts {
+                if !context.structured_facts.contains(&fact) {
+                    context.structured_facts.push(fact);
+                }
+            }
+            context.paths.push(nodes);
+        }
+        context.unstructured.push(TextHit {
+            source: source_of(store, &hit.iri, &hit.graph),
+            iri: hit.iri,
+            text: hit.text,
+            score: total,
+        });
+    }
+    context.trace.push(TraceStage {
+        stage: "neighborhood".into(),
+        kept,
+        dropped,
+    });
+    Ok(context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closeness_and_similarity_are_blended() {
+        assert!((score(0.6, 0, 3, 0.5) - 0.8).abs() < 1e-6);
+        assert!((score(0.6, 3, 3, 0.5) - 0.2).abs() < 1e-6);
+        // A close, less similar node can beat a far, similar one.
+        assert!(score(0.6, 1, 3, 0.3) > score(0.6, 3, 3, 0.9));
+    }
+
+    #[test]
+    fn evidence_paths_run_from_a_seed_to_the_node() {
+        let fact = |s: &str, o: &str| Fact {
+            subject: s.into(),
+            predicate: "urn:p".into(),
+            object: o.into(),
+            graph: String::new(),
+        };
+        let mut adjacency: Adjacency = HashMap::new();
+        for (s, o) in [("a", "b"), ("b", "c"), ("x", "c")] {
+            adjacency
+                .entry(s.into())
+                .or_default()
+                .push((o.into(), fact(s, o)));
+            adjacency
+                .entry(o.into())
+                .or_default()
+                .push((s.into(), fact(s, o)));
+        }
+        let (nodes, facts) = evidence(&adjacency, &["a".into()], "c").expect("path");
+        assert_eq!(nodes, ["a", "b", "c"]);
+        assert_eq!(facts, [fact("a", "b"), fact("b", "c")]);
+        assert!(evidence(&adjacency, &["a".into()], "zzz").is_none());
+    }
+}
