@@ -226,3 +226,61 @@ fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
             .is_some_and(|w| w.contains("beyond top-k"))
     }));
 }
+
+#[test]
+fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
+    let k = Kgfuse::hash();
+    k.ok(&[
+        "load",
+        &root()
+            .join("fixtures/policy/policy.ttl")
+            .display()
+            .to_string(),
+    ]);
+    let query = |q: &str| -> Value {
+        serde_json::from_str(&k.ok(&[
+            "retrieve",
+            q,
+            "--strategy",
+            "hybrid",
+            "--top-k",
+            "4",
+            "--format",
+            "json",
+        ]))
+        .expect("json")
+    };
+    let first = query("VPN remote access");
+    let kept = first["trace"][1]["kept"].as_array().expect("kept");
+    assert_eq!(first["trace"][1]["stage"], "rrf");
+    assert_eq!(kept.len(), 4);
+    assert!(kept.iter().all(|k| {
+        k.as_str()
+            .is_some_and(|k| k.contains("vector") && k.contains("bm25"))
+    }));
+    assert!(
+        kept.iter()
+            .any(|k| k.as_str().is_some_and(|k| k.contains("bm25 #1"))),
+        "the best BM25 hit is fused in: {kept:?}"
+    );
+    // Rows written after the full-text index was built are found by BM25 too.
+    k.ok(&[
+        "load",
+        &root()
+            .join("fixtures/support/support.ttl")
+            .display()
+            .to_string(),
+    ]);
+    let second = query("chargeback");
+    let top = second["unstructured"][0]["iri"].as_str().expect("iri");
+    assert!(
+        top.starts_with("https://w3id.org/kgfuse/fixtures/support/"),
+        "{second}"
+    );
+    assert!(
+        second["trace"][1]["kept"][0]
+            .as_str()
+            .is_some_and(|k| k.contains("bm25 #"))
+    );
+    k.assert_consistent();
+}

@@ -187,6 +187,8 @@ enum Command {
 enum StrategyChoice {
     /// Vector top-k over every embedded node (the baseline).
     Flat,
+    /// BM25 full-text + vector, fused by reciprocal rank.
+    Hybrid,
     /// SGKR: dependency paths from the question's input tags to its output tags.
     Paths,
     /// Graph-RAG: neighbourhood of the linked entities scored by distance and
@@ -611,6 +613,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let options = kgfuse::RetrieveOptions {
                 strategy: match strategy {
                     StrategyChoice::Flat => kgfuse::Strategy::Flat,
+                    StrategyChoice::Hybrid => kgfuse::Strategy::Hybrid,
                     StrategyChoice::Paths => kgfuse::Strategy::Paths,
                     StrategyChoice::Neighborhood => kgfuse::Strategy::Neighborhood,
                 },

@@ -4,13 +4,15 @@
 //! Every strategy runs with the deterministic offline components (hash or MiniLM
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
 //! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
-//! other strategy is compared with, and [`Strategy::Paths`] (SGKR dependency paths
+//! other strategy is compared with, [`Strategy::Hybrid`] (BM25 + vector, RRF),
+//! [`Strategy::Paths`] (SGKR dependency paths
 //! between the question's input and output concepts) and [`Strategy::Neighborhood`]
 //! (Graph-RAG hybrid scoring with evidence paths); the others follow.
 
 pub mod dispatch;
 mod flat;
 mod functions;
+mod hybrid;
 mod neighborhood;
 mod paths;
 mod sources;
@@ -43,6 +45,8 @@ pub enum RetrieveError {
 pub enum Strategy {
     /// Vector top-k over every embedded node.
     Flat,
+    /// BM25 full-text and vector search fused by reciprocal rank.
+    Hybrid,
     /// Dependency paths from the question's input tags to its output tags (SGKR).
     Paths,
     /// Graph-RAG: a scored neighbourhood of the linked entities with evidence paths.
@@ -54,6 +58,7 @@ impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Self::Flat => "flat",
+            Self::Hybrid => "hybrid",
             Self::Paths => "paths",
             Self::Neighborhood => "neighborhood",
         }
@@ -100,6 +105,7 @@ pub async fn retrieve(
     let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
     let mut context = match options.strategy {
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
+        Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?

@@ -426,6 +426,11 @@ impl Store {
         Ok(self.vectors.search(vector, k, filter).await?)
     }
 
+    /// The `k` rows whose text best matches `text` by BM25 full-text search.
+    pub async fn full_text(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, StoreError> {
+        Ok(self.vectors.full_text(text, k).await?)
+    }
+
     /// Similarity of `text` to each of the given nodes, best first.
     pub async fn search_among(
         &self,

@@ -14,8 +14,13 @@ use arrow_array::types::Float32Type;
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, RecordBatchIterator, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::TryStreamExt;
+use lance_index::optimize::OptimizeOptions;
+use lance_index::scalar::FullTextSearchQuery;
 use lancedb::DistanceType;
+use lancedb::index::Index;
+use lancedb::index::scalar::FtsIndexBuilder;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::OptimizeAction;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -321,31 +326,84 @@ impl VectorStore {
             query = query.only_if(filter);
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
-        let mut hits = Vec::new();
-        for batch in &batches {
-            let (iri, kind, text, graph) = (
-                string_column(batch, "iri")?,
-                string_column(batch, "kind")?,
-                string_column(batch, "text")?,
-                string_column(batch, "graph")?,
-            );
-            let distance = batch
-                .column_by_name("_distance")
-                .and_then(|c| c.as_primitive_opt::<Float32Type>())
-                .ok_or_else(|| VectorError::Invalid("no _distance column".into()))?;
-            for i in 0..batch.num_rows() {
-                hits.push(VectorHit {
-                    iri: iri.value(i).to_owned(),
-                    kind: kind.value(i).to_owned(),
-                    text: text.value(i).to_owned(),
-                    graph: graph.value(i).to_owned(),
-                    score: 1.0 - distance.value(i),
-                });
-            }
-        }
+        let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
         Ok(hits)
     }
+
+    /// The `k` rows whose text best matches `query` by BM25 (LanceDB full-text
+    /// index on `text`, created on first use and brought up to date with rows written
+    /// since). Scores are BM25 scores, higher is better, not comparable to cosine.
+    pub async fn full_text(&self, query: &str, k: usize) -> Result<Vec<VectorHit>, VectorError> {
+        self.refresh_text_index().await?;
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .full_text_search(FullTextSearchQuery::new(query.to_owned()))
+            .select(Select::columns(&["iri", "kind", "text", "graph", "_score"]))
+            .limit(k)
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut hits = hits_from(&batches, "_score", |score| score)?;
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        Ok(hits)
+    }
+
+    /// Creates the full-text index, or folds rows written since it was built into it.
+    async fn refresh_text_index(&self) -> Result<(), VectorError> {
+        match self.table.index_stats(TEXT_INDEX).await? {
+            None => {
+                self.table
+                    .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
+                    .name(TEXT_INDEX.to_owned())
+                    .execute()
+                    .await?;
+            }
+            Some(stats) if stats.num_unindexed_rows > 0 => {
+                self.table
+                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+                    .await?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Name of the full-text index on the `text` column.
+const TEXT_INDEX: &str = "text_idx";
+
+/// Reads hits from result batches; `score` maps the named score column.
+fn hits_from(
+    batches: &[RecordBatch],
+    score_column: &str,
+    score: impl Fn(f32) -> f32,
+) -> Result<Vec<VectorHit>, VectorError> {
+    let mut hits = Vec::new();
+    for batch in batches {
+        let (iri, kind, text, graph) = (
+            string_column(batch, "iri")?,
+            string_column(batch, "kind")?,
+            string_column(batch, "text")?,
+            string_column(batch, "graph")?,
+        );
+        let values = batch
+            .column_by_name(score_column)
+            .and_then(|c| c.as_primitive_opt::<Float32Type>())
+            .ok_or_else(|| VectorError::Invalid(format!("no {score_column} column")))?;
+        for i in 0..batch.num_rows() {
+            hits.push(VectorHit {
+                iri: iri.value(i).to_owned(),
+                kind: kind.value(i).to_owned(),
+                text: text.value(i).to_owned(),
+                graph: graph.value(i).to_owned(),
+                score: score(values.value(i)),
+            });
+        }
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]
