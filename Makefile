@@ -56,7 +56,7 @@ test: deps models
 bench: deps models
 	cargo build --release -p kgfuse-bench
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import os; print(os.path.dirname(os.__file__))')"
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import email, os; print(os.path.dirname(email.__file__))')"
 
 fmt:
 	cargo fmt --all

@@ -111,6 +111,10 @@ impl Engine {
     /// Parses the Python and/or Rust sources under `path` into the API hierarchy,
     /// call graph, cases, knowledge and I/O tags, and writes them, one named graph
     /// per file. Re-ingesting is incremental; see the module documentation.
+    ///
+    /// Parsing and resolution are CPU-bound (parallel through rayon) and block the
+    /// calling worker thread while they run; a server should run ingestion on a
+    /// runtime that has other workers for requests.
     pub async fn ingest_code(
         &self,
         path: &Path,
