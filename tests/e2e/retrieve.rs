@@ -284,3 +284,72 @@ fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
     );
     k.assert_consistent();
 }
+
+#[test]
+fn unified_keeps_text_and_generated_facts_apart() {
+    let k = Kgfuse::hash();
+    let mut args = vec!["load".to_owned()];
+    for file in [
+        "ontology/kgfuse.ttl",
+        "ontology/examples/pipeline.ttl",
+        "fixtures/pipeline/pipeline.ttl",
+    ] {
+        args.push(root().join(file).display().to_string());
+    }
+    k.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = k.ok(&[
+        "retrieve",
+        "Explain the ingestion pipeline and its connection to the KnowledgeGraphUpdateAgent",
+        "--strategy",
+        "unified",
+        "--top-k",
+        "4",
+        "--format",
+        "json",
+    ]);
+    let context: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(context["dispatch"], "hybrid");
+    assert_eq!(context["unstructured"].as_array().expect("text").len(), 4);
+    // The entity named in the question is linked by its IRI's local name ...
+    let agent = "https://w3id.org/kgfuse/fixtures/pipeline/KnowledgeGraphUpdateAgent";
+    let entities = context["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .find(|s| s["stage"] == "entities")
+        .expect("entities stage");
+    assert!(
+        entities["kept"]
+            .as_array()
+            .expect("kept")
+            .iter()
+            .any(|e| e == agent),
+        "{entities}"
+    );
+    // ... and the generated SPARQL brings back its data-flow facts.
+    let facts = context["structured_facts"].as_array().expect("facts");
+    assert!(
+        facts.iter().any(|f| f["object"] == agent
+            && f["predicate"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("sendsDataTo"))),
+        "{facts:?}"
+    );
+    // Facts are relations and short values, never the prose of the text side.
+    assert!(facts.iter().all(|f| {
+        !f["predicate"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("#text"))
+    }));
+    // Every executed query is recorded, parses and is read-only.
+    let sparql = context["sparql"].as_array().expect("sparql");
+    assert!(sparql.len() >= 3);
+    for query in sparql {
+        let query = query.as_str().expect("text");
+        assert!(
+            query.starts_with("SELECT") && query.contains("LIMIT"),
+            "{query}"
+        );
+        k.ok(&["sparql", query, "--format", "json"]);
+    }
+}

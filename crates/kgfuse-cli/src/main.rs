@@ -189,6 +189,8 @@ enum StrategyChoice {
     Flat,
     /// BM25 full-text + vector, fused by reciprocal rank.
     Hybrid,
+    /// Vector hits + entity extraction + generated SPARQL + paths between entities.
+    Unified,
     /// SGKR: dependency paths from the question's input tags to its output tags.
     Paths,
     /// Graph-RAG: neighbourhood of the linked entities scored by distance and
@@ -614,6 +616,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 strategy: match strategy {
                     StrategyChoice::Flat => kgfuse::Strategy::Flat,
                     StrategyChoice::Hybrid => kgfuse::Strategy::Hybrid,
+                    StrategyChoice::Unified => kgfuse::Strategy::Unified,
                     StrategyChoice::Paths => kgfuse::Strategy::Paths,
                     StrategyChoice::Neighborhood => kgfuse::Strategy::Neighborhood,
                 },

@@ -5,6 +5,7 @@
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
 //! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
 //! other strategy is compared with, [`Strategy::Hybrid`] (BM25 + vector, RRF),
+//! [`Strategy::Unified`] (vector hits, entity extraction, generated SPARQL, paths),
 //! [`Strategy::Paths`] (SGKR dependency paths
 //! between the question's input and output concepts) and [`Strategy::Neighborhood`]
 //! (Graph-RAG hybrid scoring with evidence paths); the others follow.
@@ -16,6 +17,8 @@ mod hybrid;
 mod neighborhood;
 mod paths;
 mod sources;
+mod sparql;
+mod unified;
 
 pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
@@ -51,6 +54,8 @@ pub enum Strategy {
     Paths,
     /// Graph-RAG: a scored neighbourhood of the linked entities with evidence paths.
     Neighborhood,
+    /// Unified context retriever: vector hits, entities, generated SPARQL, paths.
+    Unified,
 }
 
 impl Strategy {
@@ -61,6 +66,7 @@ impl Strategy {
             Self::Hybrid => "hybrid",
             Self::Paths => "paths",
             Self::Neighborhood => "neighborhood",
+            Self::Unified => "unified",
         }
     }
 }
@@ -107,6 +113,9 @@ pub async fn retrieve(
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
+        Strategy::Unified => {
+            unified::retrieve(store, model, question, dispatch, options.top_k).await?
+        }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
         }

@@ -1,0 +1,364 @@
+//! `unified`: the unified context retriever's iterative refinement.
+//!
+//! 1. vector retrieval gives the unstructured side (chunks with their sources);
+//! 2. entity extraction: the IRIs of the best hits, plus nodes whose label, alias
+//!    or name equals an entity the language model extracts from the question;
+//! 3. generated SPARQL about those entities (outgoing and incoming facts with
+//!    labels and graphs, class membership) gives the structured side;
+//! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
+//!
+//! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
+//! the two sides are never merged into one string.
+
+use crate::RetrieveError;
+use crate::sources::source_of;
+use crate::sparql::{run, with_values};
+use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TextHit, TraceStage};
+use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_graph::model::{Literal, NamedNode, Term};
+use kgfuse_llm::LanguageModel;
+use kgfuse_store::Store;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+/// Vector hits whose IRIs become linked entities.
+const HIT_ENTITIES: usize = 3;
+/// Most linked entities queried.
+const MAX_ENTITIES: usize = 6;
+/// Facts read per entity and direction.
+const FACTS_PER_ENTITY: usize = 25;
+/// Predicates whose values are prose or code: the unstructured side's business.
+const LONG_TEXT: &[&str] = &[
+    kgfuse::TEXT,
+    kgfuse::CODE,
+    kgfuse::KNOWLEDGE,
+    w3c::RDFS_COMMENT,
+    w3c::SKOS_DEFINITION,
+    w3c::DCTERMS_DESCRIPTION,
+];
+
+/// Predicates that organise the store rather than state domain facts.
+const BOOKKEEPING: &[&str] = &[
+    w3c::RDF_TYPE,
+    w3c::RDFS_LABEL,
+    w3c::SKOS_ALT_LABEL,
+    w3c::SKOS_PREF_LABEL,
+    w3c::DCTERMS_IS_PART_OF,
+    kgfuse::MENTIONS,
+    kgfuse::CHUNK_ID,
+    kgfuse::SECTION,
+    kgfuse::HAS_CHUNK,
+    kgfuse::START_LINE,
+    kgfuse::END_LINE,
+];
+
+/// Longest path searched between two linked entities.
+const MAX_PAIR_HOPS: usize = 3;
+
+fn text_of(term: Option<&Option<Term>>) -> Option<String> {
+    match term.cloned().flatten() {
+        Some(Term::NamedNode(n)) => Some(n.into_string()),
+        Some(Term::Literal(l)) => Some(l.value().to_owned()),
+        Some(Term::BlankNode(b)) => Some(format!("_:{}", b.as_str())),
+        _ => None,
+    }
+}
+
+/// Nodes whose label, alias or name equals (case-insensitively) one of `names`.
+fn nodes_named(
+    store: &Store,
+    names: &[String],
+    sparql: &mut Vec<String>,
+) -> Result<Vec<String>, RetrieveError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Term> = names
+        .iter()
+        .map(|n| Literal::new_simple_literal(n.to_lowercase()).into())
+        .collect();
+    // A label, alias or name equal to the entity, or an IRI whose local name is it
+    // (`KnowledgeGraphUpdateAgent` names `…/pipeline/KnowledgeGraphUpdateAgent`).
+    // The branches compute a lowercase key per node; the VALUES block joins on it, so
+    // the question's text only ever appears as a literal value.
+    let template = format!(
+        "{{ ?node <{label}>|<{alt}>|<{pref}>|<{name}> ?label . BIND(LCASE(STR(?label)) AS ?needle) }} \
+         UNION {{ ?node a ?type . BIND(LCASE(REPLACE(STR(?node), \"^.*[/#]\", \"\")) AS ?needle) }} \
+         FILTER(isIRI(?node))",
+        label = w3c::RDFS_LABEL,
+        alt = w3c::SKOS_ALT_LABEL,
+        pref = w3c::SKOS_PREF_LABEL,
+        name = kgfuse::NAME,
+    );
+    let solutions = run(store, with_values(&template, "needle", &values, 50))?;
+    let column = solutions.column("node").unwrap_or(0);
+    let mut out: Vec<String> = solutions
+        .rows
+        .iter()
+        .filter_map(|r| text_of(r.get(column)))
+        .collect();
+    sparql.push(solutions.text);
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Facts about the entities, both directions, with the graph each lives in.
+fn facts_about(
+    store: &Store,
+    entities: &[NamedNode],
+    sparql: &mut Vec<String>,
+) -> Result<Vec<Fact>, RetrieveError> {
+    let values: Vec<Term> = entities.iter().cloned().map(Term::from).collect();
+    let mut facts = Vec::new();
+    let limit = FACTS_PER_ENTITY * entities.len();
+    for (template, outgoing) in [
+        ("GRAPH ?g { ?e ?p ?x }".to_owned(), true),
+        (
+            format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE),
+            false,
+        ),
+    ] {
+        let solutions = run(store, with_values(&template, "e", &values, limit))?;
+        let at = |name: &str| solutions.column(name);
+        let (Some(e), Some(p), Some(x), Some(g)) = (at("e"), at("p"), at("x"), at("g")) else {
+            sparql.push(solutions.text);
+            continue;
+        };
+        for row in &solutions.rows {
+            let (Some(entity), Some(predicate), Some(other), Some(graph)) = (
+                text_of(row.get(e)),
+                text_of(row.get(p)),
+                text_of(row.get(x)),
+                text_of(row.get(g)),
+            ) else {
+                continue;
+            };
+            // Prose and code belong to the unstructured side; facts are relations
+            // and short values.
+            if LONG_TEXT.contains(&predicate.as_str()) || other.len() > 400 {
+                continue;
+            }
+            let (subject, object) = if outgoing {
+                (entity, other)
+            } else {
+                (other, entity)
+            };
+            let fact = Fact {
+                subject,
+                predicate,
+                object,
+                graph,
+            };
+            if !facts.iter().any(|f: &Fact| {
+                f.subject == fact.subject
+                    && f.predicate == fact.predicate
+                    && f.object == fact.object
+            }) {
+                facts.push(fact);
+            }
+        }
+        sparql.push(solutions.text);
+    }
+    Ok(facts)
+}
+
+/// A path as node IRIs, with the facts along it.
+type Evidence = (Vec<String>, Vec<Fact>);
+
+/// Shortest undirected path between two entities within `MAX_PAIR_HOPS` edges of the
+/// first, over IRI-valued triples.
+fn path_between(
+    store: &Store,
+    from: &NamedNode,
+    to: &str,
+) -> Result<Option<Evidence>, RetrieveError> {
+    let (_, edges) =
+        store
+            .graph()
+            .neighbourhood(from, MAX_PAIR_HOPS, 400, &store.query_options())?;
+    let mut adjacency: HashMap<&str, Vec<(&str, &kgfuse_graph::templates::Edge)>> = HashMap::new();
+    for edge in &edges {
+        adjacency
+            .entry(&edge.subject)
+            .or_default()
+            .push((&edge.object, edge));
+        adjacency
+            .entry(&edge.object)
+            .or_default()
+            .push((&edge.subject, edge));
+    }
+    let mut previous: HashMap<&str, (&str, &kgfuse_graph::templates::Edge)> = HashMap::new();
+    let mut queue = VecDeque::from([from.as_str()]);
+    let mut seen = BTreeSet::from([from.as_str()]);
+    while let Some(node) = queue.pop_front() {
+        if node == to {
+            let mut nodes = vec![node.to_owned()];
+            let mut facts = Vec::new();
+            let mut at = node;
+            while let Some((back, edge)) = previous.get(at) {
+                nodes.push((*back).to_owned());
+                facts.push(Fact {
+                    subject: edge.subject.clone(),
+                    predicate: edge.predicate.clone(),
+                    object: edge.object.clone(),
+                    graph: String::new(),
+                });
+                at = back;
+            }
+            nodes.reverse();
+            facts.reverse();
+            return Ok(Some((nodes, facts)));
+        }
+        for (next, edge) in adjacency.get(node).into_iter().flatten() {
+            if seen.insert(next) {
+                previous.insert(next, (node, edge));
+                queue.push_back(next);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Runs the strategy.
+pub(crate) async fn retrieve(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    dispatch: Dispatch,
+    top_k: usize,
+) -> Result<FusedContext, RetrieveError> {
+    let mut context = FusedContext::default();
+    // 1. Vector side.
+    let hits = store.search(question, top_k, None).await?;
+    let text_budget = match dispatch {
+        Dispatch::Factual => top_k.div_ceil(2),
+        _ => top_k,
+    };
+    let mut vector_kept = Vec::new();
+    let mut vector_dropped = Vec::new();
+    for (i, hit) in hits.iter().enumerate() {
+        if i < text_budget {
+            vector_kept.push(format!("{} ({:.3})", hit.iri, hit.score));
+            context.unstructured.push(TextHit {
+                source: source_of(store, &hit.iri, &hit.graph),
+                iri: hit.iri.clone(),
+                text: hit.text.clone(),
+                score: hit.score,
+            });
+        } else {
+            vector_dropped.push(Dropped {
+                iri: hit.iri.clone(),
+                why: "factual question: text budget halved in favour of facts".into(),
+            });
+        }
+    }
+    context.trace.push(TraceStage {
+        stage: "vector".into(),
+        kept: vector_kept,
+        dropped: vector_dropped,
+    });
+
+    // 2. Entities: best hits, then nodes named like the question's entities.
+    let names = model.extract_entities(question).unwrap_or_default();
+    let mut entities: Vec<String> = hits
+        .iter()
+        .take(HIT_ENTITIES)
+        .map(|h| h.iri.clone())
+        .collect();
+    for node in nodes_named(store, &names, &mut context.sparql)? {
+        if !entities.contains(&node) {
+            entities.insert(0, node);
+        }
+    }
+    let mut dropped = Vec::new();
+    if entities.len() > MAX_ENTITIES {
+        for extra in entities.split_off(MAX_ENTITIES) {
+            dropped.push(Dropped {
+                iri: extra,
+                why: format!("more than {MAX_ENTITIES} entities"),
+            });
+        }
+    }
+    let nodes: Vec<NamedNode> = entities
+        .iter()
+        .filter_map(|e| NamedNode::new(e.as_str()).ok())
+        .collect();
+    context.trace.push(TraceStage {
+        stage: "entities".into(),
+        kept: names
+            .iter()
+            .map(|n| format!("named in question: {n}"))
+            .chain(entities.iter().cloned())
+            .collect(),
+        dropped,
+    });
+
+    // 3. Generated SPARQL about the entities.
+    if !nodes.is_empty() {
+        let mut facts = facts_about(store, &nodes, &mut context.sparql)?;
+        let fact_budget = match dispatch {
+            Dispatch::Semantic => top_k * 2,
+            _ => top_k * 6,
+        };
+        let mut kept_facts = Vec::new();
+        let mut dropped_facts = Vec::new();
+        // Relations between entities first, then domain relations, then bookkeeping
+        // (types, labels, chunk links), each in a stable order.
+        facts.sort_by_key(|f| {
+            let both = entities.contains(&f.subject) && entities.contains(&f.object);
+            let bookkeeping = BOOKKEEPING.contains(&f.predicate.as_str());
+            (
+                !both,
+                bookkeeping,
+                f.subject.clone(),
+                f.predicate.clone(),
+                f.object.clone(),
+            )
+        });
+        for (i, fact) in facts.into_iter().enumerate() {
+            if i < fact_budget {
+                kept_facts.push(format!(
+                    "{} {} {}",
+                    fact.subject, fact.predicate, fact.object
+                ));
+                context.structured_facts.push(fact);
+            } else {
+                dropped_facts.push(Dropped {
+                    iri: fact.subject,
+                    why: format!("fact budget {fact_budget} for a {dispatch:?} question"),
+                });
+            }
+        }
+        context.trace.push(TraceStage {
+            stage: "sparql".into(),
+            kept: kept_facts,
+            dropped: dropped_facts,
+        });
+    }
+
+    // 4. Paths between pairs of entities.
+    let mut path_kept = Vec::new();
+    for (i, from) in nodes.iter().enumerate() {
+        for to in nodes.iter().skip(i + 1) {
+            if let Some((path, facts)) = path_between(store, from, to.as_str())? {
+                path_kept.push(path.join(" -> "));
+                for fact in facts {
+                    if !context.structured_facts.iter().any(|f| {
+                        f.subject == fact.subject
+                            && f.predicate == fact.predicate
+                            && f.object == fact.object
+                    }) {
+                        context.structured_facts.push(fact);
+                    }
+                }
+                context.paths.push(path);
+            }
+        }
+    }
+    context.trace.push(TraceStage {
+        stage: "paths".into(),
+        kept: path_kept,
+        dropped: Vec::new(),
+    });
+    Ok(context)
+}
