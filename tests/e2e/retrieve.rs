@@ -133,6 +133,23 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
             .is_some_and(|k| k.contains("unweighted mean"))
     );
 
+    // `auto` sees the code concepts and picks `paths`, saying so in the trace.
+    let auto: Value = serde_json::from_str(&k.ok(&[
+        "retrieve",
+        "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
+        "--format",
+        "json",
+    ]))
+    .expect("json");
+    assert_eq!(auto["strategy"], "paths");
+    // Stages in order: dispatch, then the pick, then the picked strategy's own.
+    assert_eq!(auto["trace"][1]["stage"], "auto");
+    assert!(
+        auto["trace"][1]["kept"][0]
+            .as_str()
+            .is_some_and(|k| k.contains("transaction value"))
+    );
+
     let none: Value = serde_json::from_str(&k.ok(&[
         "retrieve",
         "What is the weather today?",

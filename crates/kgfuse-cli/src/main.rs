@@ -150,8 +150,8 @@ enum Command {
     Retrieve {
         /// The question.
         question: String,
-        /// Retrieval strategy (more arrive with the structure-aware strategies).
-        #[arg(long, value_enum, default_value = "flat")]
+        /// Retrieval strategy.
+        #[arg(long, value_enum, default_value = "auto")]
         strategy: StrategyChoice,
         /// Most items to return.
         #[arg(long, default_value_t = 8)]
@@ -185,6 +185,8 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum StrategyChoice {
+    /// Pick a strategy from the question and the structure in the store.
+    Auto,
     /// Vector top-k over every embedded node (the baseline).
     Flat,
     /// BM25 full-text + vector, fused by reciprocal rank.
@@ -614,6 +616,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let engine = open(&cli.data).await?;
             let options = kgfuse::RetrieveOptions {
                 strategy: match strategy {
+                    StrategyChoice::Auto => kgfuse::Strategy::Auto,
                     StrategyChoice::Flat => kgfuse::Strategy::Flat,
                     StrategyChoice::Hybrid => kgfuse::Strategy::Hybrid,
                     StrategyChoice::Unified => kgfuse::Strategy::Unified,

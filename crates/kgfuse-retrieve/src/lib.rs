@@ -23,7 +23,7 @@ mod unified;
 pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
 
-use kgfuse_core::context::FusedContext;
+use kgfuse_core::context::{Dispatch, FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, StoreError};
 
@@ -56,6 +56,8 @@ pub enum Strategy {
     Neighborhood,
     /// Unified context retriever: vector hits, entities, generated SPARQL, paths.
     Unified,
+    /// Picks one of the others from the dispatch and the structure in the store.
+    Auto,
 }
 
 impl Strategy {
@@ -67,6 +69,7 @@ impl Strategy {
             Self::Paths => "paths",
             Self::Neighborhood => "neighborhood",
             Self::Unified => "unified",
+            Self::Auto => "auto",
         }
     }
 }
@@ -87,12 +90,39 @@ pub struct RetrieveOptions {
 impl Default for RetrieveOptions {
     fn default() -> Self {
         Self {
-            strategy: Strategy::Flat,
+            strategy: Strategy::Auto,
             top_k: 8,
             paths: PathLimits::default(),
             neighborhood: NeighborhoodOptions::default(),
         }
     }
+}
+
+/// `auto`: a question naming semantic input/output tags of ingested code goes to
+/// `paths`; one asking for relationships or naming entities (FACTUAL, HYBRID) to
+/// `unified`; an open, descriptive one (SEMANTIC) to `hybrid`.
+fn pick(
+    store: &Store,
+    question: &str,
+    dispatch: Dispatch,
+) -> Result<(Strategy, String), RetrieveError> {
+    let tags = paths::question_tags(store, question)?;
+    if tags.len() >= 2 {
+        return Ok((
+            Strategy::Paths,
+            format!("the question names code concepts: {}", tags.join(", ")),
+        ));
+    }
+    Ok(match dispatch {
+        Dispatch::Factual | Dispatch::Hybrid => (
+            Strategy::Unified,
+            format!("a {dispatch:?} question: entities and generated SPARQL"),
+        ),
+        Dispatch::Semantic => (
+            Strategy::Hybrid,
+            "a descriptive question: full-text and vector ranks".to_owned(),
+        ),
+    })
 }
 
 /// Retrieves context for `question`.
@@ -109,19 +139,35 @@ pub async fn retrieve(
         return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
     }
     let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
-    let mut context = match options.strategy {
+    let (strategy, auto_stage) = match options.strategy {
+        Strategy::Auto => {
+            let (picked, why) = pick(store, question, dispatch)?;
+            let stage = TraceStage {
+                stage: "auto".into(),
+                kept: vec![format!("picked {}: {why}", picked.name())],
+                dropped: Vec::new(),
+            };
+            (picked, Some(stage))
+        }
+        other => (other, None),
+    };
+    let mut context = match strategy {
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
-        Strategy::Unified => {
+        // `pick` never returns Auto; the arm only keeps the match exhaustive.
+        Strategy::Unified | Strategy::Auto => {
             unified::retrieve(store, model, question, dispatch, options.top_k).await?
         }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
         }
     };
+    if let Some(stage) = auto_stage {
+        context.trace.insert(0, stage);
+    }
     context.query = question.to_owned();
-    context.strategy = options.strategy.name().to_owned();
+    context.strategy = strategy.name().to_owned();
     context.dispatch = dispatch;
     context.trace.insert(0, dispatch_stage);
     Ok(context)
