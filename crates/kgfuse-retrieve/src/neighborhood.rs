@@ -46,10 +46,33 @@ pub fn score(alpha: f32, distance: usize, max_distance: usize, similarity: f32) 
 }
 
 /// An undirected edge list for rebuilding evidence paths.
-type Adjacency = HashMap<String, Vec<(String, Fact)>>;
+pub(crate) type Adjacency = HashMap<String, Vec<(String, Fact)>>;
 
-/// Shortest path (as facts) from any seed to `target` over the walked edges.
-fn evidence(
+/// Adds walked edges to an adjacency, in both directions.
+pub(crate) fn add_edges(
+    adjacency: &mut Adjacency,
+    edges: impl IntoIterator<Item = kgfuse_graph::templates::Edge>,
+) {
+    for edge in edges {
+        let fact = Fact {
+            subject: edge.subject.clone(),
+            predicate: edge.predicate.clone(),
+            object: edge.object.clone(),
+            graph: String::new(),
+        };
+        adjacency
+            .entry(edge.subject.clone())
+            .or_default()
+            .push((edge.object.clone(), fact.clone()));
+        adjacency
+            .entry(edge.object)
+            .or_default()
+            .push((edge.subject, fact));
+    }
+}
+
+/// Shortest path (node IRIs and the facts along it) from any seed to `target`.
+pub(crate) fn evidence(
     adjacency: &Adjacency,
     seeds: &[String],
     target: &str,
@@ -120,22 +143,7 @@ pub(crate) async fn retrieve(
             let slot = distance.entry(node).or_insert(d);
             *slot = (*slot).min(d);
         }
-        for edge in edges {
-            let fact = Fact {
-                subject: edge.subject.clone(),
-                predicate: edge.predicate.clone(),
-                object: edge.object.clone(),
-                graph: String::new(),
-            };
-            adjacency
-                .entry(edge.subject.clone())
-                .or_default()
-                .push((edge.object.clone(), fact.clone()));
-            adjacency
-                .entry(edge.object)
-                .or_default()
-                .push((edge.subject, fact));
-        }
+        add_edges(&mut adjacency, edges);
     }
     // Similarity of the question to every reached node that has text.
     let candidates: Vec<String> = distance.keys().cloned().collect();

@@ -11,6 +11,7 @@
 //! the two sides are never merged into one string.
 
 use crate::RetrieveError;
+use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::sources::source_of;
 use crate::sparql::{run, with_values};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TextHit, TraceStage};
@@ -18,7 +19,6 @@ use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::Store;
-use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Vector hits whose IRIs become linked entities.
 const HIT_ENTITIES: usize = 3;
@@ -176,47 +176,9 @@ fn path_between(
         store
             .graph()
             .neighbourhood(from, MAX_PAIR_HOPS, 400, &store.query_options())?;
-    let mut adjacency: HashMap<&str, Vec<(&str, &kgfuse_graph::templates::Edge)>> = HashMap::new();
-    for edge in &edges {
-        adjacency
-            .entry(&edge.subject)
-            .or_default()
-            .push((&edge.object, edge));
-        adjacency
-            .entry(&edge.object)
-            .or_default()
-            .push((&edge.subject, edge));
-    }
-    let mut previous: HashMap<&str, (&str, &kgfuse_graph::templates::Edge)> = HashMap::new();
-    let mut queue = VecDeque::from([from.as_str()]);
-    let mut seen = BTreeSet::from([from.as_str()]);
-    while let Some(node) = queue.pop_front() {
-        if node == to {
-            let mut nodes = vec![node.to_owned()];
-            let mut facts = Vec::new();
-            let mut at = node;
-            while let Some((back, edge)) = previous.get(at) {
-                nodes.push((*back).to_owned());
-                facts.push(Fact {
-                    subject: edge.subject.clone(),
-                    predicate: edge.predicate.clone(),
-                    object: edge.object.clone(),
-                    graph: String::new(),
-                });
-                at = back;
-            }
-            nodes.reverse();
-            facts.reverse();
-            return Ok(Some((nodes, facts)));
-        }
-        for (next, edge) in adjacency.get(node).into_iter().flatten() {
-            if seen.insert(next) {
-                previous.insert(next, (node, edge));
-                queue.push_back(next);
-            }
-        }
-    }
-    Ok(None)
+    let mut adjacency = Adjacency::new();
+    add_edges(&mut adjacency, edges);
+    Ok(evidence(&adjacency, &[from.as_str().to_owned()], to))
 }
 
 /// Runs the strategy.
