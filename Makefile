@@ -57,6 +57,7 @@ bench: deps models
 	cargo build --release -p kgfuse-bench
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import email, os; print(os.path.dirname(email.__file__))')"
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --retrieval 10000,100000
 
 fmt:
 	cargo fmt --all

@@ -16,6 +16,7 @@
 #![allow(clippy::print_stdout)]
 
 mod ingest;
+mod retrieval;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -48,6 +49,10 @@ struct Args {
     /// standard library: `python3 -c 'import os; print(os.path.dirname(os.__file__))'`).
     #[arg(long)]
     ingest: Option<PathBuf>,
+    /// Benchmark retrieval strategies on synthetic API graphs of these sizes
+    /// (functions) instead of LUBM.
+    #[arg(long, value_delimiter = ',')]
+    retrieval: Vec<usize>,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -176,6 +181,11 @@ async fn main() -> Result<()> {
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             scratch.display()
         );
+    }
+    if !args.retrieval.is_empty() {
+        let result = retrieval::run(&args.retrieval, &scratch).await;
+        let _ = std::fs::remove_dir_all(&scratch);
+        return result;
     }
     if let Some(path) = &args.ingest {
         std::fs::create_dir_all(&scratch)?;
