@@ -3,12 +3,18 @@
 //!
 //! Every strategy runs with the deterministic offline components (hash or MiniLM
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
-//! judgement steps. Implemented so far: [`Strategy::Flat`], the vector baseline every
-//! other strategy is compared with, [`Strategy::Hybrid`] (BM25 + vector, RRF),
-//! [`Strategy::Unified`] (vector hits, entity extraction, generated SPARQL, paths),
-//! [`Strategy::Paths`] (SGKR dependency paths
-//! between the question's input and output concepts) and [`Strategy::Neighborhood`]
-//! (Graph-RAG hybrid scoring with evidence paths); the others follow.
+//! judgement steps:
+//!
+//! - [`Strategy::Flat`]: vector top-k, the baseline every other strategy is compared with;
+//! - [`Strategy::Hybrid`]: BM25 full-text and vector ranks fused by RRF;
+//! - [`Strategy::Unified`]: vector hits, entity linking, generated SPARQL, paths;
+//! - [`Strategy::Paths`]: SGKR dependency paths from the question's input concepts to
+//!   its output concepts;
+//! - [`Strategy::Neighborhood`]: Graph-RAG scoring of a small neighbourhood, with
+//!   evidence paths;
+//! - [`Strategy::Auto`]: picks one of the above and says why in the trace.
+//!
+//! The DomAgent `domain` strategy is not written yet.
 
 pub mod dispatch;
 mod flat;
