@@ -71,8 +71,15 @@ impl Kgfuse {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
+    /// Runs and asserts success; parses stdout as JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.ok(args);
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("kgfuse {args:?}: not JSON ({e}): {out}"))
+    }
+
     pub fn stats(&self) -> Value {
-        serde_json::from_str(&self.ok(&["stats", "--json"])).expect("stats json")
+        self.json(&["stats", "--json"])
     }
 
     pub fn check_json(&self) -> Value {

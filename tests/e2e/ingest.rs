@@ -20,21 +20,19 @@ fn ingest(k: &Kgfuse, args: &[&str]) -> Value {
     let mut all = vec!["ingest"];
     all.extend_from_slice(args);
     all.push("--json");
-    serde_json::from_str(&k.ok(&all)).expect("ingest report json")
+    k.json(&all)
 }
 
 /// Runs an ASK query and returns its answer.
 fn ask(k: &Kgfuse, query: &str) -> bool {
-    let out = k.ok(&["sparql", query, "--format", "json"]);
-    let value: Value = serde_json::from_str(&out).expect("ask json");
-    value["boolean"].as_bool().expect("boolean result")
+    k.json(&["sparql", query, "--format", "json"])["boolean"]
+        .as_bool()
+        .expect("boolean result")
 }
 
 /// Runs a SELECT and returns the values of one variable in order.
 fn column(k: &Kgfuse, query: &str, var: &str) -> Vec<String> {
-    let out = k.ok(&["sparql", query, "--format", "json"]);
-    let value: Value = serde_json::from_str(&out).expect("select json");
-    value["results"]["bindings"]
+    k.json(&["sparql", query, "--format", "json"])["results"]["bindings"]
         .as_array()
         .expect("bindings")
         .iter()

@@ -13,7 +13,7 @@ fn flat_retrieval_returns_a_fused_context_with_sources_and_trace() {
             .display()
             .to_string(),
     ]);
-    let out = k.ok(&[
+    let context = k.json(&[
         "retrieve",
         "Can I work remotely from another country?",
         "--strategy",
@@ -23,7 +23,6 @@ fn flat_retrieval_returns_a_fused_context_with_sources_and_trace() {
         "--format",
         "json",
     ]);
-    let context: Value = serde_json::from_str(&out).expect("FusedContext json");
     for field in [
         "query",
         "strategy",
@@ -83,7 +82,7 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
         "--knowledge",
         &fixture.join("knowledge.toml").display().to_string(),
     ]);
-    let out = k.ok(&[
+    let context = k.json(&[
         "retrieve",
         "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
         "--strategy",
@@ -91,7 +90,6 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
         "--format",
         "json",
     ]);
-    let context: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(context["strategy"], "paths");
     let names: Vec<&str> = context["functions"]
         .as_array()
@@ -134,13 +132,12 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
     );
 
     // `auto` sees the code concepts and picks `paths`, saying so in the trace.
-    let auto: Value = serde_json::from_str(&k.ok(&[
+    let auto: Value = k.json(&[
         "retrieve",
         "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
         "--format",
         "json",
-    ]))
-    .expect("json");
+    ]);
     assert_eq!(auto["strategy"], "paths");
     // Stages in order: dispatch, then the pick, then the picked strategy's own.
     assert_eq!(auto["trace"][1]["stage"], "auto");
@@ -150,15 +147,14 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
             .is_some_and(|k| k.contains("transaction value"))
     );
 
-    let none: Value = serde_json::from_str(&k.ok(&[
+    let none: Value = k.json(&[
         "retrieve",
         "What is the weather today?",
         "--strategy",
         "paths",
         "--format",
         "json",
-    ]))
-    .expect("json");
+    ]);
     assert_eq!(none["status"], "no_tags");
     assert!(none["functions"].as_array().expect("functions").is_empty());
 }
@@ -173,7 +169,7 @@ fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
             .display()
             .to_string(),
     ]);
-    let out = k.ok(&[
+    let context = k.json(&[
         "retrieve",
         "a customer wants a refund but there is an open chargeback",
         "--strategy",
@@ -183,7 +179,6 @@ fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
         "--format",
         "json",
     ]);
-    let context: Value = serde_json::from_str(&out).expect("json");
     let stages: Vec<&str> = context["trace"]
         .as_array()
         .expect("trace")
@@ -255,7 +250,7 @@ fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
             .to_string(),
     ]);
     let query = |q: &str| -> Value {
-        serde_json::from_str(&k.ok(&[
+        k.json(&[
             "retrieve",
             q,
             "--strategy",
@@ -264,8 +259,7 @@ fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
             "4",
             "--format",
             "json",
-        ]))
-        .expect("json")
+        ])
     };
     let first = query("VPN remote access");
     let kept = first["trace"][1]["kept"].as_array().expect("kept");
@@ -314,7 +308,7 @@ fn unified_keeps_text_and_generated_facts_apart() {
         args.push(root().join(file).display().to_string());
     }
     k.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let out = k.ok(&[
+    let context = k.json(&[
         "retrieve",
         "Explain the ingestion pipeline and its connection to the KnowledgeGraphUpdateAgent",
         "--strategy",
@@ -324,7 +318,6 @@ fn unified_keeps_text_and_generated_facts_apart() {
         "--format",
         "json",
     ]);
-    let context: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(context["dispatch"], "hybrid");
     assert_eq!(context["unstructured"].as_array().expect("text").len(), 4);
     // The entity named in the question is linked by its IRI's local name ...

@@ -121,7 +121,6 @@ impl Graph {
         start: &NamedNode,
         hops: usize,
         max_nodes: usize,
-        _options: &QueryOptions,
     ) -> Result<(BTreeMap<String, usize>, BTreeSet<Edge>), GraphError> {
         let rdf_type = NamedNodeRef::new_unchecked(kgfuse_core::vocab::w3c::RDF_TYPE);
         let mut distance = BTreeMap::from([(start.as_str().to_owned(), 0usize)]);
@@ -277,14 +276,13 @@ mod tests {
     #[test]
     fn neighbourhood_respects_hops() {
         let graph = chain();
-        let o = QueryOptions::default();
         let (one, _) = graph
-            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 1, 100, &o)
+            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 1, 100)
             .expect("walk");
         assert_eq!(one.get("urn:f2"), Some(&1));
         assert!(!one.contains_key("urn:f3"));
         let (two, edges) = graph
-            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 2, 100, &o)
+            .neighbourhood(&NamedNode::new("urn:f1").expect("iri"), 2, 100)
             .expect("walk");
         assert_eq!(two.get("urn:f3"), Some(&2));
         assert!(

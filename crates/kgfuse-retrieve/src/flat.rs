@@ -1,8 +1,8 @@
 //! `flat`: vector top-k over every embedded node, the baseline.
 
 use crate::RetrieveError;
-use crate::sources::source_of;
-use kgfuse_core::context::{FusedContext, TextHit, TraceStage};
+use crate::sources::text_hit;
+use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_store::Store;
 
 /// The `top_k` nearest nodes to the question, with their sources.
@@ -16,12 +16,8 @@ pub(crate) async fn retrieve(
     let mut kept = Vec::with_capacity(hits.len());
     for hit in hits {
         kept.push(format!("{} ({}, {:.3})", hit.iri, hit.kind, hit.score));
-        context.unstructured.push(TextHit {
-            source: source_of(store, &hit.iri, &hit.graph),
-            iri: hit.iri,
-            text: hit.text,
-            score: hit.score,
-        });
+        let score = hit.score;
+        context.unstructured.push(text_hit(store, hit, score));
     }
     context.trace.push(TraceStage {
         stage: "vector".into(),

@@ -2,19 +2,12 @@
 //! call it. The node's IRI is bound as a term, never pasted into query text.
 
 use crate::RetrieveError;
+use crate::sources::cell_text;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
 use kgfuse_store::Store;
-
-fn text(term: Option<&Option<Term>>) -> Option<String> {
-    match term.cloned().flatten() {
-        Some(Term::NamedNode(n)) => Some(n.into_string()),
-        Some(Term::Literal(l)) => Some(l.value().to_owned()),
-        _ => None,
-    }
-}
 
 /// Runs `query` with `?node` bound to `iri` and returns its rows.
 pub(crate) fn rows_for(
@@ -53,12 +46,12 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         qualified = kgfuse::QUALIFIED_NAME,
     );
     if let Some(row) = rows_for(store, &main, &node)?.first() {
-        info.name = text(row.first()).unwrap_or_default();
-        info.signature = text(row.get(1));
-        info.returns = text(row.get(2));
-        info.module = text(row.get(3));
-        info.package = text(row.get(4));
-        info.code = text(row.get(5));
+        info.name = cell_text(row.first()).unwrap_or_default();
+        info.signature = cell_text(row.get(1));
+        info.returns = cell_text(row.get(2));
+        info.module = cell_text(row.get(3));
+        info.package = cell_text(row.get(4));
+        info.code = cell_text(row.get(5));
     }
     let params = format!(
         "SELECT ?name ?type ?default ?node WHERE {{ ?node <{has}> ?p . ?p <{name}> ?name . \
@@ -71,11 +64,11 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         default = kgfuse::DEFAULT_VALUE,
     );
     for row in rows_for(store, &params, &node)? {
-        let mut param = text(row.first()).unwrap_or_default();
-        if let Some(t) = text(row.get(1)) {
+        let mut param = cell_text(row.first()).unwrap_or_default();
+        if let Some(t) = cell_text(row.get(1)) {
             param.push_str(&format!(": {t}"));
         }
-        if let Some(d) = text(row.get(2)) {
+        if let Some(d) = cell_text(row.get(2)) {
             param.push_str(&format!(" = {d}"));
         }
         info.params.push(param);
@@ -90,13 +83,13 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         knowledge = kgfuse::KNOWLEDGE,
     );
     for row in rows_for(store, &links, &node)? {
-        if let Some(callee) = text(row.first()) {
+        if let Some(callee) = cell_text(row.first()) {
             info.depends_on.push(callee);
         }
-        if let Some(sibling) = text(row.get(1)) {
+        if let Some(sibling) = cell_text(row.get(1)) {
             info.siblings.push(sibling);
         }
-        if let Some(knowledge) = text(row.get(2)) {
+        if let Some(knowledge) = cell_text(row.get(2)) {
             info.knowledge.push(knowledge);
         }
     }

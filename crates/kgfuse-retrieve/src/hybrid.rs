@@ -6,8 +6,8 @@
 //! channel's rank and score for every kept node.
 
 use crate::RetrieveError;
-use crate::sources::source_of;
-use kgfuse_core::context::{Dropped, FusedContext, TextHit, TraceStage};
+use crate::sources::text_hit;
+use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_store::{Store, VectorHit};
 use std::collections::BTreeMap;
 
@@ -88,12 +88,9 @@ pub(crate) async fn retrieve(
             continue;
         }
         kept.push(format!("{} {}", hit.iri, entry.describe()));
-        context.unstructured.push(TextHit {
-            source: source_of(store, &hit.iri, &hit.graph),
-            score: entry.score(),
-            iri: hit.iri,
-            text: hit.text,
-        });
+        context
+            .unstructured
+            .push(text_hit(store, hit, entry.score()));
     }
     context.trace.push(TraceStage {
         stage: "rrf".into(),

@@ -4,8 +4,8 @@
 //! the evidence path from a linked entity to it.
 
 use crate::RetrieveError;
-use crate::sources::source_of;
-use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
+use crate::sources::text_hit;
+use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -128,17 +128,14 @@ pub(crate) async fn retrieve(
     // Walk from every seed; a node's distance is its distance to the nearest seed.
     let mut distance: BTreeMap<String, usize> = BTreeMap::new();
     let mut adjacency: Adjacency = HashMap::new();
-    let query_options = store.query_options();
     for seed in &seeds {
         let Ok(start) = NamedNode::new(seed.as_str()) else {
             continue;
         };
-        let (reached, edges) = store.graph().neighbourhood(
-            &start,
-            options.max_distance,
-            options.max_nodes,
-            &query_options,
-        )?;
+        let (reached, edges) =
+            store
+                .graph()
+                .neighbourhood(&start, options.max_distance, options.max_nodes)?;
         for (node, d) in reached {
             let slot = distance.entry(node).or_insert(d);
             *slot = (*slot).min(d);
@@ -188,12 +185,7 @@ pub(crate) async fn retrieve(
             }
             context.paths.push(nodes);
         }
-        context.unstructured.push(TextHit {
-            source: source_of(store, &hit.iri, &hit.graph),
-            iri: hit.iri,
-            text: hit.text,
-            score: total,
-        });
+        context.unstructured.push(text_hit(store, hit, total));
     }
     context.trace.push(TraceStage {
         stage: "neighborhood".into(),

@@ -13,6 +13,7 @@
 
 use crate::RetrieveError;
 use crate::functions::function_info;
+use crate::sources::cell_text;
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::QueryOutcome;
@@ -78,14 +79,6 @@ fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveEr
     }
 }
 
-fn iri(term: Option<&Option<Term>>) -> Option<String> {
-    match term.cloned().flatten() {
-        Some(Term::NamedNode(n)) => Some(n.into_string()),
-        Some(Term::Literal(l)) => Some(l.value().to_owned()),
-        _ => None,
-    }
-}
-
 /// Every tag in the store with its kinds.
 fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
     let query = format!(
@@ -97,9 +90,11 @@ fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
     );
     let mut out: BTreeMap<String, Tag> = BTreeMap::new();
     for row in rows(store, &query)? {
-        let (Some(tag), Some(label), Some(kind)) =
-            (iri(row.first()), iri(row.get(1)), iri(row.get(2)))
-        else {
+        let (Some(tag), Some(label), Some(kind)) = (
+            cell_text(row.first()),
+            cell_text(row.get(1)),
+            cell_text(row.get(2)),
+        ) else {
             continue;
         };
         let entry = out.entry(tag).or_default();
@@ -148,7 +143,7 @@ fn flow_graph(store: &Store) -> Result<HashMap<String, Vec<String>>, RetrieveErr
         produces = kgfuse::PRODUCES,
     );
     for row in rows(store, &query)? {
-        if let (Some(from), Some(to)) = (iri(row.first()), iri(row.get(1))) {
+        if let (Some(from), Some(to)) = (cell_text(row.first()), cell_text(row.get(1))) {
             edges.entry(from).or_default().push(to);
         }
     }

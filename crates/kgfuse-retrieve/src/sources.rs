@@ -1,10 +1,11 @@
-//! Where a retrieved node's text comes from: its document, title, section and chunk id.
+//! Where a retrieved node's text comes from (document, title, section, chunk id), and
+//! the small conversions every strategy shares.
 
-use kgfuse_core::context::SourceRef;
+use kgfuse_core::context::{SourceRef, TextHit};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
-use kgfuse_store::Store;
+use kgfuse_store::{Store, VectorHit};
 
 /// Looks up the source of `iri`; falls back to the graph the vector row came from.
 /// The IRI is bound as a term, never pasted into the query text.
@@ -42,15 +43,31 @@ pub(crate) fn source_of(store: &Store, iri: &str, graph: &str) -> SourceRef {
     let Some(row) = rows.first() else {
         return fallback;
     };
-    let value = |i: usize| match row.get(i).cloned().flatten() {
-        Some(Term::NamedNode(n)) => Some(n.into_string()),
-        Some(Term::Literal(l)) => Some(l.value().to_owned()),
-        _ => None,
-    };
+    let value = |i: usize| cell_text(row.get(i));
     SourceRef {
         id: value(0).unwrap_or_else(|| graph.to_owned()),
         title: value(1),
         section: value(2),
         chunk_id: value(3),
+    }
+}
+
+/// A result cell as text: an IRI, a literal's value, or `_:id` for a blank node.
+pub(crate) fn cell_text(cell: Option<&Option<Term>>) -> Option<String> {
+    match cell.cloned().flatten() {
+        Some(Term::NamedNode(n)) => Some(n.into_string()),
+        Some(Term::Literal(l)) => Some(l.value().to_owned()),
+        Some(Term::BlankNode(b)) => Some(format!("_:{}", b.as_str())),
+        None => None,
+    }
+}
+
+/// A vector hit as retrieved text with its source, under the strategy's own score.
+pub(crate) fn text_hit(store: &Store, hit: VectorHit, score: f32) -> TextHit {
+    TextHit {
+        source: source_of(store, &hit.iri, &hit.graph),
+        iri: hit.iri,
+        text: hit.text,
+        score,
     }
 }

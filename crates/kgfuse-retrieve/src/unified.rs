@@ -12,9 +12,9 @@
 
 use crate::RetrieveError;
 use crate::neighborhood::{Adjacency, add_edges, evidence};
-use crate::sources::source_of;
+use crate::sources::{cell_text, text_hit};
 use crate::sparql::{run, with_values};
-use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TextHit, TraceStage};
+use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_llm::LanguageModel;
@@ -54,15 +54,6 @@ const BOOKKEEPING: &[&str] = &[
 /// Longest path searched between two linked entities.
 const MAX_PAIR_HOPS: usize = 3;
 
-fn text_of(term: Option<&Option<Term>>) -> Option<String> {
-    match term.cloned().flatten() {
-        Some(Term::NamedNode(n)) => Some(n.into_string()),
-        Some(Term::Literal(l)) => Some(l.value().to_owned()),
-        Some(Term::BlankNode(b)) => Some(format!("_:{}", b.as_str())),
-        _ => None,
-    }
-}
-
 /// Nodes whose label, alias or name equals (case-insensitively) one of `names`.
 fn nodes_named(
     store: &Store,
@@ -94,7 +85,7 @@ fn nodes_named(
     let mut out: Vec<String> = solutions
         .rows
         .iter()
-        .filter_map(|r| text_of(r.get(column)))
+        .filter_map(|r| cell_text(r.get(column)))
         .collect();
     sparql.push(solutions.text);
     out.sort();
@@ -126,10 +117,10 @@ fn facts_about(
         };
         for row in &solutions.rows {
             let (Some(entity), Some(predicate), Some(other), Some(graph)) = (
-                text_of(row.get(e)),
-                text_of(row.get(p)),
-                text_of(row.get(x)),
-                text_of(row.get(g)),
+                cell_text(row.get(e)),
+                cell_text(row.get(p)),
+                cell_text(row.get(x)),
+                cell_text(row.get(g)),
             ) else {
                 continue;
             };
@@ -172,10 +163,7 @@ fn path_between(
     from: &NamedNode,
     to: &str,
 ) -> Result<Option<Evidence>, RetrieveError> {
-    let (_, edges) =
-        store
-            .graph()
-            .neighbourhood(from, MAX_PAIR_HOPS, 400, &store.query_options())?;
+    let (_, edges) = store.graph().neighbourhood(from, MAX_PAIR_HOPS, 400)?;
     let mut adjacency = Adjacency::new();
     add_edges(&mut adjacency, edges);
     Ok(evidence(&adjacency, &[from.as_str().to_owned()], to))
@@ -201,12 +189,9 @@ pub(crate) async fn retrieve(
     for (i, hit) in hits.iter().enumerate() {
         if i < text_budget {
             vector_kept.push(format!("{} ({:.3})", hit.iri, hit.score));
-            context.unstructured.push(TextHit {
-                source: source_of(store, &hit.iri, &hit.graph),
-                iri: hit.iri.clone(),
-                text: hit.text.clone(),
-                score: hit.score,
-            });
+            context
+                .unstructured
+                .push(text_hit(store, hit.clone(), hit.score));
         } else {
             vector_dropped.push(Dropped {
                 iri: hit.iri.clone(),
