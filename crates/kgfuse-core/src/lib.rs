@@ -68,6 +68,25 @@ pub fn file_iri(absolute: &std::path::Path) -> String {
     iri
 }
 
+/// The singular of a lowercase English word, by suffix only: `merchants` ->
+/// `merchant`, `categories` -> `category`; `status`, `class`, `analysis`, `bus`
+/// stay. Ingestion names semantic tags with it and retrieval folds questions with
+/// it, so both sides must use this one function.
+pub fn singular(word: &str) -> String {
+    if let Some(stem) = word.strip_suffix("ies")
+        && stem.len() >= 2
+    {
+        return format!("{stem}y");
+    }
+    if word.len() > 3
+        && word.ends_with('s')
+        && !["ss", "us", "is", "os"].iter().any(|e| word.ends_with(e))
+    {
+        return word[..word.len() - 1].to_owned();
+    }
+    word.to_owned()
+}
+
 /// Writes a file so that readers see either the old or the new content, never a
 /// torn one: write a sibling temporary file, fsync it, rename it over the target.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -42,19 +42,7 @@ impl Default for PathLimits {
 /// `fees` -> `fee`, `categories` -> `category`: the same folding ingestion applies
 /// to tag names, applied to every word of the question.
 fn fold(word: &str) -> String {
-    let lower = word.to_lowercase();
-    if let Some(stem) = lower.strip_suffix("ies")
-        && stem.len() >= 2
-    {
-        return format!("{stem}y");
-    }
-    if lower.len() > 3
-        && lower.ends_with('s')
-        && !["ss", "us", "is", "os"].iter().any(|e| lower.ends_with(e))
-    {
-        return lower[..lower.len() - 1].to_owned();
-    }
-    lower
+    kgfuse_core::singular(&word.to_lowercase())
 }
 
 fn words(text: &str) -> Vec<String> {

@@ -81,23 +81,6 @@ fn words(name: &str) -> Vec<String> {
     words
 }
 
-/// `merchants` -> `merchant`, `fees` -> `fee`, `categories` -> `category`;
-/// leaves `status`, `class`, `analysis` alone.
-fn singular(word: &str) -> String {
-    if let Some(stem) = word.strip_suffix("ies")
-        && stem.len() >= 2
-    {
-        return format!("{stem}y");
-    }
-    if word.len() > 3
-        && word.ends_with('s')
-        && !["ss", "us", "is", "os"].iter().any(|e| word.ends_with(e))
-    {
-        return word[..word.len() - 1].to_owned();
-    }
-    word.to_owned()
-}
-
 /// The concept a name stands for, or `None` for generic names.
 pub fn normalise(name: &str) -> Option<String> {
     let mut parts = words(name.trim_start_matches('*'));
@@ -113,7 +96,7 @@ pub fn normalise(name: &str) -> Option<String> {
     }
     let as_written = parts.join(" ");
     if let Some(last) = parts.last_mut() {
-        *last = singular(last);
+        *last = kgfuse_core::singular(last);
     }
     let tag = parts.join(" ");
     let meaningful = tag.chars().filter(|c| c.is_alphabetic()).count() >= 3
