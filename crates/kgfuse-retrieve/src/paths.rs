@@ -1,7 +1,7 @@
 //! `paths` (SGKR): structure-grounded retrieval along dependency paths.
 //!
-//! 1. Find the semantic input and output tags the question names (tag labels
-//!    matched as whole words, plurals folded).
+//! 1. Find the semantic input and output tags the question names (tag labels and
+//!    `skos:altLabel` aliases matched as whole words, plurals folded).
 //! 2. Search the merged dependency graph breadth-first along the data flow:
 //!    input tag -> a function consuming it -> the functions calling that one -> ...
 //!    -> a function producing an output tag.
@@ -52,10 +52,11 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// A tag node with its label and kinds.
+/// A tag node with its label, aliases and kinds.
 #[derive(Debug, Clone, Default)]
 struct Tag {
     label: String,
+    aliases: Vec<String>,
     input: bool,
     output: bool,
 }
@@ -70,9 +71,10 @@ fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveEr
 /// Every tag in the store with its kinds.
 fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
     let query = format!(
-        "SELECT ?tag ?label ?type WHERE {{ ?tag a ?type ; <{label}> ?label . \
-         VALUES ?type {{ <{input}> <{output}> }} }}",
+        "SELECT ?tag ?label ?type ?alias WHERE {{ ?tag a ?type ; <{label}> ?label . \
+         VALUES ?type {{ <{input}> <{output}> }} OPTIONAL {{ ?tag <{alt}> ?alias }} }}",
         label = w3c::RDFS_LABEL,
+        alt = w3c::SKOS_ALT_LABEL,
         input = kgfuse::INPUT_TAG,
         output = kgfuse::OUTPUT_TAG,
     );
@@ -89,45 +91,64 @@ fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
         entry.label = label;
         entry.input |= kind == kgfuse::INPUT_TAG;
         entry.output |= kind == kgfuse::OUTPUT_TAG;
+        if let Some(alias) = cell_text(row.get(3))
+            && !entry.aliases.contains(&alias)
+        {
+            entry.aliases.push(alias);
+        }
     }
     Ok(out)
 }
 
-/// Tags whose label occurs in the question as whole (folded) words; a tag whose
-/// match lies inside a longer matched tag's match is dropped (`fee` inside
-/// `average fee`). Returns (tag IRI, first word position).
+/// Tags whose label or an alias occurs in the question as whole (folded) words.
+/// A match inside a longer match is dropped (`fee` inside `average fee`), except an
+/// input tag inside an output tag's match: "most expensive MCC" asks for the most
+/// expensive one *over MCCs*, so `mcc` is also given. Returns (tag IRI, start, end).
 fn matched_tags(question: &str, tags: &BTreeMap<String, Tag>) -> Vec<(String, usize, usize)> {
     let question = words(question);
     let mut found: Vec<(String, usize, usize)> = Vec::new();
     for (iri, tag) in tags {
-        let label = words(&tag.label);
-        if label.is_empty() || label.len() > question.len() {
-            continue;
-        }
-        if let Some(start) = question
-            .windows(label.len())
-            .position(|w| w == label.as_slice())
-        {
-            found.push((iri.clone(), start, start + label.len()));
+        let best = std::iter::once(&tag.label)
+            .chain(&tag.aliases)
+            .filter_map(|name| {
+                let name = words(name);
+                if name.is_empty() || name.len() > question.len() {
+                    return None;
+                }
+                let start = question
+                    .windows(name.len())
+                    .position(|w| w == name.as_slice())?;
+                Some((start, start + name.len()))
+            })
+            .max_by_key(|(start, end)| (end - start, std::cmp::Reverse(*start)));
+        if let Some((start, end)) = best {
+            found.push((iri.clone(), start, end));
         }
     }
-    let spans: Vec<(usize, usize)> = found.iter().map(|(_, s, e)| (*s, *e)).collect();
-    found.retain(|(_, s, e)| {
-        !spans
-            .iter()
-            .any(|(s2, e2)| (s2 <= s && e <= e2) && (e2 - s2) > (e - s))
+    let spans: Vec<(String, usize, usize)> = found.clone();
+    found.retain(|(iri, s, e)| {
+        !spans.iter().any(|(outer, s2, e2)| {
+            let inside = (s2 <= s && e <= e2) && (e2 - s2) > (e - s);
+            let given_inside_asked =
+                tags[iri].input && tags[outer].output && !tags[outer].input;
+            inside && !given_inside_asked
+        })
     });
     found
 }
 
-/// The data-flow graph: tag -> consumer, callee -> caller, producer -> tag.
+/// The data-flow graph: tag -> consumer, callee -> caller, producer -> tag. Calls
+/// resolved only by name count too: `rule.matches(...)` on a loop variable is such a
+/// call, and a wrong guess still has to lead to an output tag to matter.
 fn flow_graph(store: &Store) -> Result<HashMap<String, Vec<String>>, RetrieveError> {
     let mut edges: HashMap<String, Vec<String>> = HashMap::new();
     let query = format!(
         "SELECT ?from ?to WHERE {{ \
-           {{ ?to <{consumes}> ?from }} UNION {{ ?to <{calls}> ?from }} UNION {{ ?from <{produces}> ?to }} }}",
+           {{ ?to <{consumes}> ?from }} UNION {{ ?to <{calls}>|<{by_name}> ?from }} \
+           UNION {{ ?from <{produces}> ?to }} }}",
         consumes = kgfuse::CONSUMES,
         calls = kgfuse::CALLS,
+        by_name = kgfuse::CALLS_BY_NAME,
         produces = kgfuse::PRODUCES,
     );
     for row in rows(store, &query)? {
@@ -149,6 +170,8 @@ const MAX_EXPANSIONS: usize = 20_000;
 /// over partial paths; a node appears at most once per path). Not only the shortest
 /// path per node: `transaction value -> compute_fee -> average_fee -> average fee`
 /// matters although `average_fee` also consumes the transaction value directly.
+/// A path whose nodes all lie on paths already kept adds nothing and does not count
+/// towards `max_paths`, so the limit buys coverage rather than permutations.
 fn search(
     edges: &HashMap<String, Vec<String>>,
     inputs: &[String],
@@ -156,6 +179,8 @@ fn search(
     limits: PathLimits,
 ) -> Vec<Vec<String>> {
     let mut paths = Vec::new();
+    let to_output = distance_to_outputs(edges, outputs, limits.max_depth);
+    let mut covered: BTreeSet<&str> = BTreeSet::new();
     let mut queue: VecDeque<Vec<&str>> = inputs.iter().map(|i| vec![i.as_str()]).collect();
     let mut expansions = 0usize;
     while let Some(path) = queue.pop_front() {
@@ -167,12 +192,22 @@ fn search(
             continue;
         };
         for next in edges.get(*last).into_iter().flatten() {
-            if path.contains(&next.as_str()) {
+            // Only steps from which an output is still reachable within the depth
+            // left: dead ends (most consumers of a common tag) are never queued.
+            let edges_after = path.len();
+            let reachable = to_output
+                .get(next.as_str())
+                .is_some_and(|d| edges_after + d <= limits.max_depth);
+            if !reachable || path.contains(&next.as_str()) {
                 continue;
             }
             let mut extended = path.clone();
             extended.push(next);
             if outputs.contains(next) {
+                if extended.iter().all(|node| covered.contains(node)) {
+                    continue;
+                }
+                covered.extend(extended.iter().copied());
                 paths.push(extended.iter().map(|s| (*s).to_owned()).collect());
                 if paths.len() >= limits.max_paths {
                     return paths;
@@ -183,6 +218,36 @@ fn search(
         }
     }
     paths
+}
+
+/// Fewest edges from each node to an output tag (reverse breadth-first search),
+/// for nodes within `max_depth`.
+fn distance_to_outputs<'a>(
+    edges: &'a HashMap<String, Vec<String>>,
+    outputs: &'a BTreeSet<String>,
+    max_depth: usize,
+) -> HashMap<&'a str, usize> {
+    let mut reverse: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (from, targets) in edges {
+        for to in targets {
+            reverse.entry(to.as_str()).or_default().push(from.as_str());
+        }
+    }
+    let mut distance: HashMap<&str, usize> = outputs.iter().map(|o| (o.as_str(), 0)).collect();
+    let mut queue: VecDeque<&str> = outputs.iter().map(String::as_str).collect();
+    while let Some(node) = queue.pop_front() {
+        let next_distance = distance[node] + 1;
+        if next_distance > max_depth {
+            continue;
+        }
+        for source in reverse.get(node).into_iter().flatten() {
+            if !distance.contains_key(source) {
+                distance.insert(source, next_distance);
+                queue.push_back(source);
+            }
+        }
+    }
+    distance
 }
 
 /// Labels of the semantic tags the question names (what `auto` looks at).
@@ -300,6 +365,7 @@ mod tests {
     fn tag(label: &str, input: bool, output: bool) -> Tag {
         Tag {
             label: label.into(),
+            aliases: Vec::new(),
             input,
             output,
         }
@@ -325,6 +391,25 @@ mod tests {
     }
 
     #[test]
+    fn aliases_match_and_a_given_concept_inside_the_asked_one_stays() {
+        let mut amount = tag("transaction value", true, false);
+        amount.aliases.push("transaction".into());
+        let tags = BTreeMap::from([
+            ("t:mcc".to_owned(), tag("mcc", true, true)),
+            ("t:top".to_owned(), tag("most expensive mcc", false, true)),
+            ("t:tv".to_owned(), amount),
+        ]);
+        let found: Vec<String> = matched_tags(
+            "What is the most expensive MCC for a transaction of 5 euros, in general?",
+            &tags,
+        )
+        .into_iter()
+        .map(|(t, _, _)| t)
+        .collect();
+        assert_eq!(found, ["t:mcc", "t:top", "t:tv"]);
+    }
+
+    #[test]
     fn search_follows_data_flow_to_the_outputs() {
         let edges: HashMap<String, Vec<String>> = HashMap::from([
             ("in".to_owned(), vec!["compute".to_owned()]),
@@ -347,5 +432,24 @@ mod tests {
             max_paths: 5,
         };
         assert!(search(&edges, &["in".to_owned()], &outputs, short).is_empty());
+    }
+
+    #[test]
+    fn paths_that_add_no_node_are_skipped() {
+        let edges: HashMap<String, Vec<String>> = HashMap::from([
+            ("in".to_owned(), vec!["a".to_owned(), "b".to_owned()]),
+            ("a".to_owned(), vec!["b".to_owned(), "out".to_owned()]),
+            ("b".to_owned(), vec!["out".to_owned()]),
+        ]);
+        let outputs = BTreeSet::from(["out".to_owned()]);
+        let paths = search(&edges, &["in".to_owned()], &outputs, PathLimits::default());
+        // in -> a -> b -> out only revisits covered nodes.
+        assert_eq!(
+            paths,
+            [
+                ["in", "a", "out"].map(String::from).to_vec(),
+                ["in", "b", "out"].map(String::from).to_vec()
+            ]
+        );
     }
 }

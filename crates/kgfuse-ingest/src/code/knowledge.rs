@@ -8,6 +8,10 @@
 //! knowledge = "fee = fixed_amount + rate * transaction_value / 10000"
 //! inputs = ["fee rule", "transaction value"]  # optional input tags
 //! outputs = ["fee"]                           # optional output tags
+//!
+//! [[tag]]
+//! name = "transaction value"                  # a tag name, folded like the others
+//! aliases = ["transaction", "amount"]         # other words for it in questions
 //! ```
 //! Turtle form: any subject with `kgfuse:qualifiedName "..."` plus `kgfuse:knowledge`,
 //! and tag names as literals of `kgfuse:consumes` / `kgfuse:produces`.
@@ -35,9 +39,20 @@ pub struct FunctionKnowledge {
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TomlFile {
     #[serde(default)]
     function: Vec<TomlEntry>,
+    #[serde(default)]
+    tag: Vec<TomlTag>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlTag {
+    name: String,
+    #[serde(default)]
+    aliases: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -55,13 +70,25 @@ struct TomlEntry {
 /// Knowledge by qualified function name.
 pub type KnowledgeMap = BTreeMap<String, FunctionKnowledge>;
 
+/// Everything a knowledge file says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Knowledge {
+    /// Knowledge by qualified function name.
+    pub functions: KnowledgeMap,
+    /// Other names of semantic tags, by tag name as written in the file
+    /// (`transaction value` -> `transaction`, `amount`); written as `skos:altLabel`
+    /// so question words that are not the tag's label still find it.
+    pub tag_aliases: BTreeMap<String, Vec<String>>,
+}
+
 /// Reads a knowledge file (`.toml`, or `.ttl` Turtle).
-pub fn read(path: &Path) -> Result<KnowledgeMap, IngestError> {
+pub fn read(path: &Path) -> Result<Knowledge, IngestError> {
     let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
         path: path.display().to_string(),
         source,
     })?;
-    let mut map = KnowledgeMap::new();
+    let mut knowledge = Knowledge::default();
+    let map = &mut knowledge.functions;
     match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => {
             let file: TomlFile = toml::from_str(&text).map_err(|e| {
@@ -73,9 +100,16 @@ pub fn read(path: &Path) -> Result<KnowledgeMap, IngestError> {
                     None => format!("{}: {}", path.display(), e.message()),
                 })
             })?;
+            for tag in file.tag {
+                knowledge
+                    .tag_aliases
+                    .entry(tag.name)
+                    .or_default()
+                    .extend(tag.aliases);
+            }
             for entry in file.function {
                 merge(
-                    &mut map,
+                    map,
                     FunctionKnowledge {
                         name: entry.name,
                         knowledge: entry.knowledge.into_iter().collect(),
@@ -85,7 +119,7 @@ pub fn read(path: &Path) -> Result<KnowledgeMap, IngestError> {
                 );
             }
         }
-        Some("ttl") => read_turtle(path, &text, &mut map)?,
+        Some("ttl") => read_turtle(path, &text, map)?,
         _ => {
             return Err(IngestError::Invalid(format!(
                 "{}: a knowledge file must be .toml or .ttl",
@@ -93,7 +127,7 @@ pub fn read(path: &Path) -> Result<KnowledgeMap, IngestError> {
             )));
         }
     }
-    Ok(map)
+    Ok(knowledge)
 }
 
 fn read_turtle(path: &Path, text: &str, map: &mut KnowledgeMap) -> Result<(), IngestError> {
@@ -157,9 +191,17 @@ mod tests {
             "[[function]]\nname = \"p.m.f\"\nknowledge = \"rule one\"\ninputs = [\"merchant\"]\n",
         )
         .expect("write");
-        let map = read(&toml_path).expect("toml");
+        let map = read(&toml_path).expect("toml").functions;
         assert_eq!(map["p.m.f"].knowledge, ["rule one"]);
         assert_eq!(map["p.m.f"].inputs, ["merchant"]);
+
+        std::fs::write(
+            &toml_path,
+            "[[tag]]\nname = \"transaction value\"\naliases = [\"amount\", \"euros\"]\n",
+        )
+        .expect("write");
+        let aliases = read(&toml_path).expect("toml").tag_aliases;
+        assert_eq!(aliases["transaction value"], ["amount", "euros"]);
 
         let ttl_path = dir.path().join("k.ttl");
         std::fs::write(
@@ -167,7 +209,7 @@ mod tests {
             "@prefix kgfuse: <https://w3id.org/kgfuse/ontology#> .\n[] kgfuse:qualifiedName \"p.m.g\" ; kgfuse:knowledge \"rule two\" ; kgfuse:produces \"fee\" .\n",
         )
         .expect("write");
-        let map = read(&ttl_path).expect("ttl");
+        let map = read(&ttl_path).expect("ttl").functions;
         assert_eq!(map["p.m.g"].knowledge, ["rule two"]);
         assert_eq!(map["p.m.g"].outputs, ["fee"]);
 

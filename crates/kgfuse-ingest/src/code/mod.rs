@@ -22,7 +22,7 @@ use crate::emit::{Triples, iri, iri_segment};
 use crate::{ExtractedSource, IngestError, Problem};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
-use knowledge::KnowledgeMap;
+use knowledge::Knowledge;
 use model::{FileContext, FileRole, FunctionDef, Language, ParsedFile};
 use oxrdf::NamedNode;
 use rayon::prelude::*;
@@ -88,7 +88,7 @@ pub struct CodeExtraction {
     root: PathBuf,
     files: Vec<ParsedFile>,
     indexes: HashMap<Language, SymbolIndex>,
-    knowledge: KnowledgeMap,
+    knowledge: Knowledge,
     /// For each package, the file that writes the package node.
     package_writers: HashMap<(Language, String), usize>,
     /// Every source file the walk selected, skipped ones included.
@@ -160,7 +160,7 @@ pub fn extract_code(
     }
     let knowledge = match &options.knowledge_file {
         Some(file) => knowledge::read(file)?,
-        None => KnowledgeMap::new(),
+        None => Knowledge::default(),
     };
     let selected: Vec<PathBuf> = walked.files.iter().map(|f| f.path.clone()).collect();
     let mut problems = walked.problems;
@@ -199,7 +199,7 @@ pub fn extract_code(
                 .map(|d| d.qualified.join(f.context.language.separator()))
         })
         .collect();
-    for name in knowledge.keys() {
+    for name in knowledge.functions.keys() {
         if !defined.contains(name) {
             problems.push(Problem {
                 path: options.knowledge_file.clone().unwrap_or_default(),
@@ -311,7 +311,7 @@ struct Emitter<'a> {
     file: &'a ParsedFile,
     base: String,
     index: &'a SymbolIndex,
-    knowledge: &'a KnowledgeMap,
+    knowledge: &'a Knowledge,
     out: Triples,
 }
 
@@ -334,6 +334,15 @@ impl Emitter<'_> {
 
     fn function_node(&self, qualified: &str) -> NamedNode {
         self.node("fn", qualified)
+    }
+
+    /// Aliases the knowledge file gives for a tag (matched in normal form).
+    fn aliases_of<'t>(&'t self, tag: &'t str) -> impl Iterator<Item = &'t String> + 't {
+        self.knowledge
+            .tag_aliases
+            .iter()
+            .filter(move |(name, _)| declared_tag(name) == tag)
+            .flat_map(|(_, aliases)| aliases)
     }
 
     fn tag_node(tag: &str) -> NamedNode {
@@ -535,7 +544,7 @@ impl Emitter<'_> {
             outputs.extend(tags::from_type(returns));
         }
         outputs.extend(tags::from_function_name(&name));
-        if let Some(known) = self.knowledge.get(&qualified) {
+        if let Some(known) = self.knowledge.functions.get(&qualified) {
             let unit = self.node("ku", &qualified);
             self.out.typed(&unit, kgfuse::KNOWLEDGE_UNIT);
             self.out.text(
@@ -560,6 +569,10 @@ impl Emitter<'_> {
                 let tag_node = Self::tag_node(&tag);
                 self.out.typed(&tag_node, class);
                 self.out.text(&tag_node, w3c::RDFS_LABEL, &tag);
+                let aliases: Vec<String> = self.aliases_of(&tag).cloned().collect();
+                for alias in &aliases {
+                    self.out.text(&tag_node, w3c::SKOS_ALT_LABEL, alias);
+                }
                 self.out.link(&node, predicate, &tag_node);
             }
         }
