@@ -30,6 +30,27 @@ impl Kgfuse {
         k
     }
 
+    /// A data directory initialised with the real MiniLM model (`make models`).
+    pub fn minilm() -> Self {
+        let dir = minilm_dir();
+        assert!(
+            dir.join("model.safetensors").is_file(),
+            "MiniLM is not provisioned in {}: run `make models` (make test does)",
+            dir.display()
+        );
+        let k = Self::empty();
+        let dir = dir.display().to_string();
+        k.ok(&["init", "--embedder", "minilm", "--model-dir", &dir]);
+        k
+    }
+
+    /// Loads files given relative to the workspace root.
+    pub fn load(&self, files: &[&str]) {
+        let mut args = vec!["load".to_owned()];
+        args.extend(files.iter().map(|f| root().join(f).display().to_string()));
+        self.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+
     pub fn data(&self) -> PathBuf {
         self.tmp.path().join("data")
     }
@@ -99,6 +120,27 @@ impl Kgfuse {
         std::fs::write(&path, text).expect("write file");
         path.display().to_string()
     }
+}
+
+/// Where `make models` puts all-MiniLM-L6-v2 (`KGFUSE_MINILM_DIR` overrides).
+pub fn minilm_dir() -> PathBuf {
+    std::env::var_os("KGFUSE_MINILM_DIR").map_or_else(
+        || {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/kgfuse/models/all-MiniLM-L6-v2")
+        },
+        PathBuf::from,
+    )
+}
+
+/// The trace stage called `name`.
+pub fn stage<'a>(context: &'a Value, name: &str) -> &'a Value {
+    context["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .find(|s| s["stage"] == name)
+        .unwrap_or_else(|| panic!("no {name} stage: {}", context["trace"]))
 }
 
 /// All fixture and ontology Turtle files (not the deliberately malformed ones).

@@ -12,3 +12,4 @@ mod load;
 mod minilm;
 mod retrieve;
 mod sparql;
+mod worked_examples;

@@ -1,17 +1,6 @@
 //! The real all-MiniLM-L6-v2 model, end to end (provisioned by `make models`).
 
-use crate::harness::{Kgfuse, root};
-use std::path::PathBuf;
-
-fn model_dir() -> PathBuf {
-    std::env::var_os("KGFUSE_MINILM_DIR").map_or_else(
-        || {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/kgfuse/models/all-MiniLM-L6-v2")
-        },
-        PathBuf::from,
-    )
-}
+use crate::harness::{Kgfuse, minilm_dir as model_dir, root};
 
 #[test]
 fn minilm_store_loads_checks_and_reports_its_embedder() {

@@ -345,6 +345,21 @@ fn unified_keeps_text_and_generated_facts_apart() {
                 .is_some_and(|p| p.ends_with("sendsDataTo"))),
         "{facts:?}"
     );
+    // The worked example: the pipeline's components, data flow and consumed artifacts.
+    for relation in ["hasComponent", "sendsDataTo", "consumesArtifact"] {
+        assert!(
+            facts.iter().any(|f| f["predicate"]
+                .as_str()
+                .is_some_and(|p| p.ends_with(relation))),
+            "no {relation} fact: {facts:?}"
+        );
+    }
+    // Every generated query passed the ontology check.
+    let check = crate::harness::stage(&context, "ontology check");
+    assert!(
+        check["dropped"].as_array().is_some_and(Vec::is_empty),
+        "{check}"
+    );
     // Facts are relations and short values, never the prose of the text side.
     assert!(facts.iter().all(|f| {
         !f["predicate"]

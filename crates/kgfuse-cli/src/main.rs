@@ -168,10 +168,19 @@ enum Command {
         /// neighborhood: weight of closeness against similarity, in [0, 1].
         #[arg(long, default_value_t = 0.6)]
         alpha: f32,
+        /// domain: most packages chosen by the classifier.
+        #[arg(long, default_value_t = 3)]
+        max_packages: usize,
+        /// domain: the gate drops functions scoring this much (cosine) below the best.
+        #[arg(long, default_value_t = 0.15)]
+        gate_margin: f32,
         /// json (the FusedContext) or text (readable summary).
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
     },
+    /// Build derived indexes over what is in the store.
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// Build a demo store from the bundled ontology and fixtures and query it.
     Demo {
         /// Folder with the ontology files.
@@ -180,6 +189,27 @@ enum Command {
         /// Folder with the fixtures.
         #[arg(long, default_value = "fixtures")]
         fixtures: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum IndexCommand {
+    /// The DomAgent case base: K-means clusters of each package's functions, package
+    /// centroids, and the cases selected (greedily, by new coverage) until the
+    /// package and cluster coverage thresholds are reached. Replaces the last one.
+    Cases {
+        /// Stop once this share of packages is covered (and of clusters).
+        #[arg(long, default_value_t = 0.9)]
+        package_coverage: f64,
+        /// Stop once this share of clusters is covered (and of packages).
+        #[arg(long, default_value_t = 0.9)]
+        cluster_coverage: f64,
+        /// Most clusters per package.
+        #[arg(long, default_value_t = 8)]
+        max_clusters: usize,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -198,6 +228,9 @@ enum StrategyChoice {
     /// Graph-RAG: neighbourhood of the linked entities scored by distance and
     /// similarity, with evidence paths.
     Neighborhood,
+    /// DomAgent: package classification, functions ranked inside the packages, a
+    /// refinement gate, and coverage-selected cases (`kgfuse index cases`).
+    Domain,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -608,6 +641,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             max_paths,
             max_distance,
             alpha,
+            max_packages,
+            gate_margin,
             format,
         } => {
             if !(0.0..=1.0).contains(&alpha) {
@@ -622,6 +657,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     StrategyChoice::Unified => kgfuse::Strategy::Unified,
                     StrategyChoice::Paths => kgfuse::Strategy::Paths,
                     StrategyChoice::Neighborhood => kgfuse::Strategy::Neighborhood,
+                    StrategyChoice::Domain => kgfuse::Strategy::Domain,
                 },
                 top_k,
                 paths: kgfuse::PathLimits {
@@ -633,11 +669,56 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     alpha,
                     ..kgfuse::NeighborhoodOptions::default()
                 },
+                domain: kgfuse::DomainOptions {
+                    max_packages,
+                    gate_margin,
+                    ..kgfuse::DomainOptions::default()
+                },
             };
             let context = engine.retrieve(&question, &options).await?;
             match format {
                 ContextFormat::Json => println!("{}", serde_json::to_string_pretty(&context)?),
                 ContextFormat::Text => print_context(&context),
+            }
+        }
+        Command::Index(IndexCommand::Cases {
+            package_coverage,
+            cluster_coverage,
+            max_clusters,
+            json,
+        }) => {
+            for (flag, value) in [
+                ("--package-coverage", package_coverage),
+                ("--cluster-coverage", cluster_coverage),
+            ] {
+                if !(0.0..=1.0).contains(&value) {
+                    bail!("{flag} must be between 0 and 1, not {value}");
+                }
+            }
+            if max_clusters == 0 {
+                bail!("--max-clusters must be at least 1");
+            }
+            let engine = open(&cli.data).await?;
+            let options = kgfuse::CaseBaseOptions {
+                package_coverage,
+                cluster_coverage,
+                max_clusters,
+            };
+            let report = engine.build_case_base(options, &progress).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!(
+                    "case base: {} packages, {} functions, {} clusters; {} of {} cases selected; \
+                     coverage {:.1}% of packages, {:.1}% of clusters",
+                    report.packages,
+                    report.functions,
+                    report.clusters,
+                    report.selected,
+                    report.cases,
+                    report.package_coverage * 100.0,
+                    report.cluster_coverage * 100.0
+                );
             }
         }
         Command::Demo { ontology, fixtures } => {

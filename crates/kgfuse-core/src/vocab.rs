@@ -62,6 +62,10 @@ pub mod kgfuse {
         CASE = "https://w3id.org/kgfuse/ontology#Case";
         /// Class: knowledge bound to a function.
         KNOWLEDGE_UNIT = "https://w3id.org/kgfuse/ontology#KnowledgeUnit";
+        /// Class: a K-means cluster of one package's function vectors (case base).
+        FUNCTION_CLUSTER = "https://w3id.org/kgfuse/ontology#FunctionCluster";
+        /// Class: the case base: clusters and the cases selected to cover them.
+        CASE_BASE = "https://w3id.org/kgfuse/ontology#CaseBase";
         /// Class: a semantic input concept.
         INPUT_TAG = "https://w3id.org/kgfuse/ontology#InputTag";
         /// Class: a semantic output concept.
@@ -116,6 +120,18 @@ pub mod kgfuse {
         HAS_KNOWLEDGE = "https://w3id.org/kgfuse/ontology#hasKnowledge";
         /// Property: case -> function it calls.
         EXERCISES = "https://w3id.org/kgfuse/ontology#exercises";
+        /// Property: function -> its cluster in the case base.
+        IN_CLUSTER = "https://w3id.org/kgfuse/ontology#inCluster";
+        /// Property: case base -> a case selected for coverage.
+        SELECTED_CASE = "https://w3id.org/kgfuse/ontology#selectedCase";
+        /// Property: selected case -> a cluster it covers.
+        COVERS_CLUSTER = "https://w3id.org/kgfuse/ontology#coversCluster";
+        /// Property: package -> hex of the little-endian f32 unit mean of its function vectors.
+        CENTROID = "https://w3id.org/kgfuse/ontology#centroid";
+        /// Property: case base -> share of packages its selected cases cover.
+        PACKAGE_COVERAGE = "https://w3id.org/kgfuse/ontology#packageCoverage";
+        /// Property: case base -> share of clusters its selected cases cover.
+        CLUSTER_COVERAGE = "https://w3id.org/kgfuse/ontology#clusterCoverage";
         /// Property: function -> input tag.
         CONSUMES = "https://w3id.org/kgfuse/ontology#consumes";
         /// Property: function -> output tag.

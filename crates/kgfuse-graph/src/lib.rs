@@ -27,6 +27,7 @@ mod scan;
 mod sources;
 mod sparql;
 pub mod templates;
+mod vocabulary;
 
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
@@ -39,6 +40,7 @@ pub use oxigraph::model;
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
+pub use vocabulary::{QueryVocabulary, query_vocabulary};
 
 use oxigraph::store::Store;
 use std::path::Path;

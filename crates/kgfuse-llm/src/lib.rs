@@ -68,4 +68,12 @@ pub trait LanguageModel: Send + Sync {
 
     /// Free-text completion of `prompt` under `system` instructions.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError>;
+
+    /// True for deterministic offline stand-ins such as [`RuleBased`]. Retrieval
+    /// then decides package choice and the refinement gate with its own
+    /// similarity and structure rules, which beat word overlap; a real model's
+    /// judgement is asked for instead.
+    fn is_offline(&self) -> bool {
+        false
+    }
 }

@@ -85,6 +85,10 @@ impl LanguageModel for RuleBased {
         "rule-based"
     }
 
+    fn is_offline(&self) -> bool {
+        true
+    }
+
     /// The label sharing the most content words with the text (ties: first label);
     /// `None` when no label shares any.
     fn classify(&self, text: &str, labels: &[&str]) -> Result<Option<usize>, LlmError> {

@@ -12,20 +12,26 @@
 //!   its output concepts;
 //! - [`Strategy::Neighborhood`]: Graph-RAG scoring of a small neighbourhood, with
 //!   evidence paths;
+//! - [`Strategy::Domain`]: DomAgent package classification, function ranking, a
+//!   refinement gate and coverage-selected cases (the case base is built at index
+//!   time by [`case_base::build`]);
 //! - [`Strategy::Auto`]: picks one of the above and says why in the trace.
-//!
-//! The DomAgent `domain` strategy is not written yet.
 
+pub mod case_base;
 pub mod dispatch;
+mod domain;
 mod flat;
 mod functions;
 mod hybrid;
+mod kmeans;
 mod neighborhood;
 mod paths;
 mod sources;
 mod sparql;
 mod unified;
 
+pub use case_base::{CaseBaseOptions, CaseBaseReport};
+pub use domain::DomainOptions;
 pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
 
@@ -62,6 +68,8 @@ pub enum Strategy {
     Neighborhood,
     /// Unified context retriever: vector hits, entities, generated SPARQL, paths.
     Unified,
+    /// DomAgent: packages, functions ranked inside them, a refinement gate, cases.
+    Domain,
     /// Picks one of the others from the dispatch and the structure in the store.
     Auto,
 }
@@ -75,6 +83,7 @@ impl Strategy {
             Self::Paths => "paths",
             Self::Neighborhood => "neighborhood",
             Self::Unified => "unified",
+            Self::Domain => "domain",
             Self::Auto => "auto",
         }
     }
@@ -91,6 +100,8 @@ pub struct RetrieveOptions {
     pub paths: PathLimits,
     /// Distance, weighting and seeds of the `neighborhood` strategy.
     pub neighborhood: NeighborhoodOptions,
+    /// Package choice, gate and case limits of the `domain` strategy.
+    pub domain: DomainOptions,
 }
 
 impl Default for RetrieveOptions {
@@ -100,14 +111,53 @@ impl Default for RetrieveOptions {
             top_k: 8,
             paths: PathLimits::default(),
             neighborhood: NeighborhoodOptions::default(),
+            domain: DomainOptions::default(),
         }
     }
 }
 
+/// Kinds of vector rows that belong to a code graph.
+const CODE_KINDS: [&str; 6] = [
+    "Function",
+    "Method",
+    "Case",
+    "KnowledgeUnit",
+    "Package",
+    "Module",
+];
+
+/// Words that make a question about writing or calling code.
+const CODE_CUES: [&str; 10] = [
+    "function",
+    "method",
+    "api",
+    "implement",
+    "code",
+    "snippet",
+    "call",
+    "library",
+    "package",
+    "module",
+];
+
+/// Whether the store has any function or method.
+fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
+    let found = sparql::run(
+        store,
+        format!(
+            "SELECT ?f WHERE {{ VALUES ?kind {{ <{}> <{}> }} ?f a ?kind }} LIMIT 1",
+            kgfuse_core::vocab::kgfuse::FUNCTION,
+            kgfuse_core::vocab::kgfuse::METHOD
+        ),
+    )?;
+    Ok(!found.rows.is_empty())
+}
+
 /// `auto`: a question naming semantic input/output tags of ingested code goes to
-/// `paths`; one asking for relationships or naming entities (FACTUAL, HYBRID) to
+/// `paths`; one whose nearest nodes are mostly code (functions, cases, packages),
+/// or that asks for code in a store holding code, to `domain`; one asking for relationships or naming entities (FACTUAL, HYBRID) to
 /// `unified`; an open, descriptive one (SEMANTIC) to `hybrid`.
-fn pick(
+async fn pick(
     store: &Store,
     question: &str,
     dispatch: Dispatch,
@@ -117,6 +167,34 @@ fn pick(
         return Ok((
             Strategy::Paths,
             format!("the question names code concepts: {}", tags.join(", ")),
+        ));
+    }
+    let nearest = store.search(question, 5, None).await?;
+    let code = nearest
+        .iter()
+        .filter(|h| CODE_KINDS.contains(&h.kind.as_str()))
+        .count();
+    if code * 2 > nearest.len() {
+        return Ok((
+            Strategy::Domain,
+            format!(
+                "{code} of the {} nearest nodes are code: packages, functions and cases",
+                nearest.len()
+            ),
+        ));
+    }
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .map(|w| w.strip_suffix('s').unwrap_or(w))
+        .collect();
+    let cue = CODE_CUES.iter().find(|c| words.contains(*c));
+    if let Some(cue) = cue
+        && holds_code(store)?
+    {
+        return Ok((
+            Strategy::Domain,
+            format!("the question asks for code (\"{cue}\") and the store holds code"),
         ));
     }
     Ok(match dispatch {
@@ -147,7 +225,7 @@ pub async fn retrieve(
     let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
     let (strategy, auto_stage) = match options.strategy {
         Strategy::Auto => {
-            let (picked, why) = pick(store, question, dispatch)?;
+            let (picked, why) = pick(store, question, dispatch).await?;
             let stage = TraceStage {
                 stage: "auto".into(),
                 kept: vec![format!("picked {}: {why}", picked.name())],
@@ -167,6 +245,9 @@ pub async fn retrieve(
         }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
+        }
+        Strategy::Domain => {
+            domain::retrieve(store, model, question, options.top_k, options.domain).await?
         }
     };
     if let Some(stage) = auto_stage {

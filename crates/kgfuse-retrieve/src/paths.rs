@@ -129,8 +129,7 @@ fn matched_tags(question: &str, tags: &BTreeMap<String, Tag>) -> Vec<(String, us
     found.retain(|(iri, s, e)| {
         !spans.iter().any(|(outer, s2, e2)| {
             let inside = (s2 <= s && e <= e2) && (e2 - s2) > (e - s);
-            let given_inside_asked =
-                tags[iri].input && tags[outer].output && !tags[outer].input;
+            let given_inside_asked = tags[iri].input && tags[outer].output && !tags[outer].input;
             inside && !given_inside_asked
         })
     });

@@ -16,12 +16,17 @@ use kgfuse_store::Store;
 /// The pattern is joined with the `VALUES` block in the same group, so the limit
 /// applies to the matches for these values (a sub-select would be evaluated first,
 /// over the whole store).
-pub(crate) fn with_values(pattern: &str, variable: &str, values: &[Term], limit: usize) -> String {
-    let rows: Vec<String> = values.iter().map(ToString::to_string).collect();
+pub(crate) fn with_values(pattern: &str, variable: &str, terms: &[Term], limit: usize) -> String {
     format!(
-        "SELECT * WHERE {{ VALUES ?{variable} {{ {} }} {pattern} }} LIMIT {limit}",
-        rows.join(" ")
+        "SELECT * WHERE {{ {} {pattern} }} LIMIT {limit}",
+        values(variable, terms)
     )
+}
+
+/// `VALUES ?variable { ... }` written from RDF terms (each with its own escaping).
+pub(crate) fn values(variable: &str, terms: &[Term]) -> String {
+    let rows: Vec<String> = terms.iter().map(ToString::to_string).collect();
+    format!("VALUES ?{variable} {{ {} }}", rows.join(" "))
 }
 
 /// What a generated SELECT returned, with the text that ran.
@@ -39,6 +44,54 @@ impl Solutions {
     pub fn column(&self, name: &str) -> Option<usize> {
         self.variables.iter().position(|v| v == name)
     }
+}
+
+/// A generated query that was not run because it names terms the store does not know.
+#[derive(Debug, Clone)]
+pub(crate) struct Rejected {
+    /// The query text.
+    pub text: String,
+    /// The unknown terms, e.g. `predicate <urn:x>`.
+    pub unknown: Vec<String>,
+}
+
+impl Rejected {
+    /// As a trace entry.
+    pub fn dropped(&self) -> kgfuse_core::context::Dropped {
+        kgfuse_core::context::Dropped {
+            iri: self.text.clone(),
+            why: format!(
+                "rejected before running: not in the loaded ontology or the data: {}",
+                self.unknown.join(", ")
+            ),
+        }
+    }
+}
+
+/// Parses a generated SELECT, checks its predicates and classes against the store
+/// ([`kgfuse_graph::Graph::unknown_terms`]) and runs it only when all are known.
+/// Used where a query's vocabulary is not fixed by kgfuse's own templates.
+pub(crate) fn run_checked(
+    store: &Store,
+    text: String,
+) -> Result<Result<Solutions, Rejected>, RetrieveError> {
+    let options = store.query_options();
+    let parsed = parse_query(&text, &options)?;
+    let unknown = store
+        .graph()
+        .unknown_terms(&kgfuse_graph::query_vocabulary(&parsed))?;
+    if !unknown.is_empty() {
+        return Ok(Err(Rejected { text, unknown }));
+    }
+    let (variables, rows) = match store.graph().query_algebra(parsed, &[], &options)? {
+        QueryOutcome::Solutions { variables, rows } => (variables, rows),
+        _ => (Vec::new(), Vec::new()),
+    };
+    Ok(Ok(Solutions {
+        text,
+        variables,
+        rows,
+    }))
 }
 
 /// Parses and runs a generated SELECT.

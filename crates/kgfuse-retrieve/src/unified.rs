@@ -4,7 +4,9 @@
 //! 2. entity extraction: the IRIs of the best hits, plus nodes whose label, alias
 //!    or name equals an entity the language model extracts from the question;
 //! 3. generated SPARQL about those entities (outgoing and incoming facts with
-//!    labels and graphs, class membership) gives the structured side;
+//!    labels and graphs, class membership) gives the structured side; each query is
+//!    parsed and checked against the loaded ontology and the data before it runs
+//!    (a predicate or class the store does not know rejects it, in the trace);
 //! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
 //!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
@@ -13,7 +15,7 @@
 use crate::RetrieveError;
 use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::sources::{cell_text, text_hit};
-use crate::sparql::{run, with_values};
+use crate::sparql::{Rejected, run_checked, with_values};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
@@ -59,6 +61,7 @@ fn nodes_named(
     store: &Store,
     names: &[String],
     sparql: &mut Vec<String>,
+    rejected: &mut Vec<Rejected>,
 ) -> Result<Vec<String>, RetrieveError> {
     if names.is_empty() {
         return Ok(Vec::new());
@@ -80,7 +83,13 @@ fn nodes_named(
         pref = w3c::SKOS_PREF_LABEL,
         name = kgfuse::NAME,
     );
-    let solutions = run(store, with_values(&template, "needle", &values, 50))?;
+    let solutions = match run_checked(store, with_values(&template, "needle", &values, 50))? {
+        Ok(solutions) => solutions,
+        Err(rejection) => {
+            rejected.push(rejection);
+            return Ok(Vec::new());
+        }
+    };
     let column = solutions.column("node").unwrap_or(0);
     let mut out: Vec<String> = solutions
         .rows
@@ -98,6 +107,7 @@ fn facts_about(
     store: &Store,
     entities: &[NamedNode],
     sparql: &mut Vec<String>,
+    rejected: &mut Vec<Rejected>,
 ) -> Result<Vec<Fact>, RetrieveError> {
     let values: Vec<Term> = entities.iter().cloned().map(Term::from).collect();
     let mut facts = Vec::new();
@@ -109,7 +119,13 @@ fn facts_about(
             false,
         ),
     ] {
-        let solutions = run(store, with_values(&template, "e", &values, limit))?;
+        let solutions = match run_checked(store, with_values(&template, "e", &values, limit))? {
+            Ok(solutions) => solutions,
+            Err(rejection) => {
+                rejected.push(rejection);
+                continue;
+            }
+        };
         let at = |name: &str| solutions.column(name);
         let (Some(e), Some(p), Some(x), Some(g)) = (at("e"), at("p"), at("x"), at("g")) else {
             sparql.push(solutions.text);
@@ -212,7 +228,8 @@ pub(crate) async fn retrieve(
         .take(HIT_ENTITIES)
         .map(|h| h.iri.clone())
         .collect();
-    for node in nodes_named(store, &names, &mut context.sparql)? {
+    let mut rejected = Vec::new();
+    for node in nodes_named(store, &names, &mut context.sparql, &mut rejected)? {
         if !entities.contains(&node) {
             entities.insert(0, node);
         }
@@ -242,7 +259,7 @@ pub(crate) async fn retrieve(
 
     // 3. Generated SPARQL about the entities.
     if !nodes.is_empty() {
-        let mut facts = facts_about(store, &nodes, &mut context.sparql)?;
+        let mut facts = facts_about(store, &nodes, &mut context.sparql, &mut rejected)?;
         let fact_budget = match dispatch {
             Dispatch::Semantic => top_k * 2,
             _ => top_k * 6,
@@ -282,6 +299,15 @@ pub(crate) async fn retrieve(
             dropped: dropped_facts,
         });
     }
+    // Every generated query is checked against the ontology and the data first.
+    context.trace.push(TraceStage {
+        stage: "ontology check".into(),
+        kept: vec![format!(
+            "{} generated queries use only known predicates and classes",
+            context.sparql.len()
+        )],
+        dropped: rejected.iter().map(Rejected::dropped).collect(),
+    });
 
     // 4. Paths between pairs of entities.
     let mut path_kept = Vec::new();

@@ -431,6 +431,20 @@ impl Store {
         Ok(self.vectors.full_text(text, k).await?)
     }
 
+    /// The embedding of `text` with the store's embedder (unit length).
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>, StoreError> {
+        self.embedder
+            .embed(&[text.to_owned()])?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))
+    }
+
+    /// The stored vectors of these nodes (those that have a row).
+    pub async fn vectors_of(&self, iris: &[String]) -> Result<Vec<(String, Vec<f32>)>, StoreError> {
+        Ok(self.vectors.vectors_of(iris).await?)
+    }
+
     /// Similarity of `text` to each of the given nodes, best first.
     pub async fn search_among(
         &self,

@@ -280,6 +280,40 @@ impl VectorStore {
         Ok(out)
     }
 
+    /// The stored vectors of these nodes (those that have a row), in table order.
+    pub async fn vectors_of(
+        &self,
+        iris: &[String],
+    ) -> Result<Vec<(String, Vec<f32>)>, VectorError> {
+        let mut out = Vec::new();
+        for chunk in iris.chunks(FILTER_CHUNK) {
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .only_if(iri_filter(chunk))
+                .select(Select::columns(&["iri", "vector"]))
+                .execute()
+                .await?
+                .try_collect()
+                .await?;
+            for batch in &batches {
+                let iris = string_column(batch, "iri")?;
+                let vectors = batch
+                    .column_by_name("vector")
+                    .and_then(|c| c.as_fixed_size_list_opt())
+                    .ok_or_else(|| VectorError::Invalid("column vector missing".into()))?;
+                for i in 0..batch.num_rows() {
+                    let values = vectors.value(i);
+                    let floats = values
+                        .as_primitive_opt::<Float32Type>()
+                        .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
+                    out.push((iris.value(i).to_owned(), floats.values().to_vec()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Similarity of `vector` to each of the given nodes (those that have a row),
     /// best first. The IRIs are quoted as SQL string literals, never pasted raw.
     pub async fn search_among(

@@ -13,7 +13,10 @@ pub use kgfuse_graph::{
 };
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{LanguageModel, RuleBased};
-pub use kgfuse_retrieve::{NeighborhoodOptions, PathLimits, RetrieveOptions, Strategy};
+pub use kgfuse_retrieve::{
+    CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
+    RetrieveOptions, Strategy,
+};
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
 
@@ -203,11 +206,20 @@ impl Engine {
     ) -> Result<FusedContext, Error> {
         kgfuse_retrieve::retrieve(&self.store, model, question, options)
             .await
-            .map_err(|e| match e {
-                kgfuse_retrieve::RetrieveError::Store(e) => e,
-                kgfuse_retrieve::RetrieveError::Graph(e) => e.into(),
-                other => Error::Invalid(other.to_string()),
-            })
+            .map_err(retrieve_error)
+    }
+
+    /// Builds the DomAgent case base: K-means clusters of each package's functions,
+    /// package centroids, and the cases selected to cover packages and clusters.
+    /// Replaces the previous case base; run it again after ingesting or loading code.
+    pub async fn build_case_base(
+        &self,
+        options: CaseBaseOptions,
+        progress: &dyn Progress,
+    ) -> Result<CaseBaseReport, Error> {
+        kgfuse_retrieve::case_base::build(&self.store, options, progress)
+            .await
+            .map_err(retrieve_error)
     }
 
     /// Verifies that graph and vectors agree.
@@ -228,5 +240,13 @@ impl Engine {
     /// Writes every quad as N-Quads or TriG.
     pub fn dump(&self, writer: impl std::io::Write, format: RdfFormat) -> Result<(), Error> {
         Ok(self.store.graph().dump(writer, format)?)
+    }
+}
+
+fn retrieve_error(e: kgfuse_retrieve::RetrieveError) -> Error {
+    match e {
+        kgfuse_retrieve::RetrieveError::Store(e) => e,
+        kgfuse_retrieve::RetrieveError::Graph(e) => e.into(),
+        other => Error::Invalid(other.to_string()),
     }
 }

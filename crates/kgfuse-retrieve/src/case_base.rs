@@ -1,0 +1,361 @@
+//! The DomAgent case base, built at index time (`kgfuse index cases`).
+//!
+//! 1. The functions of each package are clustered by their vectors (spherical
+//!    K-means, deterministic seeding, about sqrt(n/2) clusters, at most
+//!    [`CaseBaseOptions::max_clusters`]). Each package also gets its centroid, which
+//!    package classification compares questions with.
+//! 2. Cases are selected greedily by coverage: the next case is the one that
+//!    exercises functions of the most packages and clusters not covered yet (ties:
+//!    the lower IRI); a case that covers nothing new is never added. Selection stops
+//!    once both the package and the cluster coverage reach their thresholds (90% by
+//!    default) or no case adds coverage.
+//!
+//! Everything is written into one named graph, [`CASE_BASE_GRAPH`], replaced as a
+//! whole on every build, so the rest of the store is untouched.
+
+use crate::RetrieveError;
+use crate::kmeans::{cluster_count, kmeans, unit_mean};
+use crate::sources::cell_text;
+use crate::sparql;
+use kgfuse_core::progress::Progress;
+use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_graph::SourceGraph;
+use kgfuse_graph::model::{Literal, NamedNode, Triple};
+use kgfuse_store::Store;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The named graph (and node) of the case base.
+pub const CASE_BASE_GRAPH: &str = "https://w3id.org/kgfuse/case-base";
+
+/// How the case base is built.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseBaseOptions {
+    /// Stop selecting once this share of packages is covered (and clusters too).
+    pub package_coverage: f64,
+    /// Stop selecting once this share of clusters is covered (and packages too).
+    pub cluster_coverage: f64,
+    /// Most clusters per package.
+    pub max_clusters: usize,
+}
+
+impl Default for CaseBaseOptions {
+    fn default() -> Self {
+        Self {
+            package_coverage: 0.9,
+            cluster_coverage: 0.9,
+            max_clusters: 8,
+        }
+    }
+}
+
+/// What a build found and selected.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CaseBaseReport {
+    /// Packages with at least one function that has a vector.
+    pub packages: usize,
+    /// Functions clustered.
+    pub functions: usize,
+    /// Clusters over all packages.
+    pub clusters: usize,
+    /// Cases in the store.
+    pub cases: usize,
+    /// Cases selected.
+    pub selected: usize,
+    /// Share of packages the selected cases cover.
+    pub package_coverage: f64,
+    /// Share of clusters the selected cases cover.
+    pub cluster_coverage: f64,
+    /// Triples written.
+    pub triples: usize,
+}
+
+fn named(iri: &str) -> Result<NamedNode, RetrieveError> {
+    NamedNode::new(iri).map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
+}
+
+/// A package's cluster IRI: `<package IRI>#cluster-<n>`.
+fn cluster_iri(package: &str, index: usize) -> String {
+    let base = package.split('#').next().unwrap_or(package);
+    format!("{base}#cluster-{index}")
+}
+
+/// Hex of the little-endian bytes of `vector`.
+pub(crate) fn encode_vector(vector: &[f32]) -> String {
+    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+    hex::encode(bytes)
+}
+
+/// The inverse of [`encode_vector`]; `None` when the text is not such a vector.
+pub(crate) fn decode_vector(text: &str) -> Option<Vec<f32>> {
+    let bytes = hex::decode(text).ok()?;
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+    )
+}
+
+/// Greedy coverage-driven selection. `covers` maps each case to the packages and
+/// clusters it exercises. Returns the selected cases in selection order.
+pub(crate) fn select_cases(
+    covers: &BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>,
+    packages: usize,
+    clusters: usize,
+    options: CaseBaseOptions,
+) -> (Vec<String>, BTreeSet<String>, BTreeSet<String>) {
+    let mut selected = Vec::new();
+    let mut seen_packages: BTreeSet<String> = BTreeSet::new();
+    let mut seen_clusters: BTreeSet<String> = BTreeSet::new();
+    #[allow(clippy::cast_precision_loss)]
+    let share = |n: usize, of: usize| if of == 0 { 1.0 } else { n as f64 / of as f64 };
+    loop {
+        if share(seen_packages.len(), packages) >= options.package_coverage
+            && share(seen_clusters.len(), clusters) >= options.cluster_coverage
+        {
+            break;
+        }
+        let best = covers
+            .iter()
+            .filter(|(case, _)| !selected.contains(*case))
+            .map(|(case, (p, c))| {
+                let gain =
+                    p.difference(&seen_packages).count() + c.difference(&seen_clusters).count();
+                (gain, case)
+            })
+            .filter(|(gain, _)| *gain > 0)
+            // Most new coverage first; on ties the lower IRI (max_by keeps the last).
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+        let Some((_, case)) = best else {
+            break;
+        };
+        let (p, c) = &covers[case];
+        seen_packages.extend(p.iter().cloned());
+        seen_clusters.extend(c.iter().cloned());
+        selected.push(case.clone());
+    }
+    (selected, seen_packages, seen_clusters)
+}
+
+/// Builds the case base and writes it into [`CASE_BASE_GRAPH`], replacing the last one.
+pub async fn build(
+    store: &Store,
+    options: CaseBaseOptions,
+    progress: &dyn Progress,
+) -> Result<CaseBaseReport, RetrieveError> {
+    let functions = sparql::run(
+        store,
+        format!(
+            "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
+               ?function a ?kind ; <{in_package}> ?package }}",
+            f = kgfuse::FUNCTION,
+            m = kgfuse::METHOD,
+            in_package = kgfuse::IN_PACKAGE,
+        ),
+    )?;
+    let mut package_of: BTreeMap<String, String> = BTreeMap::new();
+    for row in &functions.rows {
+        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
+            package_of.entry(function).or_insert(package);
+        }
+    }
+    let iris: Vec<String> = package_of.keys().cloned().collect();
+    progress.start("reading function vectors", Some(iris.len() as u64));
+    let vectors: BTreeMap<String, Vec<f32>> = store.vectors_of(&iris).await?.into_iter().collect();
+    progress.finish();
+
+    let mut by_package: BTreeMap<&str, Vec<(&str, &[f32])>> = BTreeMap::new();
+    for (function, vector) in &vectors {
+        if let Some(package) = package_of.get(function) {
+            by_package
+                .entry(package.as_str())
+                .or_default()
+                .push((function.as_str(), vector.as_slice()));
+        }
+    }
+    let mut triples: Vec<Triple> = Vec::new();
+    let case_base = named(CASE_BASE_GRAPH)?;
+    let literal = |value: String| Literal::new_simple_literal(value);
+    let mut cluster_of: BTreeMap<&str, String> = BTreeMap::new();
+    let mut clusters = 0usize;
+    progress.start("clustering packages", Some(by_package.len() as u64));
+    for (package, members) in &by_package {
+        let points: Vec<&[f32]> = members.iter().map(|(_, v)| *v).collect();
+        let assignment = kmeans(&points, cluster_count(points.len(), options.max_clusters));
+        let package_node = named(package)?;
+        if let Some(centroid) = unit_mean(points.iter().copied()) {
+            triples.push(Triple::new(
+                package_node.clone(),
+                named(kgfuse::CENTROID)?,
+                literal(encode_vector(&centroid)),
+            ));
+        }
+        let used: BTreeSet<usize> = assignment.iter().copied().collect();
+        for index in &used {
+            let cluster = named(&cluster_iri(package, *index))?;
+            triples.push(Triple::new(
+                cluster.clone(),
+                named(w3c::RDF_TYPE)?,
+                named(kgfuse::FUNCTION_CLUSTER)?,
+            ));
+            triples.push(Triple::new(
+                cluster,
+                named(kgfuse::IN_PACKAGE)?,
+                package_node.clone(),
+            ));
+        }
+        clusters += used.len();
+        for ((function, _), index) in members.iter().zip(&assignment) {
+            let cluster = cluster_iri(package, *index);
+            triples.push(Triple::new(
+                named(function)?,
+                named(kgfuse::IN_CLUSTER)?,
+                named(&cluster)?,
+            ));
+            cluster_of.insert(function, cluster);
+        }
+        progress.advance(1);
+    }
+    progress.finish();
+
+    let exercised = sparql::run(
+        store,
+        format!(
+            "SELECT ?case ?function WHERE {{ ?case a <{case}> ; <{exercises}> ?function }}",
+            case = kgfuse::CASE,
+            exercises = kgfuse::EXERCISES,
+        ),
+    )?;
+    let mut covers: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = BTreeMap::new();
+    for row in &exercised.rows {
+        let (Some(case), Some(function)) = (cell_text(row.first()), cell_text(row.get(1))) else {
+            continue;
+        };
+        let entry = covers.entry(case).or_default();
+        if let (Some(package), Some(cluster)) =
+            (package_of.get(&function), cluster_of.get(function.as_str()))
+        {
+            entry.0.insert(package.clone());
+            entry.1.insert(cluster.clone());
+        }
+    }
+    let (selected, covered_packages, covered_clusters) =
+        select_cases(&covers, by_package.len(), clusters, options);
+    for case in &selected {
+        let case_node = named(case)?;
+        triples.push(Triple::new(
+            case_base.clone(),
+            named(kgfuse::SELECTED_CASE)?,
+            case_node.clone(),
+        ));
+        for cluster in &covers[case].1 {
+            triples.push(Triple::new(
+                case_node.clone(),
+                named(kgfuse::COVERS_CLUSTER)?,
+                named(cluster)?,
+            ));
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let share = |n: usize, of: usize| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    let report = CaseBaseReport {
+        packages: by_package.len(),
+        functions: vectors.len(),
+        clusters,
+        cases: covers.len(),
+        selected: selected.len(),
+        package_coverage: share(covered_packages.len(), by_package.len()),
+        cluster_coverage: share(covered_clusters.len(), clusters),
+        triples: 0,
+    };
+    triples.push(Triple::new(
+        case_base.clone(),
+        named(w3c::RDF_TYPE)?,
+        named(kgfuse::CASE_BASE)?,
+    ));
+    for (predicate, value) in [
+        (kgfuse::PACKAGE_COVERAGE, report.package_coverage),
+        (kgfuse::CLUSTER_COVERAGE, report.cluster_coverage),
+    ] {
+        triples.push(Triple::new(
+            case_base.clone(),
+            named(predicate)?,
+            Literal::from(value),
+        ));
+    }
+    let text: String = triples.iter().map(|t| format!("{t}\n")).collect();
+    let hash = kgfuse_core::content_hash(&text);
+    let report = CaseBaseReport {
+        triples: triples.len(),
+        ..report
+    };
+    store
+        .write_sources(
+            &[SourceGraph {
+                graph: case_base,
+                path: "kgfuse index cases".into(),
+                content_hash: hash.clone(),
+                extraction_hash: hash,
+                extractor: "case-base".into(),
+                triples,
+            }],
+            &[],
+            progress,
+        )
+        .await?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covers(
+        entries: &[(&str, &[&str], &[&str])],
+    ) -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+        entries
+            .iter()
+            .map(|(case, p, c)| {
+                (
+                    (*case).to_owned(),
+                    (
+                        p.iter().map(|s| (*s).to_owned()).collect(),
+                        c.iter().map(|s| (*s).to_owned()).collect(),
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn selection_adds_only_cases_with_new_coverage_and_stops_at_the_thresholds() {
+        let covers = covers(&[
+            ("case:a", &["p1"], &["p1#0"]),
+            ("case:b", &["p1", "p2"], &["p1#0", "p2#0"]),
+            ("case:c", &["p1"], &["p1#0"]),
+            ("case:d", &["p3"], &["p3#0", "p3#1"]),
+        ]);
+        let all = CaseBaseOptions::default();
+        let (selected, packages, clusters) = select_cases(&covers, 3, 4, all);
+        assert_eq!(selected, ["case:b", "case:d"]);
+        assert_eq!(packages.len(), 3);
+        assert_eq!(clusters.len(), 4);
+        let half = CaseBaseOptions {
+            package_coverage: 0.5,
+            cluster_coverage: 0.5,
+            ..all
+        };
+        let (selected, _, _) = select_cases(&covers, 3, 4, half);
+        assert_eq!(selected, ["case:b"]);
+    }
+
+    #[test]
+    fn vectors_round_trip_through_hex() {
+        let v = vec![0.25_f32, -1.0, 3.5e-3];
+        assert_eq!(decode_vector(&encode_vector(&v)), Some(v));
+        assert_eq!(decode_vector("abc"), None);
+    }
+}

@@ -1,0 +1,696 @@
+//! `domain` (DomAgent): packages first, then functions, then the cases that show
+//! them in use, with a refinement gate in between.
+//!
+//! 1. **Packages.** Offline, each package scores the highest of the question's
+//!    cosine to its description, to its centroid (mean function vector, written by
+//!    the case base) and to its best functions (the mean of its two best among the
+//!    store's nearest functions: a package of many topics has a blurred centroid,
+//!    and a short description may miss the question's words). Every package within
+//!    `package_margin` of the best is chosen, at most `max_packages`. A real language model instead picks from the package
+//!    descriptions ([`LanguageModel::classify`]).
+//! 2. **Functions.** Ranked by cosine inside the chosen packages; the best few of
+//!    the whole store join as candidates too, so look-alikes from other packages
+//!    are visible in the trace when the gate drops them.
+//! 3. **Gate.** Offline, a candidate is dropped when it is in a package that was not
+//!    chosen, when its similarity is more than `gate_margin` below the best one, or
+//!    when it has no structural tie (a call either way, the same module or class, a
+//!    case exercising both) to a kept function. A real model judges each candidate
+//!    ([`LanguageModel::judge_relevance`]). Every drop has its reason in the trace.
+//! 4. **Cases.** The case-base cases (selected for coverage at index time) that
+//!    exercise the kept functions, the most exercised kept functions first.
+
+use crate::RetrieveError;
+use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
+use crate::functions::function_info;
+use crate::kmeans::dot;
+use crate::sources::cell_text;
+use crate::sparql::{self, values};
+use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
+use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_llm::LanguageModel;
+use kgfuse_store::{Store, StoreError};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Knobs of the `domain` strategy.
+#[derive(Debug, Clone, Copy)]
+pub struct DomainOptions {
+    /// Most packages chosen.
+    pub max_packages: usize,
+    /// Packages scoring within this cosine of the best are chosen too.
+    pub package_margin: f32,
+    /// The gate drops candidates scoring more than this cosine below the best.
+    pub gate_margin: f32,
+    /// Most cases returned.
+    pub max_cases: usize,
+}
+
+impl Default for DomainOptions {
+    fn default() -> Self {
+        Self {
+            max_packages: 3,
+            package_margin: 0.05,
+            gate_margin: 0.15,
+            max_cases: 3,
+        }
+    }
+}
+
+/// A package with its question score.
+#[derive(Debug, Clone)]
+struct PackageScore {
+    iri: String,
+    name: String,
+    description: Option<String>,
+    score: f32,
+    basis: &'static str,
+}
+
+fn named(iri: &str) -> Result<Term, RetrieveError> {
+    NamedNode::new(iri)
+        .map(Term::NamedNode)
+        .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
+}
+
+fn terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
+    iris.iter().map(|i| named(i)).collect()
+}
+
+fn local_name(iri: &str) -> &str {
+    iri.rsplit(['/', '#']).next().unwrap_or(iri)
+}
+
+/// A package as the classifier sees it.
+#[derive(Debug, Clone, Default)]
+struct PackageInfo {
+    name: String,
+    description: Option<String>,
+    /// Written by the case base; absent before `kgfuse index cases`.
+    centroid: Option<Vec<f32>>,
+}
+
+/// Every package by IRI.
+fn packages(store: &Store) -> Result<BTreeMap<String, PackageInfo>, RetrieveError> {
+    let solutions = sparql::run(
+        store,
+        format!(
+            "SELECT ?package ?name ?comment ?centroid WHERE {{ ?package a <{package}> . \
+               OPTIONAL {{ ?package <{label}> ?name }} OPTIONAL {{ ?package <{comment}> ?comment }} \
+               OPTIONAL {{ ?package <{centroid}> ?centroid }} }}",
+            package = kgfuse::PACKAGE,
+            label = w3c::RDFS_LABEL,
+            comment = w3c::RDFS_COMMENT,
+            centroid = kgfuse::CENTROID,
+        ),
+    )?;
+    let mut out: BTreeMap<String, PackageInfo> = BTreeMap::new();
+    for row in &solutions.rows {
+        let Some(iri) = cell_text(row.first()) else {
+            continue;
+        };
+        let entry = out.entry(iri.clone()).or_insert_with(|| PackageInfo {
+            name: local_name(&iri).to_owned(),
+            ..PackageInfo::default()
+        });
+        if let Some(name) = cell_text(row.get(1)) {
+            entry.name = name;
+        }
+        if entry.description.is_none() {
+            entry.description = cell_text(row.get(2));
+        }
+        if entry.centroid.is_none() {
+            entry.centroid = cell_text(row.get(3)).and_then(|c| decode_vector(&c));
+        }
+    }
+    Ok(out)
+}
+
+/// Scores every package and chooses some; the second value is the trace stage.
+async fn classify(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    query: &[f32],
+    nearest: &[(String, Option<String>, f32)],
+    options: DomainOptions,
+) -> Result<(Vec<PackageScore>, TraceStage), RetrieveError> {
+    let all = packages(store)?;
+    // Mean of each package's two best functions among the nearest ones.
+    let mut best_functions: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
+    for (_, package, score) in nearest {
+        if let Some(package) = package {
+            let scores = best_functions.entry(package.as_str()).or_default();
+            if scores.len() < 2 {
+                scores.push(*score);
+            }
+        }
+    }
+    let iris: Vec<String> = all.keys().cloned().collect();
+    let described: BTreeMap<String, f32> = store
+        .vectors()
+        .search_among(query, &iris)
+        .await
+        .map_err(StoreError::from)?
+        .into_iter()
+        .map(|hit| (hit.iri, hit.score))
+        .collect();
+    let mut scored: Vec<PackageScore> = all
+        .into_iter()
+        .map(|(iri, package)| {
+            let by_description = described.get(&iri).copied().unwrap_or(f32::MIN);
+            let by_centroid = package.centroid.map_or(f32::MIN, |c| dot(query, &c));
+            #[allow(clippy::cast_precision_loss)]
+            let by_functions = best_functions
+                .get(iri.as_str())
+                .map_or(f32::MIN, |s| s.iter().sum::<f32>() / s.len() as f32);
+            let (score, basis) = [
+                (by_description, "description"),
+                (by_centroid, "centroid"),
+                (by_functions, "best functions"),
+            ]
+            .into_iter()
+            .fold((f32::MIN, "description"), |best, next| {
+                if next.0 > best.0 { next } else { best }
+            });
+            PackageScore {
+                iri,
+                name: package.name,
+                description: package.description,
+                score,
+                basis,
+            }
+        })
+        .filter(|p| p.score > f32::MIN)
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    let mut stage = TraceStage {
+        stage: "packages".into(),
+        ..TraceStage::default()
+    };
+    let mut chosen = Vec::new();
+    if model.is_offline() {
+        let best = scored.first().map_or(0.0, |p| p.score);
+        for package in scored.iter().take(options.max_packages + 5) {
+            let label = format!(
+                "{} ({:.3} by {})",
+                package.name, package.score, package.basis
+            );
+            if chosen.len() < options.max_packages && package.score >= best - options.package_margin
+            {
+                stage.kept.push(label);
+                chosen.push(package.clone());
+            } else {
+                stage.dropped.push(Dropped {
+                    iri: package.iri.clone(),
+                    why: format!(
+                        "{label}: outside the margin {:.2} of the best {best:.3}{}",
+                        options.package_margin,
+                        if chosen.len() >= options.max_packages {
+                            " or beyond the package limit"
+                        } else {
+                            ""
+                        }
+                    ),
+                });
+            }
+        }
+    } else {
+        let labels: Vec<String> = scored
+            .iter()
+            .map(|p| match &p.description {
+                Some(d) => format!("{}: {d}", p.name),
+                None => p.name.clone(),
+            })
+            .collect();
+        let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+        match model.classify(question, &refs) {
+            Ok(Some(i)) if i < scored.len() => {
+                stage
+                    .kept
+                    .push(format!("{} (picked by {})", scored[i].name, model.name()));
+                chosen.push(scored[i].clone());
+            }
+            other => {
+                // No usable pick: the similarity ranking's best package.
+                let why = match other {
+                    Err(e) => format!("{} failed: {e}", model.name()),
+                    _ => format!("{} picked no package", model.name()),
+                };
+                if let Some(best) = scored.first() {
+                    stage
+                        .kept
+                        .push(format!("{} ({:.3}; {why})", best.name, best.score));
+                    chosen.push(best.clone());
+                }
+            }
+        }
+    }
+    if scored.iter().all(|p| p.basis == "description") {
+        stage
+            .kept
+            .push("no package centroids: run `kgfuse index cases` to build the case base".into());
+    }
+    Ok((chosen, stage))
+}
+
+/// How many of the store's nearest functions inform package choice.
+const NEAREST_FUNCTIONS: usize = 50;
+
+/// The package of each of these functions.
+fn package_of_functions(
+    store: &Store,
+    functions: &[String],
+) -> Result<BTreeMap<String, String>, RetrieveError> {
+    if functions.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let solutions = sparql::run(
+        store,
+        sparql::with_values(
+            &format!("?function <{}> ?package .", kgfuse::IN_PACKAGE),
+            "function",
+            &terms(functions)?,
+            functions.len() * 2,
+        ),
+    )?;
+    let (f, p) = (solutions.column("function"), solutions.column("package"));
+    Ok(solutions
+        .rows
+        .iter()
+        .filter_map(|row| {
+            Some((
+                f.and_then(|i| cell_text(row.get(i)))?,
+                p.and_then(|i| cell_text(row.get(i)))?,
+            ))
+        })
+        .collect())
+}
+
+/// A candidate function with what the gate needs.
+#[derive(Debug, Clone)]
+struct Candidate {
+    iri: String,
+    package: Option<String>,
+    text: String,
+    score: f32,
+}
+
+/// Structural ties between candidates: (a, b) -> how they are tied.
+fn ties(
+    store: &Store,
+    candidates: &[Candidate],
+) -> Result<BTreeMap<(String, String), String>, RetrieveError> {
+    let iris: Vec<String> = candidates.iter().map(|c| c.iri.clone()).collect();
+    let list = terms(&iris)?;
+    let text = format!(
+        "SELECT DISTINCT ?a ?b ?tie WHERE {{ {a} {b} FILTER(?a != ?b) \
+           {{ ?a <{calls}>|<{by_name}> ?b BIND(\"calls\" AS ?tie) }} \
+           UNION {{ ?b <{calls}>|<{by_name}> ?a BIND(\"is called by\" AS ?tie) }} \
+           UNION {{ ?owner <{has_function}> ?a . ?owner <{has_function}> ?b BIND(\"same module or class\" AS ?tie) }} \
+           UNION {{ ?case <{exercises}> ?a . ?case <{exercises}> ?b BIND(\"shares a case with\" AS ?tie) }} }}",
+        a = values("a", &list),
+        b = values("b", &list),
+        calls = kgfuse::CALLS,
+        by_name = kgfuse::CALLS_BY_NAME,
+        has_function = kgfuse::HAS_FUNCTION,
+        exercises = kgfuse::EXERCISES,
+    );
+    let solutions = sparql::run(store, text)?;
+    let mut out = BTreeMap::new();
+    for row in &solutions.rows {
+        if let (Some(a), Some(b), Some(tie)) = (
+            cell_text(row.first()),
+            cell_text(row.get(1)),
+            cell_text(row.get(2)),
+        ) {
+            out.entry((a, b)).or_insert(tie);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the strategy.
+pub(crate) async fn retrieve(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    top_k: usize,
+    options: DomainOptions,
+) -> Result<FusedContext, RetrieveError> {
+    let mut context = FusedContext::default();
+    let query = store.embed(question)?;
+    // The store's nearest functions: evidence for package choice, and candidates
+    // the gate can show as look-alikes from other packages.
+    let nearest = store
+        .vectors()
+        .search(
+            &query,
+            NEAREST_FUNCTIONS,
+            Some("kind IN ('Function', 'Method')"),
+        )
+        .await
+        .map_err(StoreError::from)?;
+    let nearest_packages = package_of_functions(
+        store,
+        &nearest.iter().map(|h| h.iri.clone()).collect::<Vec<_>>(),
+    )?;
+    let evidence: Vec<(String, Option<String>, f32)> = nearest
+        .iter()
+        .map(|h| {
+            (
+                h.iri.clone(),
+                nearest_packages.get(&h.iri).cloned(),
+                h.score,
+            )
+        })
+        .collect();
+    let (chosen, package_stage) =
+        classify(store, model, question, &query, &evidence, options).await?;
+    context.trace.push(package_stage);
+    if chosen.is_empty() {
+        context.status = Some("no_packages".into());
+        return Ok(context);
+    }
+
+    // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
+    let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
+    let members = sparql::run(
+        store,
+        sparql::with_values(
+            &format!(
+                "VALUES ?kind {{ <{f}> <{m}> }} ?function a ?kind ; <{in_package}> ?package .",
+                f = kgfuse::FUNCTION,
+                m = kgfuse::METHOD,
+                in_package = kgfuse::IN_PACKAGE,
+            ),
+            "package",
+            &terms(&chosen_iris)?,
+            1_000_000,
+        ),
+    )?;
+    let function_column = members.column("function");
+    let package_column = members.column("package");
+    let mut package_of: BTreeMap<String, String> = BTreeMap::new();
+    for row in &members.rows {
+        if let (Some(f), Some(p)) = (
+            function_column.and_then(|i| cell_text(row.get(i))),
+            package_column.and_then(|i| cell_text(row.get(i))),
+        ) {
+            package_of.insert(f, p);
+        }
+    }
+    context.sparql.push(members.text);
+    let inside: Vec<String> = package_of.keys().cloned().collect();
+    let mut hits = store
+        .vectors()
+        .search_among(&query, &inside)
+        .await
+        .map_err(StoreError::from)?;
+    hits.truncate(top_k * 3);
+    for hit in nearest.into_iter().take(top_k) {
+        if !hits.iter().any(|h| h.iri == hit.iri) {
+            hits.push(hit);
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    let candidates: Vec<Candidate> = hits
+        .into_iter()
+        .map(|hit| Candidate {
+            package: package_of.get(&hit.iri).cloned(),
+            iri: hit.iri,
+            text: hit.text,
+            score: hit.score,
+        })
+        .collect();
+    context.trace.push(TraceStage {
+        stage: "functions".into(),
+        kept: candidates
+            .iter()
+            .map(|c| format!("{} ({:.3})", c.iri, c.score))
+            .collect(),
+        dropped: Vec::new(),
+    });
+
+    let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options)?;
+    context.trace.push(gate_stage);
+    for candidate in &kept {
+        let mut info = function_info(store, &candidate.iri)?;
+        info.score = candidate.score;
+        context.functions.push(info);
+    }
+
+    let (cases, case_stage) = cases(store, &kept, options.max_cases)?;
+    context.cases = cases;
+    context.trace.push(case_stage);
+    Ok(context)
+}
+
+/// The refinement gate; returns the kept candidates (best first) and its trace.
+fn gate(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    candidates: &[Candidate],
+    top_k: usize,
+    options: DomainOptions,
+) -> Result<(Vec<Candidate>, TraceStage), RetrieveError> {
+    let mut stage = TraceStage {
+        stage: "gate".into(),
+        ..TraceStage::default()
+    };
+    let mut kept: Vec<&Candidate> = Vec::new();
+    let mut reasons: BTreeMap<&str, String> = BTreeMap::new();
+    let mut untied: Vec<&Candidate> = Vec::new();
+    let best = candidates
+        .iter()
+        .find(|c| c.package.is_some())
+        .map_or(0.0, |c| c.score);
+    let tie_map = if model.is_offline() {
+        ties(store, candidates)?
+    } else {
+        BTreeMap::new()
+    };
+    let tie_to = |candidate: &Candidate, kept: &[&Candidate]| {
+        kept.iter().find_map(|k| {
+            tie_map
+                .get(&(candidate.iri.clone(), k.iri.clone()))
+                .map(|tie| format!("{tie} {}", local_name(&k.iri)))
+        })
+    };
+    for candidate in candidates {
+        if candidate.package.is_none() {
+            stage.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: format!(
+                    "wrong package: not in a chosen package ({:.3})",
+                    candidate.score
+                ),
+            });
+            continue;
+        }
+        if !model.is_offline() {
+            match model.judge_relevance(question, &candidate.text) {
+                Ok(relevance) if relevance.relevant => {
+                    reasons.insert(&candidate.iri, relevance.why);
+                    kept.push(candidate);
+                }
+                Ok(relevance) => stage.dropped.push(Dropped {
+                    iri: candidate.iri.clone(),
+                    why: format!("{}: {}", model.name(), relevance.why),
+                }),
+                Err(e) => {
+                    reasons.insert(
+                        &candidate.iri,
+                        format!("kept: {} failed: {e}", model.name()),
+                    );
+                    kept.push(candidate);
+                }
+            }
+            continue;
+        }
+        if kept.is_empty() {
+            reasons.insert(
+                &candidate.iri,
+                "the best match in the chosen packages".into(),
+            );
+            kept.push(candidate);
+        } else if candidate.score < best - options.gate_margin {
+            stage.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: format!(
+                    "below the similarity margin: {:.3} < {best:.3} - {:.2}",
+                    candidate.score, options.gate_margin
+                ),
+            });
+        } else if let Some(tie) = tie_to(candidate, &kept) {
+            reasons.insert(&candidate.iri, tie);
+            kept.push(candidate);
+        } else {
+            untied.push(candidate);
+        }
+    }
+    // A candidate may be tied only to one kept after it: repeat until nothing changes.
+    loop {
+        let before = untied.len();
+        let mut still = Vec::new();
+        for candidate in untied {
+            match tie_to(candidate, &kept) {
+                Some(tie) => {
+                    reasons.insert(&candidate.iri, tie);
+                    kept.push(candidate);
+                }
+                None => still.push(candidate),
+            }
+        }
+        untied = still;
+        if untied.len() == before {
+            break;
+        }
+    }
+    for candidate in untied {
+        stage.dropped.push(Dropped {
+            iri: candidate.iri.clone(),
+            why: format!(
+                "no structural tie (call, module or class, shared case) to the kept functions ({:.3})",
+                candidate.score
+            ),
+        });
+    }
+    kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    for extra in kept.iter().skip(top_k) {
+        stage.dropped.push(Dropped {
+            iri: extra.iri.clone(),
+            why: format!("beyond top-k {top_k} ({:.3})", extra.score),
+        });
+    }
+    kept.truncate(top_k);
+    stage.kept = kept
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({:.3}; {})",
+                c.iri,
+                c.score,
+                reasons.get(c.iri.as_str()).map_or("", String::as_str)
+            )
+        })
+        .collect();
+    Ok((kept.into_iter().cloned().collect(), stage))
+}
+
+/// The case-base cases exercising the kept functions, most exercised first.
+fn cases(
+    store: &Store,
+    kept: &[Candidate],
+    max_cases: usize,
+) -> Result<(Vec<CaseInfo>, TraceStage), RetrieveError> {
+    let mut stage = TraceStage {
+        stage: "cases".into(),
+        ..TraceStage::default()
+    };
+    if kept.is_empty() {
+        return Ok((Vec::new(), stage));
+    }
+    let iris: Vec<String> = kept.iter().map(|c| c.iri.clone()).collect();
+    let text = format!(
+        "SELECT ?case ?function ?selected ?title ?code WHERE {{ {functions} \
+           ?case <{exercises}> ?function . \
+           OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} \
+           OPTIONAL {{ ?case <{label}> ?title }} OPTIONAL {{ ?case <{code}> ?code }} }}",
+        functions = values("function", &terms(&iris)?),
+        exercises = kgfuse::EXERCISES,
+        base = CASE_BASE_GRAPH,
+        selected_case = kgfuse::SELECTED_CASE,
+        label = w3c::RDFS_LABEL,
+        code = kgfuse::CODE,
+    );
+    let solutions = sparql::run(store, text)?;
+    let case_base_built = !sparql::run(
+        store,
+        format!(
+            "SELECT ?base WHERE {{ ?base a <{}> }} LIMIT 1",
+            kgfuse::CASE_BASE
+        ),
+    )?
+    .rows
+    .is_empty();
+    // case -> (exercised kept functions, selected, title, code)
+    let mut found: BTreeMap<String, (BTreeSet<String>, bool, String, Option<String>)> =
+        BTreeMap::new();
+    for row in &solutions.rows {
+        let Some(case) = cell_text(row.first()) else {
+            continue;
+        };
+        let entry = found
+            .entry(case.clone())
+            .or_insert_with(|| (BTreeSet::new(), false, local_name(&case).to_owned(), None));
+        if let Some(function) = cell_text(row.get(1)) {
+            entry.0.insert(function);
+        }
+        entry.1 |= row.get(2).is_some_and(Option::is_some);
+        if let Some(title) = cell_text(row.get(3)) {
+            entry.2 = title;
+        }
+        if entry.3.is_none() {
+            entry.3 = cell_text(row.get(4));
+        }
+    }
+    let score_of: BTreeMap<&str, f32> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
+    let mut ranked: Vec<(f32, String)> = Vec::new();
+    for (case, (functions, selected, _, _)) in &found {
+        if case_base_built && !selected {
+            stage.dropped.push(Dropped {
+                iri: case.clone(),
+                why: "not selected for the case base (covers nothing a selected case does not)"
+                    .into(),
+            });
+            continue;
+        }
+        let weight: f32 = functions
+            .iter()
+            .filter_map(|f| score_of.get(f.as_str()))
+            .sum();
+        ranked.push((weight, case.clone()));
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out = Vec::new();
+    for (rank, (weight, case)) in ranked.into_iter().enumerate() {
+        if rank >= max_cases {
+            stage.dropped.push(Dropped {
+                iri: case,
+                why: format!("beyond the case limit {max_cases} (weight {weight:.3})"),
+            });
+            continue;
+        }
+        let (_, _, title, code) = &found[&case];
+        let exercises = sparql::run(
+            store,
+            sparql::with_values(
+                &format!("?case <{}> ?function .", kgfuse::EXERCISES),
+                "case",
+                &[named(&case)?],
+                1000,
+            ),
+        )?;
+        let column = exercises.column("function");
+        let mut list: Vec<String> = exercises
+            .rows
+            .iter()
+            .filter_map(|row| column.and_then(|i| cell_text(row.get(i))))
+            .collect();
+        list.sort();
+        stage.kept.push(format!("{case} (weight {weight:.3})"));
+        out.push(CaseInfo {
+            iri: case.clone(),
+            title: title.clone(),
+            code: code.clone(),
+            exercises: list,
+        });
+    }
+    if !case_base_built {
+        stage
+            .kept
+            .push("no case base: every case exercising a kept function was considered".into());
+    }
+    Ok((out, stage))
+}
