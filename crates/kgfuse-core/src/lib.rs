@@ -9,7 +9,8 @@
 //! - [`content_hash`]: the hash that ties a vector row to the text it was computed from;
 //! - [`context`]: the `FusedContext` every retrieval strategy returns;
 //! - [`progress`]: a small observer trait so libraries report progress without
-//!   knowing whether a terminal is attached.
+//!   knowing whether a terminal is attached;
+//! - [`timing`]: running totals of time spent inside a component.
 //!
 //! ```
 //! use kgfuse_core::{config::StoreConfig, content_hash};
@@ -22,6 +23,7 @@
 pub mod config;
 pub mod context;
 pub mod progress;
+pub mod timing;
 pub mod vocab;
 
 use sha2::{Digest, Sha256};

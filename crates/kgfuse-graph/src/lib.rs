@@ -51,6 +51,8 @@ use std::path::Path;
 #[derive(Clone)]
 pub struct Graph {
     store: Store,
+    /// Time spent evaluating queries and walks (see [`Graph::time_spent`]).
+    spent: kgfuse_core::timing::TimeSpent,
 }
 
 impl Graph {
@@ -70,13 +72,23 @@ impl Graph {
                 GraphError::Storage(e)
             }
         })?;
-        Ok(Self { store })
+        Ok(Self {
+            store,
+            spent: kgfuse_core::timing::TimeSpent::default(),
+        })
+    }
+
+    /// Total wall time spent inside Oxigraph by queries, walks and vocabulary
+    /// checks since this graph was opened (shared by clones).
+    pub fn time_spent(&self) -> std::time::Duration {
+        self.spent.total()
     }
 
     /// A throw-away store in memory (tests, examples).
     pub fn in_memory() -> Result<Self, GraphError> {
         Ok(Self {
             store: Store::new()?,
+            spent: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 

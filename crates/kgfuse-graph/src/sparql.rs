@@ -295,6 +295,16 @@ impl Graph {
         bindings: &[(String, Term)],
         options: &QueryOptions,
     ) -> Result<QueryOutcome, GraphError> {
+        let spent = self.spent.clone();
+        spent.measure(|| self.evaluate(query, bindings, options))
+    }
+
+    fn evaluate(
+        &self,
+        query: spargebra::Query,
+        bindings: &[(String, Term)],
+        options: &QueryOptions,
+    ) -> Result<QueryOutcome, GraphError> {
         let token = CancellationToken::new();
         let _deadline = Deadline::arm(options.timeout, &token);
         let mut prepared = SparqlEvaluator::new()

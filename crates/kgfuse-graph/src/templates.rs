@@ -86,6 +86,9 @@ pub struct Edge {
     pub object: String,
 }
 
+/// Nodes reached by a walk with their distance, and the edges used.
+pub type Neighbourhood = (BTreeMap<String, usize>, BTreeSet<Edge>);
+
 impl Graph {
     /// Runs a canned query with its parameters bound.
     pub fn run_template(
@@ -114,19 +117,34 @@ impl Graph {
     /// over IRI-to-IRI triples of every graph except `rdf:type` (the walk of
     /// `queries/neighbours.rq`, read straight from the indexes: one SPARQL query per
     /// visited node was the dominant cost of neighbourhood retrieval). Returns each
-    /// reached IRI with its distance, and the edges used, stopping once `max_nodes`
-    /// nodes are reached.
+    /// reached IRI with its distance, and the edges between reached nodes that were
+    /// read, stopping once `max_nodes` nodes are reached.
     pub fn neighbourhood(
         &self,
         start: &NamedNode,
         hops: usize,
         max_nodes: usize,
-    ) -> Result<(BTreeMap<String, usize>, BTreeSet<Edge>), GraphError> {
+    ) -> Result<Neighbourhood, GraphError> {
+        let spent = self.spent.clone();
+        spent.measure(|| self.walk(start, hops, max_nodes))
+    }
+
+    fn walk(
+        &self,
+        start: &NamedNode,
+        hops: usize,
+        max_nodes: usize,
+    ) -> Result<Neighbourhood, GraphError> {
         let rdf_type = NamedNodeRef::new_unchecked(kgfuse_core::vocab::w3c::RDF_TYPE);
         let mut distance = BTreeMap::from([(start.as_str().to_owned(), 0usize)]);
         let mut edges = BTreeSet::new();
         let mut queue = VecDeque::from([start.clone()]);
         while let Some(node) = queue.pop_front() {
+            // Full: every reached node already has the edge it was reached by, which
+            // is all an evidence path needs; reading more neighbours adds nothing.
+            if distance.len() >= max_nodes {
+                break;
+            }
             let d = distance[node.as_str()];
             if d >= hops {
                 continue;
@@ -167,11 +185,15 @@ impl Graph {
                 }
             }
             for (neighbour, edge) in neighbours {
-                edges.insert(edge);
-                if !distance.contains_key(neighbour.as_str()) && distance.len() < max_nodes {
+                if !distance.contains_key(neighbour.as_str()) {
+                    if distance.len() >= max_nodes {
+                        continue;
+                    }
                     distance.insert(neighbour.as_str().to_owned(), d + 1);
                     queue.push_back(neighbour);
                 }
+                // Only edges between reached nodes can be on an evidence path.
+                edges.insert(edge);
             }
         }
         Ok((distance, edges))

@@ -158,6 +158,11 @@ impl Graph {
     /// The terms of `vocabulary` that the store neither declares nor uses (see the
     /// module documentation), each as `predicate <iri>` or `class <iri>`.
     pub fn unknown_terms(&self, vocabulary: &QueryVocabulary) -> Result<Vec<String>, GraphError> {
+        let spent = self.spent.clone();
+        spent.measure(|| self.check_vocabulary(vocabulary))
+    }
+
+    fn check_vocabulary(&self, vocabulary: &QueryVocabulary) -> Result<Vec<String>, GraphError> {
         let mut unknown = Vec::new();
         let rdf_type = NamedNodeRef::new_unchecked(RDF_TYPE);
         let any = |s: Option<NamedNodeRef<'_>>,

@@ -2,7 +2,8 @@
 //!
 //! 1. vector retrieval gives the unstructured side (chunks with their sources);
 //! 2. entity extraction: the IRIs of the best hits, plus nodes whose label, alias
-//!    or name equals an entity the language model extracts from the question;
+//!    or name is a spelling of an entity the language model extracts from the
+//!    question (`KnowledgeGraphUpdateAgent` finds "Knowledge graph update agent");
 //! 3. generated SPARQL about those entities (outgoing and incoming facts with
 //!    labels and graphs, class membership) gives the structured side; each query is
 //!    parsed and checked against the loaded ontology and the data before it runs
@@ -56,7 +57,58 @@ const BOOKKEEPING: &[&str] = &[
 /// Longest path searched between two linked entities.
 const MAX_PAIR_HOPS: usize = 3;
 
-/// Nodes whose label, alias or name equals (case-insensitively) one of `names`.
+/// The spellings under which a name may be stored as a label: as written,
+/// lowercased, capitalised, and, for identifiers, split into words
+/// (`KnowledgeGraphUpdateAgent`, `knowledge_graph_update_agent` -> "Knowledge graph
+/// update agent"); each also as an `@en` literal.
+fn spellings(name: &str) -> Vec<Term> {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for ch in name.chars() {
+        if ch == '_' || ch == '-' || ch.is_whitespace() {
+            words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            previous_lower = false;
+            continue;
+        }
+        if ch.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        previous_lower = ch.is_lowercase() || ch.is_ascii_digit();
+        word.push(ch);
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    let spaced = words.join(" ");
+    let capitalise = |text: &str| {
+        let mut chars = text.chars();
+        chars.next().map_or_else(String::new, |first| {
+            first.to_uppercase().chain(chars).collect()
+        })
+    };
+    let mut forms = vec![
+        name.to_owned(),
+        name.to_lowercase(),
+        capitalise(&name.to_lowercase()),
+        spaced.to_lowercase(),
+        capitalise(&spaced.to_lowercase()),
+        spaced,
+    ];
+    forms.sort();
+    forms.dedup();
+    let mut out = Vec::new();
+    for form in forms {
+        out.push(Literal::new_simple_literal(form.clone()).into());
+        if let Ok(tagged) = Literal::new_language_tagged_literal(form, "en") {
+            out.push(tagged.into());
+        }
+    }
+    out
+}
+
+/// Nodes whose label, alias or name is one of the spellings of `names`. The
+/// spellings are the VALUES of the label, so Oxigraph looks them up in its object
+/// index instead of scanning every label; the question's text only ever appears as
+/// literal values.
 fn nodes_named(
     store: &Store,
     names: &[String],
@@ -66,18 +118,9 @@ fn nodes_named(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let values: Vec<Term> = names
-        .iter()
-        .map(|n| Literal::new_simple_literal(n.to_lowercase()).into())
-        .collect();
-    // A label, alias or name equal to the entity, or an IRI whose local name is it
-    // (`KnowledgeGraphUpdateAgent` names `…/pipeline/KnowledgeGraphUpdateAgent`).
-    // The branches compute a lowercase key per node; the VALUES block joins on it, so
-    // the question's text only ever appears as a literal value.
+    let values: Vec<Term> = names.iter().flat_map(|n| spellings(n)).collect();
     let template = format!(
-        "{{ ?node <{label}>|<{alt}>|<{pref}>|<{name}> ?label . BIND(LCASE(STR(?label)) AS ?needle) }} \
-         UNION {{ ?node a ?type . BIND(LCASE(REPLACE(STR(?node), \"^.*[/#]\", \"\")) AS ?needle) }} \
-         FILTER(isIRI(?node))",
+        "?node <{label}>|<{alt}>|<{pref}>|<{name}> ?needle . FILTER(isIRI(?node))",
         label = w3c::RDFS_LABEL,
         alt = w3c::SKOS_ALT_LABEL,
         pref = w3c::SKOS_PREF_LABEL,
@@ -169,20 +212,13 @@ fn facts_about(
     Ok(facts)
 }
 
-/// A path as node IRIs, with the facts along it.
-type Evidence = (Vec<String>, Vec<Fact>);
-
-/// Shortest undirected path between two entities within `MAX_PAIR_HOPS` edges of the
-/// first, over IRI-valued triples.
-fn path_between(
-    store: &Store,
-    from: &NamedNode,
-    to: &str,
-) -> Result<Option<Evidence>, RetrieveError> {
+/// The graph within `MAX_PAIR_HOPS` edges of an entity, as an adjacency (walked
+/// once per entity, then searched for every other entity).
+fn surroundings(store: &Store, from: &NamedNode) -> Result<Adjacency, RetrieveError> {
     let (_, edges) = store.graph().neighbourhood(from, MAX_PAIR_HOPS, 400)?;
     let mut adjacency = Adjacency::new();
     add_edges(&mut adjacency, edges);
-    Ok(evidence(&adjacency, &[from.as_str().to_owned()], to))
+    Ok(adjacency)
 }
 
 /// Runs the strategy.
@@ -312,8 +348,14 @@ pub(crate) async fn retrieve(
     // 4. Paths between pairs of entities.
     let mut path_kept = Vec::new();
     for (i, from) in nodes.iter().enumerate() {
+        if i + 1 >= nodes.len() {
+            break;
+        }
+        let adjacency = surroundings(store, from)?;
         for to in nodes.iter().skip(i + 1) {
-            if let Some((path, facts)) = path_between(store, from, to.as_str())? {
+            if let Some((path, facts)) =
+                evidence(&adjacency, &[from.as_str().to_owned()], to.as_str())
+            {
                 path_kept.push(path.join(" -> "));
                 for fact in facts {
                     if !context.structured_facts.iter().any(|f| {
@@ -334,4 +376,28 @@ pub(crate) async fn retrieve(
         dropped: Vec::new(),
     });
     Ok(context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_spelled_as_labels() {
+        let forms: Vec<String> = spellings("KnowledgeGraphUpdateAgent")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            forms.contains(&"\"Knowledge graph update agent\"@en".to_owned()),
+            "{forms:?}"
+        );
+        assert!(forms.contains(&"\"KnowledgeGraphUpdateAgent\"".to_owned()));
+        let snake: Vec<String> = spellings("decode_signal")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(snake.contains(&"\"decode signal\"".to_owned()), "{snake:?}");
+        assert!(snake.contains(&"\"decode_signal\"".to_owned()));
+    }
 }

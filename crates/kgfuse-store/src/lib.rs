@@ -104,6 +104,17 @@ pub struct StoreStats {
     pub dimension: usize,
 }
 
+/// Cumulative wall time inside each external component (see [`Store::time_spent`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeSplit {
+    /// Inside Oxigraph: SPARQL evaluation and graph walks.
+    pub graph: Duration,
+    /// Inside LanceDB: nearest-neighbour and full-text searches, vector reads.
+    pub vectors: Duration,
+    /// Embedding query texts.
+    pub embedding: Duration,
+}
+
 /// An Oxigraph graph and a LanceDB vector table kept in step.
 #[derive(Clone)]
 pub struct Store {
@@ -112,6 +123,8 @@ pub struct Store {
     graph: Graph,
     vectors: VectorStore,
     embedder: Arc<dyn Embedder>,
+    /// Time spent embedding query texts.
+    embedding_spent: kgfuse_core::timing::TimeSpent,
     text_predicates: Arc<Vec<NamedNode>>,
     /// Prefixes learned from loads; starts as `config.prefixes`, grows as files load.
     prefixes: Arc<RwLock<BTreeMap<String, String>>>,
@@ -196,6 +209,7 @@ impl Store {
             graph,
             vectors,
             embedder,
+            embedding_spent: kgfuse_core::timing::TimeSpent::default(),
             text_predicates: Arc::new(text_predicates),
         }
     }
@@ -419,11 +433,8 @@ impl Store {
         k: usize,
         filter: Option<&str>,
     ) -> Result<Vec<VectorHit>, StoreError> {
-        let vectors = self.embedder.embed(&[text.to_owned()])?;
-        let vector = vectors
-            .first()
-            .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))?;
-        Ok(self.vectors.search(vector, k, filter).await?)
+        let vector = self.embed(text)?;
+        Ok(self.vectors.search(&vector, k, filter).await?)
     }
 
     /// The `k` rows whose text best matches `text` by BM25 full-text search.
@@ -433,11 +444,21 @@ impl Store {
 
     /// The embedding of `text` with the store's embedder (unit length).
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, StoreError> {
-        self.embedder
-            .embed(&[text.to_owned()])?
+        self.embedding_spent
+            .measure(|| self.embedder.embed(&[text.to_owned()]))?
             .into_iter()
             .next()
             .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))
+    }
+
+    /// Where time went since the store was opened: inside Oxigraph, inside LanceDB,
+    /// and embedding query texts. The rest of a request is kgfuse's own code.
+    pub fn time_spent(&self) -> TimeSplit {
+        TimeSplit {
+            graph: self.graph.time_spent(),
+            vectors: self.vectors.time_spent(),
+            embedding: self.embedding_spent.total(),
+        }
     }
 
     /// The stored vectors of these nodes (those that have a row).
@@ -451,11 +472,8 @@ impl Store {
         text: &str,
         iris: &[String],
     ) -> Result<Vec<VectorHit>, StoreError> {
-        let vectors = self.embedder.embed(&[text.to_owned()])?;
-        let vector = vectors
-            .first()
-            .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))?;
-        Ok(self.vectors.search_among(vector, iris).await?)
+        let vector = self.embed(text)?;
+        Ok(self.vectors.search_among(&vector, iris).await?)
     }
 
     /// Sizes of both sides.

@@ -93,6 +93,8 @@ pub struct VectorStore {
     table: lancedb::Table,
     schema: SchemaRef,
     dimension: usize,
+    /// Time spent in searches (see [`VectorStore::time_spent`]).
+    spent: kgfuse_core::timing::TimeSpent,
 }
 
 fn schema(dimension: usize) -> SchemaRef {
@@ -141,6 +143,7 @@ impl VectorStore {
             table,
             schema,
             dimension,
+            spent: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 
@@ -166,12 +169,19 @@ impl VectorStore {
             table,
             schema: schema(dimension),
             dimension,
+            spent: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 
     /// Vector length.
     pub fn dimension(&self) -> usize {
         self.dimension
+    }
+
+    /// Total wall time spent inside LanceDB by searches and vector reads since
+    /// this table was opened (shared by clones).
+    pub fn time_spent(&self) -> std::time::Duration {
+        self.spent.total()
     }
 
     fn batch(&self, rows: &[VectorRow]) -> Result<RecordBatch, VectorError> {
@@ -285,6 +295,13 @@ impl VectorStore {
         &self,
         iris: &[String],
     ) -> Result<Vec<(String, Vec<f32>)>, VectorError> {
+        let start = std::time::Instant::now();
+        let out = self.read_vectors(iris).await;
+        self.spent.add(start.elapsed());
+        out
+    }
+
+    async fn read_vectors(&self, iris: &[String]) -> Result<Vec<(String, Vec<f32>)>, VectorError> {
         let mut out = Vec::new();
         for chunk in iris.chunks(FILTER_CHUNK) {
             let batches: Vec<RecordBatch> = self
@@ -336,6 +353,18 @@ impl VectorStore {
         k: usize,
         filter: Option<&str>,
     ) -> Result<Vec<VectorHit>, VectorError> {
+        let start = std::time::Instant::now();
+        let out = self.nearest(vector, k, filter).await;
+        self.spent.add(start.elapsed());
+        out
+    }
+
+    async fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: Option<&str>,
+    ) -> Result<Vec<VectorHit>, VectorError> {
         if vector.len() != self.dimension {
             return Err(VectorError::Invalid(format!(
                 "query vector has {} values, expected {}",
@@ -369,6 +398,13 @@ impl VectorStore {
     /// index on `text`, created on first use and brought up to date with rows written
     /// since). Scores are BM25 scores, higher is better, not comparable to cosine.
     pub async fn full_text(&self, query: &str, k: usize) -> Result<Vec<VectorHit>, VectorError> {
+        let start = std::time::Instant::now();
+        let out = self.bm25(query, k).await;
+        self.spent.add(start.elapsed());
+        out
+    }
+
+    async fn bm25(&self, query: &str, k: usize) -> Result<Vec<VectorHit>, VectorError> {
         self.refresh_text_index().await?;
         let batches: Vec<RecordBatch> = self
             .table
