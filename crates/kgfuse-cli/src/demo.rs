@@ -39,6 +39,22 @@ const QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The worked examples of the sources, one per strategy.
+const RETRIEVALS: &[(&str, kgfuse::Strategy)] = &[
+    (
+        "Write a function to activate high-beam headlights on bus 1",
+        kgfuse::Strategy::Domain,
+    ),
+    (
+        "What is the most expensive MCC for a transaction of 5 euros, in general?",
+        kgfuse::Strategy::Paths,
+    ),
+    (
+        "This is the third time my account has been locked this week",
+        kgfuse::Strategy::Neighborhood,
+    ),
+];
+
 /// Questions for the ingested payment-fees code (SGKR case study).
 const CODE_QUERIES: &[(&str, &str)] = &[
     (
@@ -156,6 +172,54 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
             .collect();
         let headers = ["score", "kind", "node", "text"].map(String::from);
         print!("{}", render::table(&headers, &rows, 60));
+    }
+    println!("\n== Case base (kgfuse index cases)");
+    let cases = engine
+        .build_case_base(kgfuse::CaseBaseOptions::default(), &progress)
+        .await?;
+    println!(
+        "{} clusters over {} packages; {} of {} cases selected, covering {:.0}% of packages and {:.0}% of clusters",
+        cases.clusters,
+        cases.packages,
+        cases.selected,
+        cases.cases,
+        cases.package_coverage * 100.0,
+        cases.cluster_coverage * 100.0
+    );
+    for (question, strategy) in RETRIEVALS {
+        println!("\n== kgfuse retrieve \"{question}\" --strategy {}", strategy.name());
+        let retrieve_options = kgfuse::RetrieveOptions {
+            strategy: *strategy,
+            top_k: 5,
+            ..kgfuse::RetrieveOptions::default()
+        };
+        let context = engine.retrieve(question, &retrieve_options).await?;
+        for function in &context.functions {
+            println!(
+                "function {:<28} {}",
+                function.name,
+                function.signature.as_deref().unwrap_or_default()
+            );
+        }
+        for case in &context.cases {
+            println!("case     {}", case.title);
+        }
+        for hit in &context.unstructured {
+            println!(
+                "text     {:.3} {}",
+                hit.score,
+                render::compact_iri(&hit.iri, &options.prefixes)
+            );
+        }
+        for stage in context.trace.iter().filter(|s| s.stage == "gate") {
+            for dropped in stage.dropped.iter().take(3) {
+                println!(
+                    "gate     dropped {}: {}",
+                    render::compact_iri(&dropped.iri, &options.prefixes),
+                    dropped.why
+                );
+            }
+        }
     }
     let check = engine.check().await?;
     println!(
