@@ -187,7 +187,10 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
         cases.cluster_coverage * 100.0
     );
     for (question, strategy) in RETRIEVALS {
-        println!("\n== kgfuse retrieve \"{question}\" --strategy {}", strategy.name());
+        println!(
+            "\n== kgfuse retrieve \"{question}\" --strategy {}",
+            strategy.name()
+        );
         let retrieve_options = kgfuse::RetrieveOptions {
             strategy: *strategy,
             top_k: 5,
