@@ -47,8 +47,9 @@ fn cues(question: &str, list: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Classifies a question with keyword cues and the model's entity extraction; the
-/// returned trace stage says which cues and entities decided it.
+/// Classifies a question with keyword cues and the model's entity extraction (a
+/// real model, not the offline one, classifies it directly); the returned trace
+/// stage says which cues, entities or model decided it.
 pub fn dispatch(question: &str, model: &dyn LanguageModel) -> (Dispatch, TraceStage) {
     let factual = cues(question, FACTUAL_CUES);
     let semantic = cues(question, SEMANTIC_CUES);
@@ -64,6 +65,27 @@ pub fn dispatch(question: &str, model: &dyn LanguageModel) -> (Dispatch, TraceSt
         (false, _, false) => Dispatch::Semantic,
     };
     let mut kept: Vec<String> = Vec::new();
+    // A real model classifies the question itself; the cues stay in the trace.
+    let dispatch = if model.is_offline() {
+        dispatch
+    } else {
+        let labels = [
+            "semantic: asks for an explanation or description",
+            "factual: asks for relationships, types, properties or counts",
+            "hybrid: both, or about named entities",
+        ];
+        match model.classify(question, &labels) {
+            Ok(Some(i)) => {
+                kept.push(format!("{}: {}", model.name(), labels[i.min(2)]));
+                [Dispatch::Semantic, Dispatch::Factual, Dispatch::Hybrid][i.min(2)]
+            }
+            Ok(None) => dispatch,
+            Err(e) => {
+                kept.push(format!("{} failed, cues decide: {e}", model.name()));
+                dispatch
+            }
+        }
+    };
     kept.extend(factual.iter().map(|c| format!("factual cue: {c}")));
     kept.extend(semantic.iter().map(|c| format!("semantic cue: {c}")));
     kept.extend(entities.iter().map(|e| format!("entity: {e}")));
@@ -103,5 +125,43 @@ mod tests {
             let (dispatch, stage) = dispatch(question, &model);
             assert_eq!(dispatch, expected, "{question}: {:?}", stage.kept);
         }
+    }
+
+    /// A model that always picks the second label, to see that a real model's
+    /// classification wins over the cues.
+    struct PicksFactual;
+
+    impl LanguageModel for PicksFactual {
+        fn name(&self) -> &str {
+            "picks-factual"
+        }
+        fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, kgfuse_llm::LlmError> {
+            Ok(Some(1))
+        }
+        fn extract_entities(&self, _: &str) -> Result<Vec<String>, kgfuse_llm::LlmError> {
+            Ok(Vec::new())
+        }
+        fn judge_relevance(
+            &self,
+            _: &str,
+            _: &str,
+        ) -> Result<kgfuse_llm::Relevance, kgfuse_llm::LlmError> {
+            Err(kgfuse_llm::LlmError::Service("not used".into()))
+        }
+        fn complete(&self, _: &str, _: &str) -> Result<String, kgfuse_llm::LlmError> {
+            Err(kgfuse_llm::LlmError::Service("not used".into()))
+        }
+    }
+
+    #[test]
+    fn a_real_model_classifies_the_question_itself() {
+        let (dispatch, stage) = dispatch("explain how retries work", &PicksFactual);
+        assert_eq!(dispatch, Dispatch::Factual);
+        assert!(
+            stage.kept[0].starts_with("picks-factual: factual"),
+            "{:?}",
+            stage.kept
+        );
+        assert!(stage.kept.contains(&"semantic cue: explain".to_owned()));
     }
 }

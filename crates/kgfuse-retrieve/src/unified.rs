@@ -8,7 +8,9 @@
 //!    labels and graphs, class membership) gives the structured side; each query is
 //!    parsed and checked against the loaded ontology and the data before it runs
 //!    (a predicate or class the store does not know rejects it, in the trace);
-//! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
+//! 4. a second, last round: nodes that the first round's facts tie to two or more
+//!    entities become entities and their facts fill the remaining budget;
+//! 5. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
 //!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
@@ -143,6 +145,40 @@ fn nodes_named(
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// Most entities a second round adds.
+const SECOND_ROUND_ENTITIES: usize = 3;
+
+/// Nodes that domain facts of the first round link to at least two different
+/// entities (a shared component, a common cause), most linked first.
+fn second_round_entities(facts: &[Fact], entities: &[String]) -> Vec<NamedNode> {
+    let mut links: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for fact in facts {
+        if BOOKKEEPING.contains(&fact.predicate.as_str()) {
+            continue;
+        }
+        for (node, other) in [(&fact.object, &fact.subject), (&fact.subject, &fact.object)] {
+            if !entities.contains(node) && entities.contains(other) {
+                links
+                    .entry(node.as_str())
+                    .or_default()
+                    .insert(other.as_str());
+            }
+        }
+    }
+    let mut ranked: Vec<(&str, usize)> = links
+        .into_iter()
+        .filter(|(_, linked)| linked.len() >= 2)
+        .map(|(node, linked)| (node, linked.len()))
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    ranked
+        .into_iter()
+        .filter_map(|(node, _)| NamedNode::new(node).ok())
+        .take(SECOND_ROUND_ENTITIES)
+        .collect()
 }
 
 /// Facts about the entities, both directions, with the graph each lives in.
@@ -334,6 +370,42 @@ pub(crate) async fn retrieve(
             kept: kept_facts,
             dropped: dropped_facts,
         });
+
+        // Second (and last) round: nodes the first round's facts tie to several
+        // entities are entities too; read their facts with what budget is left.
+        let fresh = second_round_entities(&context.structured_facts, &entities);
+        if !fresh.is_empty() && context.structured_facts.len() < fact_budget {
+            let more = facts_about(store, &fresh, &mut context.sparql, &mut rejected)?;
+            let mut kept = Vec::new();
+            for fact in more {
+                if context.structured_facts.len() >= fact_budget {
+                    break;
+                }
+                if BOOKKEEPING.contains(&fact.predicate.as_str())
+                    || context.structured_facts.iter().any(|f| {
+                        f.subject == fact.subject
+                            && f.predicate == fact.predicate
+                            && f.object == fact.object
+                    })
+                {
+                    continue;
+                }
+                kept.push(format!(
+                    "{} {} {}",
+                    fact.subject, fact.predicate, fact.object
+                ));
+                context.structured_facts.push(fact);
+            }
+            context.trace.push(TraceStage {
+                stage: "second round".into(),
+                kept: fresh
+                    .iter()
+                    .map(|n| format!("entity {}", n.as_str()))
+                    .chain(kept)
+                    .collect(),
+                dropped: Vec::new(),
+            });
+        }
     }
     // Every generated query is checked against the ontology and the data first.
     context.trace.push(TraceStage {
@@ -381,6 +453,29 @@ pub(crate) async fn retrieve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_tied_to_two_entities_joins_the_second_round() {
+        let fact = |s: &str, p: &str, o: &str| Fact {
+            subject: s.into(),
+            predicate: p.into(),
+            object: o.into(),
+            graph: "urn:g".into(),
+        };
+        let facts = [
+            fact("urn:a", "urn:uses", "urn:shared"),
+            fact("urn:b", "urn:uses", "urn:shared"),
+            fact("urn:a", "urn:uses", "urn:only-a"),
+            fact("urn:b", w3c::RDF_TYPE, "urn:Class"),
+            fact("urn:a", w3c::RDF_TYPE, "urn:Class"),
+        ];
+        let entities = ["urn:a".to_owned(), "urn:b".to_owned()];
+        let fresh: Vec<String> = second_round_entities(&facts, &entities)
+            .into_iter()
+            .map(NamedNode::into_string)
+            .collect();
+        assert_eq!(fresh, ["urn:shared"]);
+    }
 
     #[test]
     fn identifiers_are_spelled_as_labels() {
