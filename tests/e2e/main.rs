@@ -7,6 +7,7 @@ mod harness;
 
 mod console;
 mod crash;
+mod eval;
 mod ingest;
 mod load;
 mod minilm;

@@ -181,6 +181,10 @@ enum Command {
     /// Build derived indexes over what is in the store.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Evaluate retrieval strategies on a question set: recall@k, precision@k, MRR,
+    /// nDCG@k, nodes and tokens of context, answer-in-context, package accuracy,
+    /// latency. `kgfuse eval make-loo ...` builds a leave-one-out set.
+    Eval(EvalArgs),
     /// Build a demo store from the bundled ontology and fixtures and query it.
     Demo {
         /// Folder with the ontology files.
@@ -190,6 +194,67 @@ enum Command {
         #[arg(long, default_value = "fixtures")]
         fixtures: PathBuf,
     },
+}
+
+impl StrategyChoice {
+    fn strategy(self) -> kgfuse::Strategy {
+        match self {
+            Self::Auto => kgfuse::Strategy::Auto,
+            Self::Flat => kgfuse::Strategy::Flat,
+            Self::Hybrid => kgfuse::Strategy::Hybrid,
+            Self::Unified => kgfuse::Strategy::Unified,
+            Self::Paths => kgfuse::Strategy::Paths,
+            Self::Neighborhood => kgfuse::Strategy::Neighborhood,
+            Self::Domain => kgfuse::Strategy::Domain,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct EvalArgs {
+    #[command(subcommand)]
+    make: Option<EvalMake>,
+    /// Question set, JSON Lines: {"id", "query", "gold": [IRIs or names],
+    /// "gold_answers"?, "package"?, "exclude"?}.
+    file: Option<PathBuf>,
+    /// Strategy to evaluate; repeat for several (default: all).
+    #[arg(long = "strategy", value_enum)]
+    strategies: Vec<StrategyChoice>,
+    /// Cut-off for recall, precision and nDCG, and the retrieval budget (top-k).
+    #[arg(long, default_value_t = 5)]
+    k: usize,
+    /// table (aligned, for people) or json (for machines).
+    #[arg(long, value_enum, default_value = "table")]
+    format: EvalFormat,
+    /// Also write a recall-vs-context-size chart (SVG).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum EvalMake {
+    /// Build a leave-one-out case retrieval set from the store: each case of the
+    /// package's tests becomes a question (docstring, else name), gold = the package
+    /// functions it calls, the case itself excluded. Ingest the package and its tests
+    /// first.
+    MakeLoo {
+        /// Package whose functions are the gold (e.g. json).
+        #[arg(long)]
+        package: String,
+        /// Only cases from files under this directory (e.g. .../test/test_json).
+        #[arg(long)]
+        tests: Option<PathBuf>,
+        /// Write the JSONL here instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum EvalFormat {
+    Table,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -650,15 +715,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             let engine = open(&cli.data).await?;
             let options = kgfuse::RetrieveOptions {
-                strategy: match strategy {
-                    StrategyChoice::Auto => kgfuse::Strategy::Auto,
-                    StrategyChoice::Flat => kgfuse::Strategy::Flat,
-                    StrategyChoice::Hybrid => kgfuse::Strategy::Hybrid,
-                    StrategyChoice::Unified => kgfuse::Strategy::Unified,
-                    StrategyChoice::Paths => kgfuse::Strategy::Paths,
-                    StrategyChoice::Neighborhood => kgfuse::Strategy::Neighborhood,
-                    StrategyChoice::Domain => kgfuse::Strategy::Domain,
-                },
+                strategy: strategy.strategy(),
                 top_k,
                 paths: kgfuse::PathLimits {
                     max_depth,
@@ -674,6 +731,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     gate_margin,
                     ..kgfuse::DomainOptions::default()
                 },
+                ..kgfuse::RetrieveOptions::default()
             };
             let context = engine.retrieve(&question, &options).await?;
             match format {
@@ -721,11 +779,113 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
         }
+        Command::Eval(args) => run_eval(&cli.data, args).await?,
         Command::Demo { ontology, fixtures } => {
             demo::run(&cli.data, &ontology, &fixtures).await?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kgfuse eval`: a question set through every asked strategy, or `make-loo`.
+async fn run_eval(data: &Path, args: EvalArgs) -> Result<()> {
+    let engine = open(data).await?;
+    if let Some(EvalMake::MakeLoo {
+        package,
+        tests,
+        out,
+    }) = args.make
+    {
+        let tests = match tests {
+            Some(dir) => Some(
+                std::fs::canonicalize(&dir)
+                    .with_context(|| dir.display().to_string())?
+                    .display()
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let items = kgfuse_eval::make_leave_one_out(
+            &engine,
+            &kgfuse_eval::LooOptions {
+                package: package.clone(),
+                tests,
+                max_query_chars: 300,
+            },
+        )?;
+        if items.is_empty() {
+            bail!(
+                "no case exercises a function of package {package} (are the package and its tests ingested?)"
+            );
+        }
+        let mut text = String::new();
+        for item in &items {
+            text.push_str(&serde_json::to_string(item)?);
+            text.push('\n');
+        }
+        match out {
+            Some(path) => {
+                std::fs::write(&path, text).with_context(|| path.display().to_string())?;
+                eprintln!("{} questions written to {}", items.len(), path.display());
+            }
+            None => print!("{text}"),
+        }
+        return Ok(());
+    }
+    let Some(file) = args.file else {
+        bail!("give a question set (FILE.jsonl) or a subcommand such as make-loo");
+    };
+    if args.k == 0 {
+        bail!("--k must be at least 1");
+    }
+    if let Some(plot) = &args.plot
+        && plot.extension().is_none_or(|e| e != "svg")
+    {
+        bail!("--plot writes SVG; give a file name ending in .svg");
+    }
+    let items = kgfuse_eval::read_items(&file)?;
+    let strategies: Vec<kgfuse::Strategy> = if args.strategies.is_empty() {
+        vec![
+            kgfuse::Strategy::Flat,
+            kgfuse::Strategy::Hybrid,
+            kgfuse::Strategy::Unified,
+            kgfuse::Strategy::Domain,
+            kgfuse::Strategy::Paths,
+            kgfuse::Strategy::Neighborhood,
+            kgfuse::Strategy::Auto,
+        ]
+    } else {
+        args.strategies.iter().map(|s| s.strategy()).collect()
+    };
+    let total = items.len();
+    let report = kgfuse_eval::evaluate(
+        &engine,
+        &items,
+        &strategies,
+        args.k,
+        &kgfuse::RetrieveOptions::default(),
+        &mut |strategy, done| {
+            if done == total {
+                eprintln!("{strategy}: {done} questions");
+            }
+        },
+    )
+    .await?;
+    for unknown in &report.unknown_gold {
+        eprintln!(
+            "warning: {}: gold {:?} matches no node (counted as missed)",
+            unknown.id, unknown.gold
+        );
+    }
+    if let Some(plot) = &args.plot {
+        std::fs::write(plot, kgfuse_eval::recall_vs_tokens_svg(&report))
+            .with_context(|| plot.display().to_string())?;
+    }
+    match args.format {
+        EvalFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        EvalFormat::Table => print!("{}", kgfuse_eval::table(&report, &strategies)),
+    }
+    Ok(())
 }
 
 /// Reads query text from the argument, a file or stdin; returns it with a label

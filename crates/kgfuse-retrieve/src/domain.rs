@@ -295,21 +295,23 @@ struct Candidate {
     score: f32,
 }
 
-/// Structural ties between candidates: (a, b) -> how they are tied.
+/// Structural ties between candidates: (a, b) -> how they are tied. One query
+/// reads each candidate's callees, callers, owners (module or class) and cases; the
+/// pairs are matched here, which is linear in the links instead of a query over
+/// every pair of candidates.
 fn ties(
     store: &Store,
     candidates: &[Candidate],
+    exclude: &BTreeSet<String>,
 ) -> Result<BTreeMap<(String, String), String>, RetrieveError> {
     let iris: Vec<String> = candidates.iter().map(|c| c.iri.clone()).collect();
-    let list = terms(&iris)?;
     let text = format!(
-        "SELECT DISTINCT ?a ?b ?tie WHERE {{ {a} {b} FILTER(?a != ?b) \
-           {{ ?a <{calls}>|<{by_name}> ?b BIND(\"calls\" AS ?tie) }} \
-           UNION {{ ?b <{calls}>|<{by_name}> ?a BIND(\"is called by\" AS ?tie) }} \
-           UNION {{ ?owner <{has_function}> ?a . ?owner <{has_function}> ?b BIND(\"same module or class\" AS ?tie) }} \
-           UNION {{ ?case <{exercises}> ?a . ?case <{exercises}> ?b BIND(\"shares a case with\" AS ?tie) }} }}",
-        a = values("a", &list),
-        b = values("b", &list),
+        "SELECT ?a ?x ?link WHERE {{ {a} \
+           {{ ?a <{calls}>|<{by_name}> ?x BIND(\"calls\" AS ?link) }} \
+           UNION {{ ?x <{calls}>|<{by_name}> ?a BIND(\"is called by\" AS ?link) }} \
+           UNION {{ ?x <{has_function}> ?a BIND(\"owner\" AS ?link) }} \
+           UNION {{ ?x <{exercises}> ?a BIND(\"case\" AS ?link) }} }}",
+        a = values("a", &terms(&iris)?),
         calls = kgfuse::CALLS,
         by_name = kgfuse::CALLS_BY_NAME,
         has_function = kgfuse::HAS_FUNCTION,
@@ -317,13 +319,41 @@ fn ties(
     );
     let solutions = sparql::run(store, text)?;
     let mut out = BTreeMap::new();
+    // owner or case -> candidates linked to it
+    let mut shared: BTreeMap<(String, &'static str), BTreeSet<String>> = BTreeMap::new();
     for row in &solutions.rows {
-        if let (Some(a), Some(b), Some(tie)) = (
+        let (Some(a), Some(x), Some(link)) = (
             cell_text(row.first()),
             cell_text(row.get(1)),
             cell_text(row.get(2)),
-        ) {
-            out.entry((a, b)).or_insert(tie);
+        ) else {
+            continue;
+        };
+        match link.as_str() {
+            "calls" | "is called by" if x != a && iris.contains(&x) => {
+                out.entry((a, x)).or_insert(link);
+            }
+            "owner" => {
+                shared
+                    .entry((x, "same module or class"))
+                    .or_default()
+                    .insert(a);
+            }
+            "case" if !exclude.contains(&x) => {
+                shared
+                    .entry((x, "shares a case with"))
+                    .or_default()
+                    .insert(a);
+            }
+            _ => {}
+        }
+    }
+    for ((_, tie), members) in shared {
+        for a in &members {
+            for b in members.iter().filter(|b| *b != a) {
+                out.entry((a.clone(), b.clone()))
+                    .or_insert_with(|| tie.to_owned());
+            }
         }
     }
     Ok(out)
@@ -336,6 +366,7 @@ pub(crate) async fn retrieve(
     question: &str,
     top_k: usize,
     options: DomainOptions,
+    exclude: &BTreeSet<String>,
 ) -> Result<FusedContext, RetrieveError> {
     let mut context = FusedContext::default();
     let query = store.embed(question)?;
@@ -431,7 +462,7 @@ pub(crate) async fn retrieve(
         dropped: Vec::new(),
     });
 
-    let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options)?;
+    let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options, exclude)?;
     context.trace.push(gate_stage);
     for candidate in &kept {
         let mut info = function_info(store, &candidate.iri)?;
@@ -439,7 +470,7 @@ pub(crate) async fn retrieve(
         context.functions.push(info);
     }
 
-    let (cases, case_stage) = cases(store, &kept, options.max_cases)?;
+    let (cases, case_stage) = cases(store, &kept, options.max_cases, exclude)?;
     context.cases = cases;
     context.trace.push(case_stage);
     Ok(context)
@@ -453,6 +484,7 @@ fn gate(
     candidates: &[Candidate],
     top_k: usize,
     options: DomainOptions,
+    exclude: &BTreeSet<String>,
 ) -> Result<(Vec<Candidate>, TraceStage), RetrieveError> {
     let mut stage = TraceStage {
         stage: "gate".into(),
@@ -466,7 +498,7 @@ fn gate(
         .find(|c| c.package.is_some())
         .map_or(0.0, |c| c.score);
     let tie_map = if model.is_offline() {
-        ties(store, candidates)?
+        ties(store, candidates, exclude)?
     } else {
         BTreeMap::new()
     };
@@ -583,6 +615,7 @@ fn cases(
     store: &Store,
     kept: &[Candidate],
     max_cases: usize,
+    exclude: &BTreeSet<String>,
 ) -> Result<(Vec<CaseInfo>, TraceStage), RetrieveError> {
     let mut stage = TraceStage {
         stage: "cases".into(),
@@ -638,6 +671,9 @@ fn cases(
     let score_of: BTreeMap<&str, f32> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
     let mut ranked: Vec<(f32, String)> = Vec::new();
     for (case, (functions, selected, _, _)) in &found {
+        if exclude.contains(case) {
+            continue;
+        }
         if case_base_built && !selected {
             stage.dropped.push(Dropped {
                 iri: case.clone(),

@@ -38,6 +38,7 @@ pub use paths::PathLimits;
 use kgfuse_core::context::{Dispatch, FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, StoreError};
+use std::collections::BTreeSet;
 
 /// Errors of a retrieval.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +103,10 @@ pub struct RetrieveOptions {
     pub neighborhood: NeighborhoodOptions,
     /// Package choice, gate and case limits of the `domain` strategy.
     pub domain: DomainOptions,
+    /// Nodes that must not appear in the result nor inform it (a held-out case in a
+    /// leave-one-out evaluation): removed from every list of the context, and
+    /// `domain` ignores them as structural ties and as cases.
+    pub exclude: BTreeSet<String>,
 }
 
 impl Default for RetrieveOptions {
@@ -112,6 +117,7 @@ impl Default for RetrieveOptions {
             paths: PathLimits::default(),
             neighborhood: NeighborhoodOptions::default(),
             domain: DomainOptions::default(),
+            exclude: BTreeSet::new(),
         }
     }
 }
@@ -209,6 +215,49 @@ async fn pick(
     })
 }
 
+/// Removes excluded nodes from every list of a context, saying so in the trace.
+fn drop_excluded(context: &mut FusedContext, exclude: &BTreeSet<String>) {
+    let mut dropped = Vec::new();
+    let mut note = |iri: &str| {
+        dropped.push(kgfuse_core::context::Dropped {
+            iri: iri.to_owned(),
+            why: "excluded by the caller".into(),
+        });
+    };
+    context.unstructured.retain(|h| {
+        let keep = !exclude.contains(&h.iri);
+        if !keep {
+            note(&h.iri);
+        }
+        keep
+    });
+    context.functions.retain(|f| {
+        let keep = !exclude.contains(&f.iri);
+        if !keep {
+            note(&f.iri);
+        }
+        keep
+    });
+    context.cases.retain(|c| {
+        let keep = !exclude.contains(&c.iri);
+        if !keep {
+            note(&c.iri);
+        }
+        keep
+    });
+    context
+        .structured_facts
+        .retain(|f| !exclude.contains(&f.subject) && !exclude.contains(&f.object));
+    context
+        .paths
+        .retain(|p| !p.iter().any(|node| exclude.contains(node)));
+    context.trace.push(TraceStage {
+        stage: "exclude".into(),
+        kept: Vec::new(),
+        dropped,
+    });
+}
+
 /// Retrieves context for `question`.
 pub async fn retrieve(
     store: &Store,
@@ -247,11 +296,22 @@ pub async fn retrieve(
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
         }
         Strategy::Domain => {
-            domain::retrieve(store, model, question, options.top_k, options.domain).await?
+            domain::retrieve(
+                store,
+                model,
+                question,
+                options.top_k,
+                options.domain,
+                &options.exclude,
+            )
+            .await?
         }
     };
     if let Some(stage) = auto_stage {
         context.trace.insert(0, stage);
+    }
+    if !options.exclude.is_empty() {
+        drop_excluded(&mut context, &options.exclude);
     }
     context.query = question.to_owned();
     context.strategy = strategy.name().to_owned();
