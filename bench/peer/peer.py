@@ -467,7 +467,7 @@ class Peer:
         rows = (
             self.table.search(vector, vector_column_name="vector")
             .distance_type("cosine")
-            .select(["iri", "text"])
+            .select(["iri", "text", "_distance"])
             .limit(k)
             .to_list()
         )
@@ -481,7 +481,8 @@ class Peer:
     # ---- unified ---------------------------------------------------------------------
 
     def _select(self, text: str) -> list:
-        return list(self.store.query(text))
+        # kgfuse queries with the union of all graphs as the default graph.
+        return list(self.store.query(text, use_default_graph_as_union=True))
 
     def nodes_named(self, names: list[str]) -> list[str]:
         if not names:

@@ -174,7 +174,10 @@ fn python_context(base: &Path, path: &Path, package_override: Option<&str>) -> O
                 module.push(segment(component.as_os_str().to_str()?));
             }
         }
-        if let Some(package) = package_override {
+        // `--package textwrap` for `textwrap.py` names the module, not a parent.
+        if let Some(package) = package_override
+            && module.last() != Some(&segment(package))
+        {
             module.push(segment(package));
         }
     }
@@ -337,6 +340,10 @@ mod tests {
         // Ingesting a sub-package keeps its full module path.
         let sub = walk(&lib.join("test/test_json"), &[Language::Python], None).expect("walk");
         assert_eq!(sub.files[1].module.join("."), "test.test_json.test_dump");
+        // A single module named as its own package stays one level deep.
+        let single = walk(&lib.join("textwrap.py"), &[Language::Python], Some("textwrap"))
+            .expect("walk");
+        assert_eq!(single.files[0].module.join("."), "textwrap");
     }
 
     #[test]

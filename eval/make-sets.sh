@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the evaluation stores and question sets of EVALUATION.md from real data.
+#
+#   eval/make-sets.sh [hash|minilm] [OUT_DIR]
+#
+# - stdlib: CPython's json, csv, textwrap, statistics and pathlib with their tests,
+#   leave-one-out over the test cases (`kgfuse eval make-loo`);
+# - sgkr:   the payment-fees fixture, leave-one-out over its solved examples.
+# Needs the `kgfuse` binary on PATH (or KGFUSE=path) and python3 for the stdlib path.
+set -euo pipefail
+
+EMBEDDER="${1:-hash}"
+OUT="${2:-${CARGO_TARGET_DIR:-$HOME/.cache/kgfuse-target}/eval-$EMBEDDER}"
+KGFUSE="${KGFUSE:-kgfuse}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LIB="$(python3 -c 'import os, json; print(os.path.dirname(os.path.dirname(json.__file__)))')"
+
+init() {
+  rm -rf "$1"
+  if [ "$EMBEDDER" = minilm ]; then
+    "$KGFUSE" --data "$1" init --embedder minilm >/dev/null
+  else
+    "$KGFUSE" --data "$1" init --embedder hash --dimension 384 >/dev/null
+  fi
+}
+
+mkdir -p "$OUT"
+
+echo "== stdlib store ($EMBEDDER) in $OUT/stdlib" >&2
+init "$OUT/stdlib"
+"$KGFUSE" --data "$OUT/stdlib" ingest code "$LIB/json" >&2
+for module in csv textwrap statistics pathlib; do
+  "$KGFUSE" --data "$OUT/stdlib" ingest code "$LIB/$module.py" >&2
+done
+"$KGFUSE" --data "$OUT/stdlib" ingest code "$LIB/test/test_json" >&2
+for module in csv textwrap statistics pathlib; do
+  "$KGFUSE" --data "$OUT/stdlib" ingest code "$LIB/test/test_$module.py" >&2
+done
+"$KGFUSE" --data "$OUT/stdlib" index cases >&2
+: > "$OUT/stdlib-loo.jsonl"
+"$KGFUSE" --data "$OUT/stdlib" eval make-loo --package json --tests "$LIB/test/test_json" \
+  >> "$OUT/stdlib-loo.jsonl"
+for module in csv textwrap statistics pathlib; do
+  "$KGFUSE" --data "$OUT/stdlib" eval make-loo --package "$module" \
+    --tests "$LIB/test/test_$module.py" >> "$OUT/stdlib-loo.jsonl"
+done
+
+echo "== sgkr store ($EMBEDDER) in $OUT/sgkr" >&2
+init "$OUT/sgkr"
+"$KGFUSE" --data "$OUT/sgkr" ingest code "$ROOT/fixtures/payment-fees" \
+  --knowledge "$ROOT/fixtures/payment-fees/knowledge.toml" >&2
+"$KGFUSE" --data "$OUT/sgkr" index cases >&2
+"$KGFUSE" --data "$OUT/sgkr" eval make-loo --package payment_fees \
+  --tests "$ROOT/fixtures/payment-fees/examples" > "$OUT/sgkr-loo.jsonl"
+
+wc -l "$OUT"/*.jsonl >&2
