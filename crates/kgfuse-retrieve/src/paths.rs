@@ -162,6 +162,28 @@ fn flow_graph(store: &Store) -> Result<HashMap<String, Vec<String>>, RetrieveErr
     Ok(edges)
 }
 
+/// The data-flow graph both ways: `forward` for the search, `reverse` for the
+/// distance of every node to the outputs.
+struct Flow {
+    forward: HashMap<String, Vec<String>>,
+    reverse: HashMap<String, Vec<String>>,
+}
+
+impl Flow {
+    fn new(forward: HashMap<String, Vec<String>>) -> Self {
+        let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
+        for (from, targets) in &forward {
+            for to in targets {
+                reverse.entry(to.clone()).or_default().push(from.clone());
+            }
+        }
+        for sources in reverse.values_mut() {
+            sources.sort();
+        }
+        Self { forward, reverse }
+    }
+}
+
 /// Most partial paths explored per search, so dense graphs stay bounded.
 const MAX_EXPANSIONS: usize = 20_000;
 
@@ -172,13 +194,13 @@ const MAX_EXPANSIONS: usize = 20_000;
 /// A path whose nodes all lie on paths already kept adds nothing and does not count
 /// towards `max_paths`, so the limit buys coverage rather than permutations.
 fn search(
-    edges: &HashMap<String, Vec<String>>,
+    flow: &Flow,
     inputs: &[String],
     outputs: &BTreeSet<String>,
     limits: PathLimits,
 ) -> Vec<Vec<String>> {
     let mut paths = Vec::new();
-    let to_output = distance_to_outputs(edges, outputs, limits.max_depth);
+    let to_output = distance_to_outputs(&flow.reverse, outputs, limits.max_depth);
     let mut covered: BTreeSet<&str> = BTreeSet::new();
     let mut queue: VecDeque<Vec<&str>> = inputs.iter().map(|i| vec![i.as_str()]).collect();
     let mut expansions = 0usize;
@@ -190,7 +212,7 @@ fn search(
         let Some(last) = path.last() else {
             continue;
         };
-        for next in edges.get(*last).into_iter().flatten() {
+        for next in flow.forward.get(*last).into_iter().flatten() {
             // Only steps from which an output is still reachable within the depth
             // left: dead ends (most consumers of a common tag) are never queued.
             let edges_after = path.len();
@@ -222,16 +244,10 @@ fn search(
 /// Fewest edges from each node to an output tag (reverse breadth-first search),
 /// for nodes within `max_depth`.
 fn distance_to_outputs<'a>(
-    edges: &'a HashMap<String, Vec<String>>,
+    reverse: &'a HashMap<String, Vec<String>>,
     outputs: &'a BTreeSet<String>,
     max_depth: usize,
 ) -> HashMap<&'a str, usize> {
-    let mut reverse: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (from, targets) in edges {
-        for to in targets {
-            reverse.entry(to.as_str()).or_default().push(from.as_str());
-        }
-    }
     let mut distance: HashMap<&str, usize> = outputs.iter().map(|o| (o.as_str(), 0)).collect();
     let mut queue: VecDeque<&str> = outputs.iter().map(String::as_str).collect();
     while let Some(node) = queue.pop_front() {
@@ -240,7 +256,7 @@ fn distance_to_outputs<'a>(
             continue;
         }
         for source in reverse.get(node).into_iter().flatten() {
-            if !distance.contains_key(source) {
+            if !distance.contains_key(source.as_str()) {
                 distance.insert(source, next_distance);
                 queue.push_back(source);
             }
@@ -251,7 +267,7 @@ fn distance_to_outputs<'a>(
 
 /// Labels of the semantic tags the question names (what `auto` looks at).
 pub(crate) fn question_tags(store: &Store, question: &str) -> Result<Vec<String>, RetrieveError> {
-    let all = tags(store)?;
+    let all = store.derived("paths/tags", || tags(store))?;
     Ok(matched_tags(question, &all)
         .into_iter()
         .map(|(tag, _, _)| all[&tag].label.clone())
@@ -266,7 +282,7 @@ pub(crate) async fn retrieve(
     limits: PathLimits,
 ) -> Result<FusedContext, RetrieveError> {
     let mut context = FusedContext::default();
-    let all_tags = tags(store)?;
+    let all_tags = store.derived("paths/tags", || tags(store))?;
     let matched = matched_tags(question, &all_tags);
     let mut inputs: Vec<String> = Vec::new();
     let mut outputs: BTreeSet<String> = BTreeSet::new();
@@ -303,15 +319,16 @@ pub(crate) async fn retrieve(
         context.status = Some("no_tags".into());
         return Ok(context);
     }
-    let edges = flow_graph(store)?;
+    // Read once per write of the store, not once per question.
+    let flow = store.derived("paths/flow", || flow_graph(store).map(Flow::new))?;
     let mut paths = if inputs.is_empty() {
         Vec::new()
     } else {
-        search(&edges, &inputs, &outputs, limits)
+        search(&flow, &inputs, &outputs, limits)
     };
     if paths.is_empty() {
         // Only outputs named (or no path from the inputs): the producers themselves.
-        for (producer, targets) in &edges {
+        for (producer, targets) in &flow.forward {
             for target in targets.iter().filter(|t| outputs.contains(*t)) {
                 if !all_tags.contains_key(producer) {
                     paths.push(vec![producer.clone(), target.clone()]);
@@ -419,7 +436,12 @@ mod tests {
             ("average".to_owned(), vec!["out".to_owned()]),
         ]);
         let outputs = BTreeSet::from(["out".to_owned()]);
-        let paths = search(&edges, &["in".to_owned()], &outputs, PathLimits::default());
+        let paths = search(
+            &Flow::new(edges.clone()),
+            &["in".to_owned()],
+            &outputs,
+            PathLimits::default(),
+        );
         assert_eq!(
             paths,
             [["in", "compute", "average", "out"]
@@ -430,7 +452,7 @@ mod tests {
             max_depth: 2,
             max_paths: 5,
         };
-        assert!(search(&edges, &["in".to_owned()], &outputs, short).is_empty());
+        assert!(search(&Flow::new(edges), &["in".to_owned()], &outputs, short).is_empty());
     }
 
     #[test]
@@ -441,7 +463,12 @@ mod tests {
             ("b".to_owned(), vec!["out".to_owned()]),
         ]);
         let outputs = BTreeSet::from(["out".to_owned()]);
-        let paths = search(&edges, &["in".to_owned()], &outputs, PathLimits::default());
+        let paths = search(
+            &Flow::new(edges.clone()),
+            &["in".to_owned()],
+            &outputs,
+            PathLimits::default(),
+        );
         // in -> a -> b -> out only revisits covered nodes.
         assert_eq!(
             paths,

@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+mod derived;
 mod journal;
 mod sync;
 
@@ -125,6 +126,8 @@ pub struct Store {
     embedder: Arc<dyn Embedder>,
     /// Time spent embedding query texts.
     embedding_spent: kgfuse_core::timing::TimeSpent,
+    /// Values computed from the whole store, dropped on every write.
+    derived: derived::Derived,
     text_predicates: Arc<Vec<NamedNode>>,
     /// Prefixes learned from loads; starts as `config.prefixes`, grows as files load.
     prefixes: Arc<RwLock<BTreeMap<String, String>>>,
@@ -210,6 +213,7 @@ impl Store {
             vectors,
             embedder,
             embedding_spent: kgfuse_core::timing::TimeSpent::default(),
+            derived: derived::Derived::default(),
             text_predicates: Arc::new(text_predicates),
         }
     }
@@ -293,6 +297,7 @@ impl Store {
         graph: Option<NamedNode>,
         progress: &dyn Progress,
     ) -> Result<LoadSummary, StoreError> {
+        let _write = self.derived.write_scope();
         let request = LoadRequest {
             sources: sources.to_vec(),
             graph,
@@ -369,6 +374,7 @@ impl Store {
         if sources.is_empty() && drop.is_empty() {
             return Ok(SyncReport::default());
         }
+        let _write = self.derived.write_scope();
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
@@ -403,6 +409,7 @@ impl Store {
         sparql: &str,
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
+        let _write = self.derived.write_scope();
         let journal = Journal::begin(
             &self.dir,
             "update",
@@ -419,6 +426,7 @@ impl Store {
 
     /// Brings every vector row in step with the graph (what `open` does after a crash).
     pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, StoreError> {
+        let _write = self.derived.write_scope();
         let journal = Journal::begin(&self.dir, "repair", "requested")?;
         let report = self.reconcile_all(progress).await?;
         journal.finish()?;
@@ -449,6 +457,21 @@ impl Store {
             .into_iter()
             .next()
             .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))
+    }
+
+    /// A value computed from the whole store, built by `build` on first use and
+    /// kept until the next write through this store (`load_files`, `write_sources`,
+    /// `update`, `repair`). Keys are per use (`"paths/flow"`); a key must always hold
+    /// the same type.
+    pub fn derived<T, E>(
+        &self,
+        key: &'static str,
+        build: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E>
+    where
+        T: std::any::Any + Send + Sync,
+    {
+        self.derived.get_or_build(key, build)
     }
 
     /// Where time went since the store was opened: inside Oxigraph, inside LanceDB,

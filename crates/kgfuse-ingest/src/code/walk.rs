@@ -341,8 +341,12 @@ mod tests {
         let sub = walk(&lib.join("test/test_json"), &[Language::Python], None).expect("walk");
         assert_eq!(sub.files[1].module.join("."), "test.test_json.test_dump");
         // A single module named as its own package stays one level deep.
-        let single = walk(&lib.join("textwrap.py"), &[Language::Python], Some("textwrap"))
-            .expect("walk");
+        let single = walk(
+            &lib.join("textwrap.py"),
+            &[Language::Python],
+            Some("textwrap"),
+        )
+        .expect("walk");
         assert_eq!(single.files[0].module.join("."), "textwrap");
     }
 

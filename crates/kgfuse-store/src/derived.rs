@@ -1,0 +1,98 @@
+//! Values computed from the whole store (the data-flow graph of the `paths`
+//! strategy, say), kept until the next write. A long-running process (a server, a
+//! benchmark) then pays for them once per write instead of once per question.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+type Values = HashMap<&'static str, Arc<dyn Any + Send + Sync>>;
+
+/// The cache; clones share it.
+#[derive(Clone, Default)]
+pub(crate) struct Derived {
+    values: Arc<Mutex<Values>>,
+    /// Bumped when a write starts and when it ends, so a value built while a write
+    /// was under way is never kept.
+    generation: Arc<AtomicU64>,
+}
+
+/// Clears the cache when created and again when dropped (the end of a write,
+/// including an early return on error).
+pub(crate) struct WriteScope(Derived);
+
+impl Drop for WriteScope {
+    fn drop(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl Derived {
+    fn clear(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Call at the start of every write; keep the scope until the write is done.
+    pub(crate) fn write_scope(&self) -> WriteScope {
+        self.clear();
+        WriteScope(self.clone())
+    }
+
+    /// The value under `key`, built by `build` if absent (or of another type).
+    pub(crate) fn get_or_build<T, E>(
+        &self,
+        key: &'static str,
+        build: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E>
+    where
+        T: Any + Send + Sync,
+    {
+        let cached = self
+            .values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned();
+        if let Some(value) = cached
+            && let Ok(value) = value.downcast::<T>()
+        {
+            return Ok(value);
+        }
+        let generation = self.generation.load(Ordering::SeqCst);
+        let value = Arc::new(build()?);
+        let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.generation.load(Ordering::SeqCst) == generation {
+            values.insert(key, Arc::clone(&value) as Arc<dyn Any + Send + Sync>);
+        }
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_live_until_the_next_write() {
+        let derived = Derived::default();
+        let mut builds = 0;
+        let mut get = |d: &Derived| {
+            d.get_or_build("k", || {
+                builds += 1;
+                Ok::<_, ()>(builds)
+            })
+            .map(|v| *v)
+        };
+        assert_eq!(get(&derived), Ok(1));
+        assert_eq!(get(&derived), Ok(1));
+        {
+            let _write = derived.write_scope();
+        }
+        assert_eq!(get(&derived), Ok(2));
+    }
+}
