@@ -27,6 +27,23 @@ import time
 from collections import deque
 from pathlib import Path
 
+
+def _blas_threads_from_argv(argv: list[str]) -> None:
+    """`--threads N` must reach OpenBLAS before numpy is imported."""
+    for i, arg in enumerate(argv):
+        value = None
+        if arg == "--threads" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--threads="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            os.environ["OPENBLAS_NUM_THREADS"] = value
+            os.environ["OMP_NUM_THREADS"] = value
+
+
+if __name__ == "__main__":
+    _blas_threads_from_argv(sys.argv[1:])
+
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -727,6 +744,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", required=True, help="JSON list of questions")
     parser.add_argument("--out", required=True, help="result JSON to write")
     parser.add_argument("--model", help="all-MiniLM-L6-v2 directory (default: see README)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="BLAS threads for the model (default: OpenBLAS's own, every core, as kgfuse's candle uses)",
+    )
     parser.add_argument("--dump", help="also write each question's retrieved contexts to this JSON file")
     parser.add_argument("files", nargs="+", help="Turtle files, one named graph each")
     args = parser.parse_args(argv)
