@@ -6,14 +6,8 @@ use crate::harness::{Kgfuse, root};
 #[test]
 fn leave_one_out_set_from_the_fee_examples_and_its_evaluation() {
     let k = Kgfuse::hash();
+    k.ingest_payment_fees();
     let fixture = root().join("fixtures/payment-fees");
-    k.ok(&[
-        "ingest",
-        "code",
-        &fixture.display().to_string(),
-        "--knowledge",
-        &fixture.join("knowledge.toml").display().to_string(),
-    ]);
     let set = k.tmp.path().join("sgkr.jsonl").display().to_string();
     k.ok(&[
         "eval",

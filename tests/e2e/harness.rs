@@ -44,6 +44,18 @@ impl Kgfuse {
         k
     }
 
+    /// Ingests the payment-fees fixture (SGKR case study) with its knowledge file.
+    pub fn ingest_payment_fees(&self) {
+        let fixture = root().join("fixtures/payment-fees");
+        self.ok(&[
+            "ingest",
+            "code",
+            &fixture.display().to_string(),
+            "--knowledge",
+            &fixture.join("knowledge.toml").display().to_string(),
+        ]);
+    }
+
     /// Loads files given relative to the workspace root.
     pub fn load(&self, files: &[&str]) {
         let mut args = vec!["load".to_owned()];
@@ -131,6 +143,20 @@ pub fn minilm_dir() -> PathBuf {
         },
         PathBuf::from,
     )
+}
+
+/// Asserts that every step of an evidence path is one of the returned facts
+/// (in either direction).
+pub fn assert_steps_are_facts(path: &[&str], facts: &[Value]) {
+    for pair in path.windows(2) {
+        assert!(
+            facts
+                .iter()
+                .any(|f| (f["subject"] == pair[0] && f["object"] == pair[1])
+                    || (f["subject"] == pair[1] && f["object"] == pair[0])),
+            "no fact for step {pair:?}"
+        );
+    }
 }
 
 /// The trace stage called `name`.

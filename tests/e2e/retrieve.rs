@@ -74,14 +74,7 @@ fn flat_retrieval_returns_a_fused_context_with_sources_and_trace() {
 #[test]
 fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
     let k = Kgfuse::hash();
-    let fixture = root().join("fixtures/payment-fees");
-    k.ok(&[
-        "ingest",
-        "code",
-        &fixture.display().to_string(),
-        "--knowledge",
-        &fixture.join("knowledge.toml").display().to_string(),
-    ]);
+    k.ingest_payment_fees();
     let context = k.json(&[
         "retrieve",
         "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
@@ -220,15 +213,7 @@ fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
             "{nodes:?} vs {linked:?}"
         );
         assert_eq!(nodes.last().copied(), hit["iri"].as_str());
-        for pair in nodes.windows(2) {
-            assert!(
-                facts
-                    .iter()
-                    .any(|f| (f["subject"] == pair[0] && f["object"] == pair[1])
-                        || (f["subject"] == pair[1] && f["object"] == pair[0])),
-                "no fact for step {pair:?}"
-            );
-        }
+        crate::harness::assert_steps_are_facts(&nodes, facts);
     }
     // The dropped candidates say why.
     let dropped = context["trace"][2]["dropped"].as_array().expect("dropped");

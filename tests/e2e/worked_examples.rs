@@ -2,7 +2,7 @@
 //! DomAgent (CAN SDK), SGKR (payment fees), Graph-RAG (support escalation) and the
 //! unified context retriever (ingestion pipeline; see `retrieve.rs`).
 
-use crate::harness::{Kgfuse, root, stage};
+use crate::harness::{Kgfuse, stage};
 use serde_json::Value;
 
 const CAN: &str = "https://w3id.org/kgfuse/fixtures/can-sdk/";
@@ -115,15 +115,7 @@ fn domagent_finds_the_headlight_function_its_case_and_gates_the_door_look_alike(
 #[test]
 fn sgkr_paths_answer_the_most_expensive_mcc_question_without_look_alikes() {
     let k = Kgfuse::hash();
-    let fixture = root().join("fixtures/payment-fees");
-    let knowledge = fixture.join("knowledge.toml");
-    k.ok(&[
-        "ingest",
-        "code",
-        &fixture.display().to_string(),
-        "--knowledge",
-        &knowledge.display().to_string(),
-    ]);
+    k.ingest_payment_fees();
     let question = "What is the most expensive MCC for a transaction of 5 euros, in general?";
     let context = k.json(&[
         "retrieve",
@@ -256,13 +248,5 @@ fn graph_rag_ranks_the_escalation_policy_above_the_password_reset_guide() {
         "{path:?}"
     );
     let facts = context["structured_facts"].as_array().expect("facts");
-    for pair in path.windows(2) {
-        assert!(
-            facts
-                .iter()
-                .any(|f| (f["subject"] == pair[0] && f["object"] == pair[1])
-                    || (f["subject"] == pair[1] && f["object"] == pair[0])),
-            "no fact for {pair:?}"
-        );
-    }
+    crate::harness::assert_steps_are_facts(&path, facts);
 }
