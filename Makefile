@@ -2,7 +2,7 @@
 #
 #   make demo    build (dev profile), load the fixtures into a fresh store, show queries
 #   make test    every test of the workspace, including the real MiniLM model
-#   make bench   release build + load/query benchmarks against plain Oxigraph
+#   make bench   release build + benchmarks against plain Oxigraph and a Python peer
 #
 # The build directory lives outside the clone so fresh checkouts reuse it.
 
@@ -60,12 +60,23 @@ demo: build models
 test: deps models
 	cargo test --workspace
 
-## bench: release build, then LUBM load/query vs plain Oxigraph and CPython code ingestion
+PEER_VENV ?= $(CARGO_TARGET_DIR)/peer-venv
+PEER_FILES = ontology/kgfuse.ttl $(sort $(wildcard ontology/examples/*.ttl)) \
+	$(sort $(filter-out fixtures/malformed/%,$(wildcard fixtures/*/*.ttl)))
+
+## bench: release build, then LUBM load/query vs plain Oxigraph, CPython code
+## ingestion, retrieval latency per strategy, and kgfuse vs the Python peer
 bench: deps models
 	cargo build --release -p kgfuse-bench
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import email, os; print(os.path.dirname(email.__file__))')"
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --retrieval 10000,100000
+	test -x "$(PEER_VENV)/bin/python" || python3 -m venv "$(PEER_VENV)"
+	"$(PEER_VENV)/bin/pip" install -q -r bench/peer/requirements.txt
+	rm -rf "$(CARGO_TARGET_DIR)/peer-data"
+	"$(PEER_VENV)/bin/python" bench/peer/peer.py --data "$(CARGO_TARGET_DIR)/peer-data" \
+	  --questions bench/peer/questions.json --out "$(CARGO_TARGET_DIR)/peer-result.json" $(PEER_FILES)
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --peer "$(CARGO_TARGET_DIR)/peer-result.json"
 
 fmt:
 	cargo fmt --all

@@ -16,6 +16,7 @@
 #![allow(clippy::print_stdout)]
 
 mod ingest;
+mod peer;
 mod retrieval;
 
 use anyhow::{Context, Result, bail};
@@ -53,6 +54,13 @@ struct Args {
     /// (functions) instead of LUBM.
     #[arg(long, value_delimiter = ',')]
     retrieval: Vec<usize>,
+    /// Result JSON of `bench/peer/peer.py`: compare kgfuse with the Python peer on
+    /// its files and questions.
+    #[arg(long)]
+    peer: Option<PathBuf>,
+    /// The questions the peer ran (JSON list).
+    #[arg(long, default_value = "bench/peer/questions.json")]
+    peer_questions: PathBuf,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -181,6 +189,11 @@ async fn main() -> Result<()> {
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             scratch.display()
         );
+    }
+    if let Some(result) = &args.peer {
+        let outcome = peer::run(result, &args.peer_questions, &scratch).await;
+        let _ = std::fs::remove_dir_all(&scratch);
+        return outcome;
     }
     if !args.retrieval.is_empty() {
         let result = retrieval::run(&args.retrieval, &scratch).await;

@@ -1,0 +1,102 @@
+//! kgfuse next to the Python peer of `bench/peer/` (pyoxigraph + lancedb + the same
+//! MiniLM): the same Turtle files, the same questions, the same model; ratios are
+//! kgfuse / peer, so below 1 means kgfuse is faster. The peer runs first (in the
+//! same `make bench` invocation) and leaves its result JSON; this side reads the
+//! file list from it, loads the files into a fresh MiniLM store and times `flat` and
+//! `unified` the way the peer does (one warm-up pass, then one timed pass).
+
+use anyhow::{Context, Result, bail};
+use kgfuse::{Engine, EngineInit, NoProgress, RetrieveOptions, Strategy};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[index]
+}
+
+/// Prints the kgfuse/peer table.
+pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result<()> {
+    let peer: Value = serde_json::from_str(
+        &std::fs::read_to_string(peer_result)
+            .with_context(|| format!("{}: run bench/peer/peer.py first", peer_result.display()))?,
+    )?;
+    let questions: Vec<String> = serde_json::from_str(&std::fs::read_to_string(questions)?)?;
+    let files: Vec<PathBuf> = peer["files"]
+        .as_array()
+        .context("peer result without files")?
+        .iter()
+        .filter_map(Value::as_str)
+        .map(PathBuf::from)
+        .collect();
+    if files.is_empty() || questions.is_empty() {
+        bail!("the peer result names no files, or there are no questions");
+    }
+    let dir = scratch.join("peer-compare");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(scratch)?;
+    let engine = Engine::init(&dir, EngineInit::minilm(None)).await?;
+    let start = Instant::now();
+    let sources: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let summary = engine.load(&sources, None, &NoProgress).await?;
+    let ingest = start.elapsed();
+    println!(
+        "\n### kgfuse vs the Python peer ({} files, {} quads, {} questions, MiniLM)\n",
+        files.len(),
+        summary.quads,
+        questions.len()
+    );
+    println!("| measure | kgfuse | peer | kgfuse / peer |");
+    println!("|---|---|---|---|");
+    let peer_ingest = peer["ingest_seconds"]["total"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "| ingest (load + embed + write), s | {:.2} | {peer_ingest:.2} | {:.2}x |",
+        ingest.as_secs_f64(),
+        ingest.as_secs_f64() / peer_ingest
+    );
+    for strategy in [Strategy::Flat, Strategy::Unified] {
+        let options = RetrieveOptions {
+            strategy,
+            top_k: 8,
+            ..RetrieveOptions::default()
+        };
+        for question in &questions {
+            engine.retrieve(question, &options).await?; // warm-up
+        }
+        let mut times: Vec<f64> = Vec::with_capacity(questions.len());
+        for question in &questions {
+            let start = Instant::now();
+            engine.retrieve(question, &options).await?;
+            times.push(Duration::as_secs_f64(&start.elapsed()) * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        for (label, p) in [("p50", 0.5), ("p95", 0.95)] {
+            let ours = percentile(&times, p);
+            let theirs = peer["queries"][strategy.name()][format!("{label}_ms")]
+                .as_f64()
+                .unwrap_or(f64::NAN);
+            println!(
+                "| {} {label}, ms | {ours:.1} | {theirs:.1} | {:.2}x |",
+                strategy.name(),
+                ours / theirs
+            );
+        }
+    }
+    println!(
+        "\nPeer: {}; load average during its run {}.",
+        peer["versions"],
+        peer["load_average_1m"]
+    );
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
