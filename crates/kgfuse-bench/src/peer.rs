@@ -26,10 +26,10 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Prints the kgfuse/peer table.
 pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result<()> {
-    let peer: Value = serde_json::from_str(
-        &std::fs::read_to_string(peer_result)
-            .with_context(|| format!("{}: run bench/peer/peer.py first", peer_result.display()))?,
-    )?;
+    let peer: Value =
+        serde_json::from_str(&std::fs::read_to_string(peer_result).with_context(|| {
+            format!("{}: run bench/peer/peer.py first", peer_result.display())
+        })?)?;
     let questions: Vec<String> = serde_json::from_str(&std::fs::read_to_string(questions)?)?;
     let files: Vec<PathBuf> = peer["files"]
         .as_array()
@@ -93,8 +93,7 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
     }
     println!(
         "\nPeer: {}; load average during its run {}.",
-        peer["versions"],
-        peer["load_average_1m"]
+        peer["versions"], peer["load_average_1m"]
     );
     drop(engine);
     let _ = std::fs::remove_dir_all(&dir);

@@ -134,7 +134,7 @@ async fn classify(
     nearest: &[(String, Option<String>, f32)],
     options: DomainOptions,
 ) -> Result<(Vec<PackageScore>, TraceStage), RetrieveError> {
-    let all = packages(store)?;
+    let all = store.derived("domain/packages", || packages(store))?;
     // Mean of each package's two best functions among the nearest ones.
     let mut best_functions: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
     for (_, package, score) in nearest {
@@ -146,6 +146,7 @@ async fn classify(
         }
     }
     let iris: Vec<String> = all.keys().cloned().collect();
+    let any_centroid = all.values().any(|p| p.centroid.is_some());
     let described: BTreeMap<String, f32> = store
         .vectors()
         .search_among(query, &iris)
@@ -155,10 +156,13 @@ async fn classify(
         .map(|hit| (hit.iri, hit.score))
         .collect();
     let mut scored: Vec<PackageScore> = all
-        .into_iter()
+        .iter()
         .map(|(iri, package)| {
-            let by_description = described.get(&iri).copied().unwrap_or(f32::MIN);
-            let by_centroid = package.centroid.map_or(f32::MIN, |c| dot(query, &c));
+            let by_description = described.get(iri).copied().unwrap_or(f32::MIN);
+            let by_centroid = package
+                .centroid
+                .as_ref()
+                .map_or(f32::MIN, |c| dot(query, c));
             #[allow(clippy::cast_precision_loss)]
             let by_functions = best_functions
                 .get(iri.as_str())
@@ -173,9 +177,9 @@ async fn classify(
                 if next.0 > best.0 { next } else { best }
             });
             PackageScore {
-                iri,
-                name: package.name,
-                description: package.description,
+                iri: iri.clone(),
+                name: package.name.clone(),
+                description: package.description.clone(),
                 score,
                 basis,
             }
@@ -245,12 +249,37 @@ async fn classify(
             }
         }
     }
-    if scored.iter().all(|p| p.basis == "description") {
+    if !any_centroid {
         stage
             .kept
             .push("no package centroids: run `kgfuse index cases` to build the case base".into());
     }
     Ok((chosen, stage))
+}
+
+/// The functions and methods of every package (read once per write of the store).
+fn functions_by_package(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
+    let solutions = sparql::run(
+        store,
+        format!(
+            "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
+               ?function a ?kind ; <{in_package}> ?package }}",
+            f = kgfuse::FUNCTION,
+            m = kgfuse::METHOD,
+            in_package = kgfuse::IN_PACKAGE,
+        ),
+    )?;
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in &solutions.rows {
+        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
+            out.entry(package).or_default().push(function);
+        }
+    }
+    for functions in out.values_mut() {
+        functions.sort();
+        functions.dedup();
+    }
+    Ok(out)
 }
 
 /// How many of the store's nearest functions inform package choice.
@@ -405,32 +434,13 @@ pub(crate) async fn retrieve(
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
-    let members = sparql::run(
-        store,
-        sparql::with_values(
-            &format!(
-                "VALUES ?kind {{ <{f}> <{m}> }} ?function a ?kind ; <{in_package}> ?package .",
-                f = kgfuse::FUNCTION,
-                m = kgfuse::METHOD,
-                in_package = kgfuse::IN_PACKAGE,
-            ),
-            "package",
-            &terms(&chosen_iris)?,
-            1_000_000,
-        ),
-    )?;
-    let function_column = members.column("function");
-    let package_column = members.column("package");
+    let members = store.derived("domain/members", || functions_by_package(store))?;
     let mut package_of: BTreeMap<String, String> = BTreeMap::new();
-    for row in &members.rows {
-        if let (Some(f), Some(p)) = (
-            function_column.and_then(|i| cell_text(row.get(i))),
-            package_column.and_then(|i| cell_text(row.get(i))),
-        ) {
-            package_of.insert(f, p);
+    for package in &chosen_iris {
+        for function in members.get(package).into_iter().flatten() {
+            package_of.insert(function.clone(), package.clone());
         }
     }
-    context.sparql.push(members.text);
     let inside: Vec<String> = package_of.keys().cloned().collect();
     let mut hits = store
         .vectors()
