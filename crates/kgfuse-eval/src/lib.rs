@@ -8,7 +8,8 @@
 //! ```
 //!
 //! `gold` holds IRIs or names; a name matches every node whose `kgfuse:qualifiedName`,
-//! `kgfuse:name` or `rdfs:label` equals it (any of them counts as the gold item). A
+//! `kgfuse:name` or `rdfs:label` equals it (any of them counts as the gold item), and
+//! an entry may be a list of alternatives (`["numpy.mean", "numpy.core.fromnumeric.mean"]`). A
 //! gold entry that matches no node stays in the denominator and is reported in
 //! `unknown_gold`: a set with unknown gold fails loudly instead of looking better.
 //! `exclude` lists nodes the retrieval must not use (a held-out case).
@@ -70,8 +71,8 @@ pub struct EvalItem {
     pub id: String,
     /// The question.
     pub query: String,
-    /// Gold nodes (IRIs or names).
-    pub gold: Vec<String>,
+    /// Gold items: an IRI or name, or a list of alternatives any of which counts.
+    pub gold: Vec<Gold>,
     /// Strings an answer needs; one of them must appear in the context.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_answers: Vec<String>,
@@ -81,6 +82,33 @@ pub struct EvalItem {
     /// Nodes the retrieval must not use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
+}
+
+/// One gold item: a node (IRI or name), or alternatives of which any counts (an API
+/// re-exported under several qualified names, say).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Gold {
+    /// One IRI or name.
+    One(String),
+    /// Alternatives.
+    AnyOf(Vec<String>),
+}
+
+impl Gold {
+    /// The IRIs or names this item accepts.
+    pub fn alternatives(&self) -> &[String] {
+        match self {
+            Self::One(one) => std::slice::from_ref(one),
+            Self::AnyOf(any) => any,
+        }
+    }
+}
+
+impl std::fmt::Display for Gold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.alternatives().join(" | "))
+    }
 }
 
 /// Reads a JSONL question set; blank lines and lines starting with `#` are skipped.
@@ -345,11 +373,14 @@ pub async fn evaluate(
     for item in items {
         let mut sets = Vec::new();
         for entry in &item.gold {
-            let nodes = resolve_gold(engine, entry)?;
+            let mut nodes = BTreeSet::new();
+            for alternative in entry.alternatives() {
+                nodes.extend(resolve_gold(engine, alternative)?);
+            }
             if nodes.is_empty() {
                 report.unknown_gold.push(UnknownGold {
                     id: item.id.clone(),
-                    gold: entry.clone(),
+                    gold: entry.to_string(),
                 });
             }
             sets.push(nodes);

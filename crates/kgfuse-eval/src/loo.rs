@@ -140,7 +140,7 @@ pub fn make_leave_one_out(
         items.push(EvalItem {
             id,
             query,
-            gold: gold.into_iter().collect(),
+            gold: gold.into_iter().map(crate::Gold::One).collect(),
             gold_answers: Vec::new(),
             package: Some(options.package.clone()),
             exclude: vec![case],
