@@ -193,10 +193,61 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
             );
         }
         scan_rate(&engine).await?;
+        if n >= 10_000 {
+            vector_index(&engine, &questions).await?;
+        }
         drop(engine);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_file(&file);
     }
+    Ok(())
+}
+
+/// An IVF-PQ index against exact search on the same store: build time, search
+/// latency of both, and recall@10 of the index (share of the exact top 10 it returns).
+async fn vector_index(engine: &Engine, questions: &[String]) -> Result<()> {
+    let vectors = engine.store().vectors();
+    let queries: Vec<Vec<f32>> = questions
+        .iter()
+        .map(|q| engine.store().embed(q))
+        .collect::<Result<_, _>>()?;
+    let mut exact = Vec::new();
+    let mut exact_ms = Vec::new();
+    for query in &queries {
+        let start = Instant::now();
+        exact.push(vectors.search_exact(query, 10).await?);
+        exact_ms.push(start.elapsed());
+    }
+    let start = Instant::now();
+    vectors.build_vector_index().await?;
+    let build = start.elapsed();
+    for query in &queries {
+        vectors.search(query, 10, None).await?; // warm-up
+    }
+    let mut indexed_ms = Vec::new();
+    let mut found = 0usize;
+    let mut wanted = 0usize;
+    for (query, truth) in queries.iter().zip(&exact) {
+        let start = Instant::now();
+        let hits = vectors.search(query, 10, None).await?;
+        indexed_ms.push(start.elapsed());
+        wanted += truth.len();
+        found += truth
+            .iter()
+            .filter(|t| hits.iter().any(|h| h.iri == t.iri))
+            .count();
+    }
+    exact_ms.sort();
+    indexed_ms.sort();
+    let (e, i) = (percentile(&exact_ms, 0.5), percentile(&indexed_ms, 0.5));
+    #[allow(clippy::cast_precision_loss)]
+    let recall = found as f64 / wanted.max(1) as f64;
+    println!(
+        "IVF-PQ index: built in {:.1} s; top-10 search p50 {i:.1} ms vs exact {e:.1} ms \
+         ({:.2}x faster); recall@10 against exact search {recall:.3}.",
+        build.as_secs_f64(),
+        e / i
+    );
     Ok(())
 }
 

@@ -394,6 +394,57 @@ impl VectorStore {
         Ok(hits)
     }
 
+    /// Builds an approximate nearest-neighbour index (IVF-PQ, cosine) on the vector
+    /// column: about sqrt(rows) partitions, one sub-vector per 16 dimensions (or per
+    /// 8 when 16 does not divide the dimension). Later searches use it; rows
+    /// written afterwards are searched exactly until the index is optimised.
+    pub async fn build_vector_index(&self) -> Result<(), VectorError> {
+        use lancedb::index::vector::IvfPqIndexBuilder;
+        let rows = self.len().await?;
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let partitions = ((rows as f64).sqrt().round() as u32).max(1);
+        let per = if self.dimension % 16 == 0 { 16 } else { 8 };
+        let sub_vectors = u32::try_from((self.dimension / per).max(1)).unwrap_or(1);
+        let builder = IvfPqIndexBuilder::default()
+            .distance_type(DistanceType::Cosine)
+            .num_partitions(partitions)
+            .num_sub_vectors(sub_vectors);
+        self.table
+            .create_index(&["vector"], Index::IvfPq(builder))
+            .replace(true)
+            .execute()
+            .await?;
+        Ok(())
+    }
+
+    /// The exact `k` nearest rows, ignoring any vector index (to measure an index's
+    /// recall against).
+    pub async fn search_exact(
+        &self,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<VectorHit>, VectorError> {
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .nearest_to(vector)?
+            .distance_type(DistanceType::Cosine)
+            .bypass_vector_index()
+            .select(Select::columns(&["iri", "kind", "text", "graph", "_distance"]))
+            .limit(k)
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        Ok(hits)
+    }
+
     /// The `k` rows whose text best matches `query` by BM25 (LanceDB full-text
     /// index on `text`, created on first use and brought up to date with rows written
     /// since). Scores are BM25 scores, higher is better, not comparable to cosine.
