@@ -26,6 +26,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 const TABLE: &str = "nodes";
+/// With an ANN index, how many times `k` candidates are re-ranked exactly.
+const REFINE_FACTOR: u32 = 10;
 /// IRIs per `IN (...)` filter, to keep SQL predicates small.
 const FILTER_CHUNK: usize = 500;
 
@@ -95,6 +97,8 @@ pub struct VectorStore {
     dimension: usize,
     /// Time spent in searches (see [`VectorStore::time_spent`]).
     spent: kgfuse_core::timing::TimeSpent,
+    /// Whether the vector column has an ANN index (searches then refine).
+    indexed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn schema(dimension: usize) -> SchemaRef {
@@ -144,6 +148,7 @@ impl VectorStore {
             schema,
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
+            indexed: Arc::default(),
         })
     }
 
@@ -165,11 +170,17 @@ impl VectorStore {
                 found,
             });
         }
+        let indexed = table
+            .list_indices()
+            .await?
+            .iter()
+            .any(|index| index.columns.iter().any(|c| c == "vector"));
         Ok(Self {
             table,
             schema: schema(dimension),
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
+            indexed: Arc::new(std::sync::atomic::AtomicBool::new(indexed)),
         })
     }
 
@@ -388,6 +399,10 @@ impl VectorStore {
         if let Some(filter) = filter {
             query = query.only_if(filter);
         }
+        if self.indexed.load(std::sync::atomic::Ordering::SeqCst) {
+            // Re-rank REFINE_FACTOR x k quantised candidates with their full vectors.
+            query = query.refine_factor(REFINE_FACTOR);
+        }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
         let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
@@ -396,8 +411,9 @@ impl VectorStore {
 
     /// Builds an approximate nearest-neighbour index (IVF-PQ, cosine) on the vector
     /// column: about sqrt(rows) partitions, one sub-vector per 16 dimensions (or per
-    /// 8 when 16 does not divide the dimension). Later searches use it; rows
-    /// written afterwards are searched exactly until the index is optimised.
+    /// 8 when 16 does not divide the dimension). Later searches use it and re-rank
+    /// `REFINE_FACTOR` times `k` candidates with their full vectors; rows written
+    /// afterwards are searched exactly until the index is optimised.
     pub async fn build_vector_index(&self) -> Result<(), VectorError> {
         use lancedb::index::vector::IvfPqIndexBuilder;
         let rows = self.len().await?;
@@ -418,6 +434,8 @@ impl VectorStore {
             .replace(true)
             .execute()
             .await?;
+        self.indexed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
