@@ -7,22 +7,10 @@
 
 use anyhow::{Context, Result, bail};
 use kgfuse::{Engine, EngineInit, NoProgress, RetrieveOptions, Strategy};
+use kgfuse_eval::percentile;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[index]
-}
 
 /// Prints the kgfuse/peer table.
 pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result<()> {

@@ -107,17 +107,10 @@ fn questions() -> Vec<String> {
         .collect()
 }
 
+/// The `p` quantile of sorted durations, in milliseconds.
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[index].as_secs_f64() * 1000.0
+    let ms: Vec<f64> = sorted.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    kgfuse_eval::percentile(&ms, p)
 }
 
 /// Builds the synthetic store for each size and prints the latency table.

@@ -329,7 +329,8 @@ fn same_package(predicted: &str, expected: &str) -> bool {
     tail(predicted) == tail(expected)
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile (0..=1) of sorted values, nearest rank; 0 for none.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -14,6 +14,7 @@
 //! whole on every build, so the rest of the store is untouched.
 
 use crate::RetrieveError;
+use crate::functions::functions_by_package;
 use crate::kmeans::{cluster_count, kmeans, unit_mean};
 use crate::sources::cell_text;
 use crate::sparql;
@@ -146,20 +147,12 @@ pub async fn build(
     options: CaseBaseOptions,
     progress: &dyn Progress,
 ) -> Result<CaseBaseReport, RetrieveError> {
-    let functions = sparql::run(
-        store,
-        format!(
-            "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
-               ?function a ?kind ; <{in_package}> ?package }}",
-            f = kgfuse::FUNCTION,
-            m = kgfuse::METHOD,
-            in_package = kgfuse::IN_PACKAGE,
-        ),
-    )?;
     let mut package_of: BTreeMap<String, String> = BTreeMap::new();
-    for row in &functions.rows {
-        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
-            package_of.entry(function).or_insert(package);
+    for (package, functions) in functions_by_package(store)? {
+        for function in functions {
+            package_of
+                .entry(function)
+                .or_insert_with(|| package.clone());
         }
     }
     let iris: Vec<String> = package_of.keys().cloned().collect();

@@ -21,7 +21,7 @@
 
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
-use crate::functions::function_info;
+use crate::functions::{function_info, functions_by_package};
 use crate::kmeans::dot;
 use crate::sources::cell_text;
 use crate::sparql::{self, values};
@@ -255,31 +255,6 @@ async fn classify(
             .push("no package centroids: run `kgfuse index cases` to build the case base".into());
     }
     Ok((chosen, stage))
-}
-
-/// The functions and methods of every package (read once per write of the store).
-fn functions_by_package(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
-    let solutions = sparql::run(
-        store,
-        format!(
-            "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
-               ?function a ?kind ; <{in_package}> ?package }}",
-            f = kgfuse::FUNCTION,
-            m = kgfuse::METHOD,
-            in_package = kgfuse::IN_PACKAGE,
-        ),
-    )?;
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for row in &solutions.rows {
-        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
-            out.entry(package).or_default().push(function);
-        }
-    }
-    for functions in out.values_mut() {
-        functions.sort();
-        functions.dedup();
-    }
-    Ok(out)
 }
 
 /// How many of the store's nearest functions inform package choice.

@@ -3,11 +3,13 @@
 
 use crate::RetrieveError;
 use crate::sources::cell_text;
+use crate::sparql;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
 use kgfuse_store::Store;
+use std::collections::BTreeMap;
 
 /// Runs `query` with `?node` bound to `iri` and returns its rows.
 pub(crate) fn rows_for(
@@ -102,4 +104,32 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         list.dedup();
     }
     Ok(info)
+}
+
+/// The functions and methods of every package, sorted (`domain` keeps it until the
+/// next write; the case base reads it once per build).
+pub(crate) fn functions_by_package(
+    store: &Store,
+) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
+    let solutions = sparql::run(
+        store,
+        format!(
+            "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
+               ?function a ?kind ; <{in_package}> ?package }}",
+            f = kgfuse::FUNCTION,
+            m = kgfuse::METHOD,
+            in_package = kgfuse::IN_PACKAGE,
+        ),
+    )?;
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in &solutions.rows {
+        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
+            out.entry(package).or_default().push(function);
+        }
+    }
+    for functions in out.values_mut() {
+        functions.sort();
+        functions.dedup();
+    }
+    Ok(out)
 }

@@ -423,7 +423,11 @@ impl VectorStore {
             clippy::cast_precision_loss
         )]
         let partitions = ((rows as f64).sqrt().round() as u32).max(1);
-        let per = if self.dimension.is_multiple_of(16) { 16 } else { 8 };
+        let per = if self.dimension.is_multiple_of(16) {
+            16
+        } else {
+            8
+        };
         let sub_vectors = u32::try_from((self.dimension / per).max(1)).unwrap_or(1);
         let builder = IvfPqIndexBuilder::default()
             .distance_type(DistanceType::Cosine)
@@ -452,7 +456,13 @@ impl VectorStore {
             .nearest_to(vector)?
             .distance_type(DistanceType::Cosine)
             .bypass_vector_index()
-            .select(Select::columns(&["iri", "kind", "text", "graph", "_distance"]))
+            .select(Select::columns(&[
+                "iri",
+                "kind",
+                "text",
+                "graph",
+                "_distance",
+            ]))
             .limit(k)
             .execute()
             .await?
