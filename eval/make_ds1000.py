@@ -46,7 +46,6 @@ import ast
 import concurrent.futures
 import gzip
 import json
-import os
 import re
 import shutil
 import statistics
@@ -1283,8 +1282,11 @@ def main() -> int:
             python = str(ensure_build_env((args.build_env or out / "buildenv").resolve()))
         except subprocess.CalledProcessError as error:
             log(f"warning: could not create the build environment ({error}); using {python}")
-    log(f"downloading sdists with {python} -m pip: "
-        + ", ".join(f"{pypi_of[p]}=={versions[p]}" for p in libraries))
+    wanted = ", ".join(f"{pypi_of[p]}=={versions[p]}" for p in libraries)
+    if missing:
+        log(f"downloading sdists with {python} -m pip (reusing those in {sdists}): {wanted}")
+    else:
+        log(f"sdists already in {sdists}: {wanted}")
     version_record: dict[str, dict] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(libraries) or 1) as pool:
         futures = {
