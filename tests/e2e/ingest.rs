@@ -369,13 +369,7 @@ fn the_sgkr_payment_fees_fixture_computes_and_links_its_examples() {
 #[test]
 fn documents_become_chunks_that_mention_known_entities_and_reingest_incrementally() {
     let k = Kgfuse::hash();
-    k.ok(&[
-        "load",
-        &root()
-            .join("fixtures/policy/policy.ttl")
-            .display()
-            .to_string(),
-    ]);
+    k.load(&["fixtures/policy/policy.ttl"]);
     let docs = k.tmp.path().join("docs");
     write(
         &docs,

@@ -1,18 +1,12 @@
 //! `kgfuse retrieve`: the FusedContext contract.
 
-use crate::harness::{Kgfuse, root};
+use crate::harness::Kgfuse;
 use serde_json::Value;
 
 #[test]
 fn flat_retrieval_returns_a_fused_context_with_sources_and_trace() {
     let k = Kgfuse::hash();
-    k.ok(&[
-        "load",
-        &root()
-            .join("fixtures/policy/policy.ttl")
-            .display()
-            .to_string(),
-    ]);
+    k.load(&["fixtures/policy/policy.ttl"]);
     let context = k.json(&[
         "retrieve",
         "Can I work remotely from another country?",
@@ -155,13 +149,7 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
 #[test]
 fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
     let k = Kgfuse::hash();
-    k.ok(&[
-        "load",
-        &root()
-            .join("fixtures/support/support.ttl")
-            .display()
-            .to_string(),
-    ]);
+    k.load(&["fixtures/support/support.ttl"]);
     let context = k.json(&[
         "retrieve",
         "a customer wants a refund but there is an open chargeback",
@@ -227,13 +215,7 @@ fn neighborhood_ranks_reached_nodes_and_keeps_evidence_paths() {
 #[test]
 fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
     let k = Kgfuse::hash();
-    k.ok(&[
-        "load",
-        &root()
-            .join("fixtures/policy/policy.ttl")
-            .display()
-            .to_string(),
-    ]);
+    k.load(&["fixtures/policy/policy.ttl"]);
     let query = |q: &str| -> Value {
         k.json(&[
             "retrieve",
@@ -260,13 +242,7 @@ fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
         "the best BM25 hit is fused in: {kept:?}"
     );
     // Rows written after the full-text index was built are found by BM25 too.
-    k.ok(&[
-        "load",
-        &root()
-            .join("fixtures/support/support.ttl")
-            .display()
-            .to_string(),
-    ]);
+    k.load(&["fixtures/support/support.ttl"]);
     let second = query("chargeback");
     let top = second["unstructured"][0]["iri"].as_str().expect("iri");
     assert!(
@@ -284,15 +260,11 @@ fn hybrid_fuses_bm25_and_vector_ranks_and_indexes_new_rows() {
 #[test]
 fn unified_keeps_text_and_generated_facts_apart() {
     let k = Kgfuse::hash();
-    let mut args = vec!["load".to_owned()];
-    for file in [
+    k.load(&[
         "ontology/kgfuse.ttl",
         "ontology/examples/pipeline.ttl",
         "fixtures/pipeline/pipeline.ttl",
-    ] {
-        args.push(root().join(file).display().to_string());
-    }
-    k.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    ]);
     let context = k.json(&[
         "retrieve",
         "Explain the ingestion pipeline and its connection to the KnowledgeGraphUpdateAgent",

@@ -5,12 +5,12 @@
 //! file list from it, loads the files into a fresh MiniLM store and times `flat` and
 //! `unified` the way the peer does (one warm-up pass, then one timed pass).
 
+use crate::retrieval::{answer_all, percentile};
 use anyhow::{Context, Result, bail};
 use kgfuse::{Engine, EngineInit, NoProgress, RetrieveOptions, Strategy};
-use kgfuse_eval::percentile;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Prints the kgfuse/peer table.
 pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result<()> {
@@ -57,16 +57,9 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
             top_k: 8,
             ..RetrieveOptions::default()
         };
-        for question in &questions {
-            engine.retrieve(question, &options).await?; // warm-up
-        }
-        let mut times: Vec<f64> = Vec::with_capacity(questions.len());
-        for question in &questions {
-            let start = Instant::now();
-            engine.retrieve(question, &options).await?;
-            times.push(Duration::as_secs_f64(&start.elapsed()) * 1000.0);
-        }
-        times.sort_by(f64::total_cmp);
+        answer_all(&engine, &questions, &options).await?; // warm-up
+        let mut times = answer_all(&engine, &questions, &options).await?;
+        times.sort();
         for (label, p) in [("p50", 0.5), ("p95", 0.95)] {
             let ours = percentile(&times, p);
             let theirs = peer["queries"][strategy.name()][format!("{label}_ms")]

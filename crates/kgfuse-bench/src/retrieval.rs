@@ -107,8 +107,23 @@ fn questions() -> Vec<String> {
         .collect()
 }
 
+/// Answers every question once; returns each answer's wall time, in question order.
+pub(crate) async fn answer_all(
+    engine: &Engine,
+    questions: &[String],
+    options: &RetrieveOptions,
+) -> Result<Vec<Duration>> {
+    let mut times = Vec::with_capacity(questions.len());
+    for question in questions {
+        let start = Instant::now();
+        engine.retrieve(question, options).await?;
+        times.push(start.elapsed());
+    }
+    Ok(times)
+}
+
 /// The `p` quantile of sorted durations, in milliseconds.
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let ms: Vec<f64> = sorted.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
     kgfuse_eval::percentile(&ms, p)
 }
@@ -158,16 +173,9 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
                 top_k: 8,
                 ..RetrieveOptions::default()
             };
-            for question in &questions {
-                engine.retrieve(question, &options).await?; // warm-up
-            }
-            let mut times = Vec::with_capacity(questions.len());
+            answer_all(&engine, &questions, &options).await?; // warm-up
             let before = engine.store().time_spent();
-            for question in &questions {
-                let start = Instant::now();
-                engine.retrieve(question, &options).await?;
-                times.push(start.elapsed());
-            }
+            let mut times = answer_all(&engine, &questions, &options).await?;
             let after = engine.store().time_spent();
             let total: f64 = times.iter().map(Duration::as_secs_f64).sum();
             let share = |d: Duration| 100.0 * d.as_secs_f64() / total.max(f64::EPSILON);

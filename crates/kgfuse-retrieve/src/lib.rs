@@ -215,36 +215,32 @@ async fn pick(
     })
 }
 
+/// Removes the items whose IRI is excluded, noting each in `dropped`.
+fn remove_excluded<T>(
+    items: &mut Vec<T>,
+    iri_of: impl Fn(&T) -> &str,
+    exclude: &BTreeSet<String>,
+    dropped: &mut Vec<kgfuse_core::context::Dropped>,
+) {
+    items.retain(|item| {
+        let iri = iri_of(item);
+        let excluded = exclude.contains(iri);
+        if excluded {
+            dropped.push(kgfuse_core::context::Dropped {
+                iri: iri.to_owned(),
+                why: "excluded by the caller".into(),
+            });
+        }
+        !excluded
+    });
+}
+
 /// Removes excluded nodes from every list of a context, saying so in the trace.
 fn drop_excluded(context: &mut FusedContext, exclude: &BTreeSet<String>) {
     let mut dropped = Vec::new();
-    let mut note = |iri: &str| {
-        dropped.push(kgfuse_core::context::Dropped {
-            iri: iri.to_owned(),
-            why: "excluded by the caller".into(),
-        });
-    };
-    context.unstructured.retain(|h| {
-        let keep = !exclude.contains(&h.iri);
-        if !keep {
-            note(&h.iri);
-        }
-        keep
-    });
-    context.functions.retain(|f| {
-        let keep = !exclude.contains(&f.iri);
-        if !keep {
-            note(&f.iri);
-        }
-        keep
-    });
-    context.cases.retain(|c| {
-        let keep = !exclude.contains(&c.iri);
-        if !keep {
-            note(&c.iri);
-        }
-        keep
-    });
+    remove_excluded(&mut context.unstructured, |h| &h.iri, exclude, &mut dropped);
+    remove_excluded(&mut context.functions, |f| &f.iri, exclude, &mut dropped);
+    remove_excluded(&mut context.cases, |c| &c.iri, exclude, &mut dropped);
     context
         .structured_facts
         .retain(|f| !exclude.contains(&f.subject) && !exclude.contains(&f.object));
@@ -318,4 +314,49 @@ pub async fn retrieve(
     context.dispatch = dispatch;
     context.trace.insert(0, dispatch_stage);
     Ok(context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kgfuse_core::context::{CaseInfo, Fact, FunctionInfo, TextHit};
+
+    #[test]
+    fn excluded_nodes_leave_every_list_and_the_trace_says_so() {
+        let mut context = FusedContext {
+            unstructured: vec![
+                TextHit {
+                    iri: "urn:held-out".into(),
+                    ..TextHit::default()
+                },
+                TextHit {
+                    iri: "urn:kept".into(),
+                    ..TextHit::default()
+                },
+            ],
+            functions: vec![FunctionInfo {
+                iri: "urn:kept".into(),
+                ..FunctionInfo::default()
+            }],
+            cases: vec![CaseInfo {
+                iri: "urn:held-out".into(),
+                ..CaseInfo::default()
+            }],
+            structured_facts: vec![Fact {
+                subject: "urn:held-out".into(),
+                ..Fact::default()
+            }],
+            paths: vec![vec!["urn:kept".into(), "urn:held-out".into()]],
+            ..FusedContext::default()
+        };
+        drop_excluded(&mut context, &BTreeSet::from(["urn:held-out".to_owned()]));
+        assert_eq!(context.unstructured.len(), 1);
+        assert_eq!(context.functions.len(), 1);
+        assert!(context.cases.is_empty());
+        assert!(context.structured_facts.is_empty());
+        assert!(context.paths.is_empty());
+        let stage = context.trace.last().expect("exclude stage");
+        assert_eq!(stage.stage, "exclude");
+        assert_eq!(stage.dropped.len(), 2);
+    }
 }

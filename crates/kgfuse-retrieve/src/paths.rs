@@ -378,6 +378,14 @@ pub(crate) async fn retrieve(
 mod tests {
     use super::*;
 
+    /// The IRIs of the tags `matched_tags` finds, in order.
+    fn matched(question: &str, tags: &BTreeMap<String, Tag>) -> Vec<String> {
+        matched_tags(question, tags)
+            .into_iter()
+            .map(|(t, _, _)| t)
+            .collect()
+    }
+
     fn tag(label: &str, input: bool, output: bool) -> Tag {
         Tag {
             label: label.into(),
@@ -396,13 +404,10 @@ mod tests {
             ("t:mcc".to_owned(), tag("mcc", true, true)),
             ("t:mer".to_owned(), tag("merchant", true, false)),
         ]);
-        let found: Vec<String> = matched_tags(
+        let found = matched(
             "What are the average fees for transaction values by MCC? (merchants_table)",
             &tags,
-        )
-        .into_iter()
-        .map(|(t, _, _)| t)
-        .collect();
+        );
         assert_eq!(found, ["t:avg", "t:mcc", "t:tv"]);
     }
 
@@ -415,13 +420,10 @@ mod tests {
             ("t:top".to_owned(), tag("most expensive mcc", false, true)),
             ("t:tv".to_owned(), amount),
         ]);
-        let found: Vec<String> = matched_tags(
+        let found = matched(
             "What is the most expensive MCC for a transaction of 5 euros, in general?",
             &tags,
-        )
-        .into_iter()
-        .map(|(t, _, _)| t)
-        .collect();
+        );
         assert_eq!(found, ["t:mcc", "t:top", "t:tv"]);
     }
 

@@ -365,16 +365,18 @@ impl VectorStore {
         filter: Option<&str>,
     ) -> Result<Vec<VectorHit>, VectorError> {
         let start = std::time::Instant::now();
-        let out = self.nearest(vector, k, filter).await;
+        let out = self.nearest(vector, k, filter, false).await;
         self.spent.add(start.elapsed());
         out
     }
 
+    /// Nearest rows by cosine; `exact` ignores any ANN index.
     async fn nearest(
         &self,
         vector: &[f32],
         k: usize,
         filter: Option<&str>,
+        exact: bool,
     ) -> Result<Vec<VectorHit>, VectorError> {
         if vector.len() != self.dimension {
             return Err(VectorError::Invalid(format!(
@@ -399,7 +401,9 @@ impl VectorStore {
         if let Some(filter) = filter {
             query = query.only_if(filter);
         }
-        if self.indexed.load(std::sync::atomic::Ordering::SeqCst) {
+        if exact {
+            query = query.bypass_vector_index();
+        } else if self.indexed.load(std::sync::atomic::Ordering::SeqCst) {
             // Re-rank REFINE_FACTOR x k quantised candidates with their full vectors.
             query = query.refine_factor(REFINE_FACTOR);
         }
@@ -450,27 +454,7 @@ impl VectorStore {
         vector: &[f32],
         k: usize,
     ) -> Result<Vec<VectorHit>, VectorError> {
-        let batches: Vec<RecordBatch> = self
-            .table
-            .query()
-            .nearest_to(vector)?
-            .distance_type(DistanceType::Cosine)
-            .bypass_vector_index()
-            .select(Select::columns(&[
-                "iri",
-                "kind",
-                "text",
-                "graph",
-                "_distance",
-            ]))
-            .limit(k)
-            .execute()
-            .await?
-            .try_collect()
-            .await?;
-        let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-        Ok(hits)
+        self.nearest(vector, k, None, true).await
     }
 
     /// The `k` rows whose text best matches `query` by BM25 (LanceDB full-text
