@@ -23,7 +23,7 @@
 
 mod rule_based;
 
-pub use rule_based::RuleBased;
+pub use rule_based::{RuleBased, content_words, looks_like_instruction, sentences};
 
 /// Errors of a language model call.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +51,80 @@ pub struct Relevance {
     pub why: String,
 }
 
+/// A piece of retrieved context the model may cite, by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// Citation id (a chunk id such as `handbook-2025::remote-work::1`, or a fact id).
+    pub id: String,
+    /// The text, treated as data: instructions inside it are never followed.
+    pub text: String,
+}
+
+/// One sentence of a drafted answer and the passages it relies on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The sentence.
+    pub text: String,
+    /// Ids of the [`Passage`]s supporting it.
+    pub citations: Vec<String>,
+}
+
+/// What a model drafted from the passages it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Draft {
+    /// An answer, sentence by sentence, each with its citations.
+    Answer(Vec<Claim>),
+    /// The passages do not answer the question; `missing` says what is lacking.
+    Insufficient {
+        /// What information would be needed.
+        missing: String,
+    },
+}
+
+/// What a text-to-SPARQL step gives the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SparqlRequest {
+    /// The user's question.
+    pub question: String,
+    /// The relevant slice of the ontology (classes and properties with labels,
+    /// comments, domains and ranges), as Turtle.
+    pub ontology: String,
+    /// Entities linked in the question: (label, IRI).
+    pub entities: Vec<(String, String)>,
+    /// Prefix declarations the query may use (prefix, namespace IRI).
+    pub prefixes: Vec<(String, String)>,
+    /// The previous attempt and why it was rejected, when repairing.
+    pub previous: Option<(String, String)>,
+}
+
+/// Model calls and tokens spent so far by one [`LanguageModel`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Requests answered (from the service or the response cache).
+    pub calls: u64,
+    /// Of those, answered from the response cache.
+    pub cached: u64,
+    /// Prompt tokens reported by the service.
+    pub prompt_tokens: u64,
+    /// Completion tokens reported by the service.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// What was spent between `earlier` and `self`.
+    #[must_use]
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            calls: self.calls.saturating_sub(earlier.calls),
+            cached: self.cached.saturating_sub(earlier.cached),
+            prompt_tokens: self.prompt_tokens.saturating_sub(earlier.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_sub(earlier.completion_tokens),
+        }
+    }
+}
+
 /// The judgements retrieval and answering ask of a language model.
 pub trait LanguageModel: Send + Sync {
     /// A short name for traces (`rule-based`, `openai:gpt-4o-mini`).
@@ -75,5 +149,23 @@ pub trait LanguageModel: Send + Sync {
     /// judgement is asked for instead.
     fn is_offline(&self) -> bool {
         false
+    }
+
+    /// A reformulation of `question` for another retrieval attempt, using
+    /// `related_terms` (labels and aliases of entities linked so far).
+    fn rewrite_query(&self, question: &str, related_terms: &[String]) -> Result<String, LlmError>;
+
+    /// An answer to `question` from `passages` only, every sentence citing the
+    /// passages it relies on, or [`Draft::Insufficient`].
+    fn draft_answer(&self, question: &str, passages: &[Passage]) -> Result<Draft, LlmError>;
+
+    /// A SPARQL query answering the request's question, using only its ontology
+    /// slice and entities. Offline models return [`LlmError::Unsupported`] and
+    /// callers use template queries instead.
+    fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError>;
+
+    /// Calls and tokens spent so far (zero for offline models).
+    fn usage(&self) -> Usage {
+        Usage::default()
     }
 }

@@ -151,6 +151,22 @@ mod tests {
         fn complete(&self, _: &str, _: &str) -> Result<String, kgfuse_llm::LlmError> {
             Err(kgfuse_llm::LlmError::Service("not used".into()))
         }
+        fn rewrite_query(&self, _: &str, _: &[String]) -> Result<String, kgfuse_llm::LlmError> {
+            Err(kgfuse_llm::LlmError::Service("not used".into()))
+        }
+        fn draft_answer(
+            &self,
+            _: &str,
+            _: &[kgfuse_llm::Passage],
+        ) -> Result<kgfuse_llm::Draft, kgfuse_llm::LlmError> {
+            Err(kgfuse_llm::LlmError::Service("not used".into()))
+        }
+        fn generate_sparql(
+            &self,
+            _: &kgfuse_llm::SparqlRequest,
+        ) -> Result<String, kgfuse_llm::LlmError> {
+            Err(kgfuse_llm::LlmError::Service("not used".into()))
+        }
     }
 
     #[test]
