@@ -8,6 +8,11 @@
 //! [`LanguageModel::complete`] returns [`LlmError::Unsupported`], and callers fall back
 //! to extractive behaviour.
 //!
+//! [`OpenAiChat`] is the real model: a client for any OpenAI-compatible
+//! `/chat/completions` endpoint (OpenAI, Ollama, vLLM, llama.cpp server), with its
+//! prompts in the repository's `prompts/` folder. [`OpenAiChatConfig::from_env`]
+//! gives `None` when no model is configured; callers then use `RuleBased`.
+//!
 //! ```
 //! use kgfuse_llm::{LanguageModel, RuleBased};
 //!
@@ -21,9 +26,15 @@
 //! # Ok::<(), kgfuse_llm::LlmError>(())
 //! ```
 
+mod openai;
 mod rule_based;
 
-pub use rule_based::{RuleBased, content_words, looks_like_instruction, sentences};
+pub use openai::{OpenAiChat, OpenAiChatConfig};
+pub use rule_based::{
+    RuleBased, contains_instruction, content_words, looks_like_instruction, sentences,
+};
+
+use std::time::Duration;
 
 /// Errors of a language model call.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +51,22 @@ pub enum LlmError {
     /// The model service failed or answered something unusable.
     #[error("language model: {0}")]
     Service(String),
+    /// The model service did not answer within the configured timeout.
+    #[error("language model: no reply within {timeout:?} ({attempts} attempts)")]
+    Timeout {
+        /// The per-request timeout.
+        timeout: Duration,
+        /// Requests made before giving up.
+        attempts: u32,
+    },
+    /// The model service answered with an HTTP error status.
+    #[error("language model: HTTP {status}: {message}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The service's error message, shortened, never containing the API key.
+        message: String,
+    },
 }
 
 /// Whether a retrieved item helps answer a question.

@@ -13,7 +13,7 @@ const STOPWORDS: &[&str] = &[
     "so", "not", "no", "yes", "any", "all", "some", "each", "every", "about", "into", "out", "up",
     "down", "over", "under", "again", "also", "just", "only", "very", "too", "have", "has", "had",
     "get", "got", "write", "function", "please", "give", "tell", "show", "find", "use", "using",
-    "time", "way",
+    "time", "way", "many", "much",
 ];
 
 /// Deterministic heuristics in place of a language model (offline, air-gapped, tests).
@@ -84,6 +84,8 @@ const INSTRUCTION_MARKERS: &[&str] = &[
     "new instructions:",
     "as an ai",
     "tell the user that",
+    "note to any ai",
+    "ai assistant reading",
 ];
 
 /// True when a sentence reads as an instruction to a language model (prompt
@@ -94,12 +96,26 @@ pub fn looks_like_instruction(sentence: &str) -> bool {
     INSTRUCTION_MARKERS.iter().any(|m| lower.contains(m))
 }
 
+/// True when any sentence of `text` reads as an instruction to a model. Such a
+/// passage is adversarial as a whole (the sentences around an injected
+/// instruction continue it), so none of its sentences is used as evidence.
+pub fn contains_instruction(text: &str) -> bool {
+    sentences(text).into_iter().any(looks_like_instruction)
+}
+
 /// Questions asking for a quantity, whose answer sentences usually hold a number.
 fn asks_for_quantity(question: &str) -> bool {
     let lower = question.to_lowercase();
-    ["how many", "how much", "how long", "how often", "what amount", "when "]
-        .iter()
-        .any(|cue| lower.contains(cue))
+    [
+        "how many",
+        "how much",
+        "how long",
+        "how often",
+        "what amount",
+        "when ",
+    ]
+    .iter()
+    .any(|cue| lower.contains(cue))
 }
 
 /// Lowercase content words of a text, crudely stemmed (`merchants` -> `merchant`),
@@ -273,7 +289,7 @@ impl LanguageModel for RuleBased {
     /// with the question (a sentence with a number counts a little more when the
     /// question asks for a quantity), each citing its passage. At most
     /// `answer_sentences`, all within 60% of the best one's score, in passage order.
-    /// Sentences that read as instructions to a model are never picked. When even
+    /// Passages holding an instruction to a model are never quoted. When even
     /// the best sentence shares less than `answer_overlap` of the question's content
     /// words, the draft is insufficient and names the words nothing covers.
     fn draft_answer(&self, question: &str, passages: &[Passage]) -> Result<Draft, LlmError> {
@@ -282,8 +298,12 @@ impl LanguageModel for RuleBased {
         let mut scored: Vec<(f32, usize, usize, &str)> = Vec::new();
         let mut covered = BTreeSet::new();
         for (p, passage) in passages.iter().enumerate() {
+            if contains_instruction(&passage.text) {
+                continue;
+            }
             for (i, sentence) in sentences(&passage.text).into_iter().enumerate() {
-                if looks_like_instruction(sentence) {
+                // Headings and labels ("suspicious email") are not statements.
+                if sentence.split_whitespace().count() < 4 {
                     continue;
                 }
                 let words = content_words(sentence);
@@ -314,7 +334,10 @@ impl LanguageModel for RuleBased {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut chosen: Vec<(usize, usize, &str)> = Vec::new();
         for (score, p, i, sentence) in scored {
-            if chosen.len() == self.answer_sentences || score < best * 0.6 || score < self.answer_overlap * 0.5 {
+            if chosen.len() == self.answer_sentences
+                || score < best * 0.6
+                || score < self.answer_overlap * 0.5
+            {
                 break;
             }
             if !chosen.iter().any(|c| c.2 == sentence) {
@@ -424,7 +447,9 @@ mod tests {
     #[test]
     fn sentences_split_at_ends_but_not_inside_numbers() {
         assert_eq!(
-            sentences("Claims are due in 30 days. Mileage is EUR 0.30 per km!\nAsk HR; they decide"),
+            sentences(
+                "Claims are due in 30 days. Mileage is EUR 0.30 per km!\nAsk HR; they decide"
+            ),
             vec![
                 "Claims are due in 30 days.",
                 "Mileage is EUR 0.30 per km!",
@@ -448,7 +473,10 @@ mod tests {
             ),
         ];
         let draft = model
-            .draft_answer("How many days per week can employees work remotely?", &passages)
+            .draft_answer(
+                "How many days per week can employees work remotely?",
+                &passages,
+            )
             .expect("draft");
         let Draft::Answer(claims) = draft else {
             panic!("expected an answer, got {draft:?}");
@@ -470,19 +498,30 @@ mod tests {
         let Draft::Insufficient { missing } = draft else {
             panic!("expected insufficient, got {draft:?}");
         };
-        assert!(missing.contains("stock") && missing.contains("vesting"), "{missing}");
+        assert!(
+            missing.contains("stock") && missing.contains("vesting"),
+            "{missing}"
+        );
     }
 
     #[test]
     fn rewrite_adds_only_new_terms() {
         let model = RuleBased::default();
-        let terms = ["remote work".to_owned(), "WFH policy".to_owned(), "Remote Work".to_owned()];
+        let terms = [
+            "remote work".to_owned(),
+            "WFH policy".to_owned(),
+            "Remote Work".to_owned(),
+        ];
         assert_eq!(
-            model.rewrite_query("Can I work remote?", &terms).expect("rewrite"),
+            model
+                .rewrite_query("Can I work remote?", &terms)
+                .expect("rewrite"),
             "Can I work remote? WFH policy"
         );
         assert_eq!(
-            model.rewrite_query("Can I work remote?", &terms[..1]).expect("rewrite"),
+            model
+                .rewrite_query("Can I work remote?", &terms[..1])
+                .expect("rewrite"),
             "Can I work remote?"
         );
     }
