@@ -7,12 +7,18 @@
 //! as a class or property in any graph, e.g. by a loaded ontology), when the data
 //! uses it (as a predicate, or as the class of some node), or when it belongs to
 //! RDF, RDFS, OWL or XSD.
+//!
+//! [`Graph::domain_range_violations`] goes one step further for known terms: a
+//! query that types `?x` as a class and then uses `?x` with a property whose
+//! declared `rdfs:domain` (or `rdfs:range`) is an unrelated class asks for
+//! something the ontology rules out. It is conservative: without a declaration
+//! there is no violation.
 
 use crate::{Graph, GraphError};
-use oxigraph::model::{GraphNameRef, NamedNodeRef, TermRef};
+use oxigraph::model::{GraphNameRef, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, TermRef};
 use spargebra::algebra::{GraphPattern, PropertyPathExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 
@@ -242,6 +248,523 @@ impl Graph {
     }
 }
 
+/// `rdfs:domain`.
+const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
+/// `rdfs:range`.
+const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
+/// `rdfs:subClassOf`.
+const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+/// `owl:equivalentClass`, followed both ways like a pair of `rdfs:subClassOf`.
+const OWL_EQUIVALENT_CLASS: &str = "http://www.w3.org/2002/07/owl#equivalentClass";
+/// Classes every resource belongs to: a domain or range naming one constrains nothing.
+const UNIVERSAL_CLASSES: [&str; 2] = [
+    "http://www.w3.org/2000/01/rdf-schema#Resource",
+    "http://www.w3.org/2002/07/owl#Thing",
+];
+/// Most typed nodes scanned when looking for data that already uses a property on
+/// a class; past this the data is assumed to use it (no violation is reported).
+const USAGE_SCAN_LIMIT: usize = 20_000;
+/// Most classes visited when walking `rdfs:subClassOf` upwards from one class.
+const SUPERCLASS_LIMIT: usize = 10_000;
+
+/// Classes required of variables (by name; blank nodes as `_:id`) by `?x rdf:type C`
+/// patterns with a constant class.
+type Types = BTreeMap<String, BTreeSet<String>>;
+
+/// Which position of a triple pattern a declaration constrains.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Position {
+    Subject,
+    Object,
+}
+
+impl Position {
+    fn declaration(self) -> &'static str {
+        match self {
+            Self::Subject => RDFS_DOMAIN,
+            Self::Object => RDFS_RANGE,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Subject => "as its subject (rdfs:domain)",
+            Self::Object => "as its object (rdfs:range)",
+        }
+    }
+}
+
+/// The key under which a variable or blank node pattern is typed.
+fn pattern_key(term: &TermPattern) -> Option<String> {
+    match term {
+        TermPattern::Variable(v) => Some(v.as_str().to_owned()),
+        TermPattern::BlankNode(b) => Some(format!("_:{}", b.as_str())),
+        _ => None,
+    }
+}
+
+/// How a variable or blank node is shown in a message.
+fn pattern_name(term: &TermPattern) -> String {
+    match term {
+        TermPattern::Variable(v) => format!("?{}", v.as_str()),
+        TermPattern::BlankNode(_) => "[]".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn merge(into: &mut Types, from: Types) {
+    for (variable, classes) in from {
+        into.entry(variable).or_default().extend(classes);
+    }
+}
+
+fn restrict(types: Types, variables: &[spargebra::term::Variable]) -> Types {
+    types
+        .into_iter()
+        .filter(|(name, _)| variables.iter().any(|v| v.as_str() == name))
+        .collect()
+}
+
+/// Types that hold in every solution of `pattern`: those of its basic graph
+/// patterns, except where they are optional (the right of OPTIONAL or MINUS), only
+/// in one branch of a UNION, or hidden by a sub-select's projection.
+fn required_types(pattern: &GraphPattern) -> Types {
+    match pattern {
+        GraphPattern::Bgp { patterns } => {
+            let mut types = Types::new();
+            for triple in patterns {
+                if let (NamedNodePattern::NamedNode(p), TermPattern::NamedNode(class), Some(key)) = (
+                    &triple.predicate,
+                    &triple.object,
+                    pattern_key(&triple.subject),
+                ) && p.as_str() == RDF_TYPE
+                {
+                    types
+                        .entry(key)
+                        .or_default()
+                        .insert(class.as_str().to_owned());
+                }
+            }
+            types
+        }
+        GraphPattern::Join { left, right } | GraphPattern::Lateral { left, right } => {
+            let mut types = required_types(left);
+            merge(&mut types, required_types(right));
+            types
+        }
+        GraphPattern::LeftJoin { left, .. } | GraphPattern::Minus { left, .. } => {
+            required_types(left)
+        }
+        GraphPattern::Union { left, right } => {
+            let right = required_types(right);
+            required_types(left)
+                .into_iter()
+                .filter_map(|(variable, classes)| {
+                    let shared: BTreeSet<String> = right
+                        .get(&variable)
+                        .map(|other| classes.intersection(other).cloned().collect())
+                        .unwrap_or_default();
+                    (!shared.is_empty()).then_some((variable, shared))
+                })
+                .collect()
+        }
+        GraphPattern::Filter { inner, .. }
+        | GraphPattern::Graph { inner, .. }
+        | GraphPattern::Extend { inner, .. }
+        | GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => required_types(inner),
+        GraphPattern::Project { inner, variables }
+        | GraphPattern::Group {
+            inner, variables, ..
+        } => restrict(required_types(inner), variables),
+        GraphPattern::Path { .. } | GraphPattern::Values { .. } | GraphPattern::Service { .. } => {
+            Types::new()
+        }
+    }
+}
+
+/// Every triple pattern of `pattern` with the types its variables certainly have
+/// where it is evaluated (`context`: types required around it).
+fn typed_triples(pattern: &GraphPattern, context: &Types, out: &mut Vec<(TriplePattern, Types)>) {
+    let mut here = context.clone();
+    merge(&mut here, required_types(pattern));
+    match pattern {
+        GraphPattern::Bgp { patterns } => {
+            for triple in patterns {
+                out.push((triple.clone(), here.clone()));
+            }
+        }
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::LeftJoin { left, right, .. }
+        | GraphPattern::Union { left, right } => {
+            typed_triples(left, &here, out);
+            typed_triples(right, &here, out);
+        }
+        GraphPattern::Minus { left, right } => {
+            typed_triples(left, &here, out);
+            // MINUS evaluates its right side on its own.
+            typed_triples(right, &Types::new(), out);
+        }
+        GraphPattern::Filter { inner, .. }
+        | GraphPattern::Graph { inner, .. }
+        | GraphPattern::Extend { inner, .. }
+        | GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => typed_triples(inner, &here, out),
+        GraphPattern::Project { inner, variables }
+        | GraphPattern::Group {
+            inner, variables, ..
+        } => {
+            // A sub-select's other variables are not the outer query's.
+            typed_triples(inner, &restrict(here, variables), out);
+        }
+        GraphPattern::Path { .. } | GraphPattern::Values { .. } | GraphPattern::Service { .. } => {}
+    }
+}
+
+/// `iri` as `prefix:local` when a prefix covers it with a plain local name, else `<iri>`.
+fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
+    let best = prefixes
+        .iter()
+        .filter(|(_, namespace)| !namespace.is_empty() && iri.starts_with(namespace.as_str()))
+        .max_by_key(|(_, namespace)| namespace.len());
+    if let Some((prefix, namespace)) = best {
+        let local = &iri[namespace.len()..];
+        let plain = local
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && local
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if plain {
+            return format!("{prefix}:{local}");
+        }
+    }
+    format!("<{iri}>")
+}
+
+/// One domain/range check: caches of the store lookups it needs.
+struct DomainRangeCheck<'a> {
+    graph: &'a Graph,
+    superclasses: HashMap<String, BTreeSet<String>>,
+    declarations: HashMap<(String, Position), Option<BTreeSet<String>>>,
+}
+
+impl DomainRangeCheck<'_> {
+    fn objects(
+        &self,
+        subject: NamedNodeRef<'_>,
+        predicate: &str,
+    ) -> Result<Vec<oxigraph::model::Term>, GraphError> {
+        self.graph
+            .store
+            .quads_for_pattern(
+                Some(subject.into()),
+                Some(NamedNodeRef::new_unchecked(predicate)),
+                None,
+                None::<GraphNameRef<'_>>,
+            )
+            .map(|quad| Ok(quad?.object))
+            .collect()
+    }
+
+    fn exists(
+        &self,
+        subject: Option<NamedOrBlankNodeRef<'_>>,
+        predicate: NamedNodeRef<'_>,
+        object: Option<TermRef<'_>>,
+    ) -> Result<bool, GraphError> {
+        Ok(self
+            .graph
+            .store
+            .quads_for_pattern(subject, Some(predicate), object, None::<GraphNameRef<'_>>)
+            .next()
+            .transpose()?
+            .is_some())
+    }
+
+    /// The classes declared as the property's domain or range; `None` when there is
+    /// no usable declaration (none, a class expression such as `owl:unionOf`, or a
+    /// universal class), which means no constraint.
+    fn declared(
+        &mut self,
+        property: &str,
+        position: Position,
+    ) -> Result<Option<BTreeSet<String>>, GraphError> {
+        let key = (property.to_owned(), position);
+        if let Some(known) = self.declarations.get(&key) {
+            return Ok(known.clone());
+        }
+        let mut classes = BTreeSet::new();
+        let mut usable = true;
+        for object in self.objects(
+            NamedNodeRef::new_unchecked(property),
+            position.declaration(),
+        )? {
+            match object {
+                oxigraph::model::Term::NamedNode(class)
+                    if !UNIVERSAL_CLASSES.contains(&class.as_str()) =>
+                {
+                    classes.insert(class.into_string());
+                }
+                _ => usable = false,
+            }
+        }
+        let declared = (usable && !classes.is_empty()).then_some(classes);
+        self.declarations.insert(key, declared.clone());
+        Ok(declared)
+    }
+
+    /// `class` and everything above it by `rdfs:subClassOf` (and `owl:equivalentClass`).
+    fn superclasses(&mut self, class: &str) -> Result<BTreeSet<String>, GraphError> {
+        if let Some(known) = self.superclasses.get(class) {
+            return Ok(known.clone());
+        }
+        let mut seen = BTreeSet::from([class.to_owned()]);
+        let mut queue = vec![class.to_owned()];
+        while let Some(current) = queue.pop() {
+            if seen.len() > SUPERCLASS_LIMIT {
+                break;
+            }
+            let node = NamedNodeRef::new_unchecked(&current);
+            let mut next = Vec::new();
+            for predicate in [RDFS_SUBCLASS_OF, OWL_EQUIVALENT_CLASS] {
+                next.extend(self.objects(node, predicate)?);
+            }
+            for quad in self.graph.store.quads_for_pattern(
+                None,
+                Some(NamedNodeRef::new_unchecked(OWL_EQUIVALENT_CLASS)),
+                Some(node.into()),
+                None::<GraphNameRef<'_>>,
+            ) {
+                if let NamedOrBlankNode::NamedNode(n) = quad?.subject {
+                    next.push(n.into());
+                }
+            }
+            for term in next {
+                if let oxigraph::model::Term::NamedNode(n) = term
+                    && seen.insert(n.as_str().to_owned())
+                {
+                    queue.push(n.into_string());
+                }
+            }
+        }
+        self.superclasses.insert(class.to_owned(), seen.clone());
+        Ok(seen)
+    }
+
+    /// Whether one of `classes` is one of `expected` or below it.
+    fn fits(
+        &mut self,
+        classes: &BTreeSet<String>,
+        expected: &BTreeSet<String>,
+    ) -> Result<bool, GraphError> {
+        for class in classes {
+            if !self.superclasses(class)?.is_disjoint(expected) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The `rdf:type`s of a node in the store.
+    fn types_of(&self, node: NamedNodeRef<'_>) -> Result<BTreeSet<String>, GraphError> {
+        Ok(self
+            .objects(node, RDF_TYPE)?
+            .into_iter()
+            .filter_map(|t| match t {
+                oxigraph::model::Term::NamedNode(n) => Some(n.into_string()),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Whether the data already has a node of one of `classes` in `position` of
+    /// `property` (then a query asking for it is answerable, whatever the
+    /// declarations say). Past [`USAGE_SCAN_LIMIT`] nodes the answer is yes.
+    fn data_uses(
+        &self,
+        property: NamedNodeRef<'_>,
+        classes: &BTreeSet<String>,
+        position: Position,
+    ) -> Result<bool, GraphError> {
+        let rdf_type = NamedNodeRef::new_unchecked(RDF_TYPE);
+        let mut scanned = 0;
+        for class in classes {
+            for quad in self.graph.store.quads_for_pattern(
+                None,
+                Some(rdf_type),
+                Some(NamedNodeRef::new_unchecked(class).into()),
+                None::<GraphNameRef<'_>>,
+            ) {
+                let quad = quad?;
+                scanned += 1;
+                if scanned > USAGE_SCAN_LIMIT {
+                    return Ok(true);
+                }
+                let used = match position {
+                    Position::Subject => {
+                        self.exists(Some(quad.subject.as_ref()), property, None)?
+                    }
+                    Position::Object => {
+                        let term: oxigraph::model::Term = quad.subject.clone().into();
+                        self.exists(None, property, Some(term.as_ref()))?
+                    }
+                };
+                if used {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The violation, if any, of one position of one triple pattern.
+    fn check(
+        &mut self,
+        triple: &TriplePattern,
+        property: NamedNodeRef<'_>,
+        position: Position,
+        types: &Types,
+        prefixes: &[(String, String)],
+    ) -> Result<Option<String>, GraphError> {
+        let term = match position {
+            Position::Subject => &triple.subject,
+            Position::Object => &triple.object,
+        };
+        let Some(expected) = self.declared(property.as_str(), position)? else {
+            return Ok(None);
+        };
+        // Cheapest first: the types, whether one fits, then what the data already says.
+        let (name, classes) = match term {
+            TermPattern::NamedNode(node) => {
+                let classes = self.types_of(node.as_ref())?;
+                if classes.is_empty() || self.fits(&classes, &expected)? {
+                    return Ok(None);
+                }
+                let already = match position {
+                    Position::Subject => self.exists(Some(node.as_ref().into()), property, None)?,
+                    Position::Object => self.exists(None, property, Some(node.as_ref().into()))?,
+                };
+                if already {
+                    return Ok(None);
+                }
+                (compact(node.as_str(), prefixes), classes)
+            }
+            TermPattern::Variable(_) | TermPattern::BlankNode(_) => {
+                let Some(classes) = pattern_key(term).and_then(|key| types.get(&key)) else {
+                    return Ok(None);
+                };
+                if classes.is_empty()
+                    || self.fits(classes, &expected)?
+                    || self.data_uses(property, classes, position)?
+                {
+                    return Ok(None);
+                }
+                (pattern_name(term), classes.clone())
+            }
+            _ => return Ok(None),
+        };
+        let list = |set: &BTreeSet<String>, joint: &str| {
+            set.iter()
+                .map(|c| compact(c, prefixes))
+                .collect::<Vec<_>>()
+                .join(joint)
+        };
+        Ok(Some(format!(
+            "{name} is a {} but {} expects {} {}",
+            list(&classes, " and "),
+            compact(property.as_str(), prefixes),
+            list(&expected, " or "),
+            position.describe()
+        )))
+    }
+}
+
+impl Graph {
+    /// Where a query contradicts the `rdfs:domain` and `rdfs:range` declarations in
+    /// the store, one readable message per problem, IRIs shortened with the
+    /// well-known prefixes (see [`Graph::domain_range_violations_with_prefixes`]).
+    pub fn domain_range_violations(
+        &self,
+        query: &spargebra::Query,
+    ) -> Result<Vec<String>, GraphError> {
+        let prefixes: Vec<(String, String)> = kgfuse_core::vocab::WELL_KNOWN_PREFIXES
+            .iter()
+            .map(|(p, i)| ((*p).to_owned(), (*i).to_owned()))
+            .collect();
+        self.domain_range_violations_with_prefixes(query, &prefixes)
+    }
+
+    /// Where a query contradicts the `rdfs:domain` and `rdfs:range` declarations in
+    /// the store, IRIs shortened with `prefixes` in the messages
+    /// (`?x is a ex:Person but ex:worksFor expects ex:Employee as its subject (rdfs:domain)`).
+    ///
+    /// For every triple pattern with a constant predicate that has a declared domain
+    /// (range), the subject (IRI or variable object) is checked:
+    /// - a variable typed in the query by `?x rdf:type C` with constant `C`, where
+    ///   that type holds for every solution (not only inside OPTIONAL, one UNION
+    ///   branch or MINUS), violates when none of its classes is a declared class or
+    ///   below one (`rdfs:subClassOf*`, `owl:equivalentClass`, read from the store);
+    /// - a constant IRI violates when it has types in the store and none fits.
+    ///
+    /// The check is conservative: no declaration, a declaration by a class
+    /// expression (a blank node) or by `rdfs:Resource`/`owl:Thing`, an untyped
+    /// variable, or data that already uses the property on a node of that class
+    /// (or on that very IRI) is never a violation.
+    pub fn domain_range_violations_with_prefixes(
+        &self,
+        query: &spargebra::Query,
+        prefixes: &[(String, String)],
+    ) -> Result<Vec<String>, GraphError> {
+        let spent = self.spent.clone();
+        spent.measure(|| self.check_domains_and_ranges(query, prefixes))
+    }
+
+    fn check_domains_and_ranges(
+        &self,
+        query: &spargebra::Query,
+        prefixes: &[(String, String)],
+    ) -> Result<Vec<String>, GraphError> {
+        let pattern = match query {
+            spargebra::Query::Select { pattern, .. }
+            | spargebra::Query::Construct { pattern, .. }
+            | spargebra::Query::Describe { pattern, .. }
+            | spargebra::Query::Ask { pattern, .. } => pattern,
+        };
+        let mut triples = Vec::new();
+        typed_triples(pattern, &Types::new(), &mut triples);
+        let mut check = DomainRangeCheck {
+            graph: self,
+            superclasses: HashMap::new(),
+            declarations: HashMap::new(),
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (triple, types) in &triples {
+            let NamedNodePattern::NamedNode(property) = &triple.predicate else {
+                continue;
+            };
+            if property.as_str() == RDF_TYPE {
+                continue;
+            }
+            for position in [Position::Subject, Position::Object] {
+                if let Some(message) =
+                    check.check(triple, property.as_ref(), position, types, prefixes)?
+                    && !out.contains(&message)
+                {
+                    out.push(message);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,5 +803,139 @@ mod tests {
                 "class <urn:Imagined>"
             ]
         );
+    }
+
+    /// A tiny ontology: `worksFor` from employees to organisations, a `Manager` two
+    /// steps below `Employee`, persons and robots unrelated to both, and a little data.
+    fn ontology() -> Graph {
+        let graph = Graph::in_memory().expect("graph");
+        graph
+            .update(
+                "PREFIX ex: <http://example.org/> INSERT DATA { GRAPH <urn:onto> { \
+                   ex:Person a owl:Class . ex:Robot a owl:Class . \
+                   ex:Employee a owl:Class . ex:Lead rdfs:subClassOf ex:Employee . \
+                   ex:Manager a owl:Class ; rdfs:subClassOf ex:Lead . \
+                   ex:Staffer owl:equivalentClass ex:Employee . \
+                   ex:Organisation a owl:Class . \
+                   ex:worksFor a owl:ObjectProperty ; rdfs:domain ex:Employee ; rdfs:range ex:Organisation . \
+                   ex:likes a owl:ObjectProperty . \
+                   ex:memberOf a owl:ObjectProperty ; rdfs:domain ex:Employee . \
+                   ex:about a owl:ObjectProperty ; rdfs:domain [ owl:unionOf (ex:Person ex:Robot) ] . \
+                   ex:anything a owl:ObjectProperty ; rdfs:domain owl:Thing . \
+                 } GRAPH <urn:data> { \
+                   ex:alice a ex:Person . ex:bob a ex:Employee . ex:acme a ex:Organisation . \
+                   ex:rex a ex:Robot ; ex:memberOf ex:acme . \
+                 } }",
+                &QueryOptions::default(),
+            )
+            .expect("load");
+        graph
+    }
+
+    fn violations(graph: &Graph, body: &str) -> Vec<String> {
+        let query = parse_query(
+            &format!("PREFIX ex: <http://example.org/> SELECT * WHERE {{ {body} }}"),
+            &QueryOptions::default(),
+        )
+        .expect("parse");
+        let prefixes = [("ex".to_owned(), "http://example.org/".to_owned())];
+        graph
+            .domain_range_violations_with_prefixes(&query, &prefixes)
+            .expect("check")
+    }
+
+    #[test]
+    fn a_variable_typed_outside_the_domain_or_range_is_reported() {
+        let graph = ontology();
+        assert_eq!(
+            violations(&graph, "?x a ex:Person ; ex:worksFor ?o"),
+            ["?x is a ex:Person but ex:worksFor expects ex:Employee as its subject (rdfs:domain)"]
+        );
+        assert_eq!(
+            violations(&graph, "?x ex:worksFor ?o . ?o a ex:Person"),
+            [
+                "?o is a ex:Person but ex:worksFor expects ex:Organisation as its object (rdfs:range)"
+            ]
+        );
+        // Both at once, and the type given after the use.
+        assert_eq!(
+            violations(
+                &graph,
+                "?x ex:worksFor ?o . ?o a ex:Robot . ?x a ex:Organisation"
+            )
+            .len(),
+            2
+        );
+        // A type that holds for every solution reaches into OPTIONAL.
+        assert_eq!(
+            violations(&graph, "?x a ex:Person OPTIONAL { ?x ex:worksFor ?o }").len(),
+            1
+        );
+        // Without prefixes the message names full IRIs.
+        let query = parse_query(
+            "SELECT * WHERE { ?x a <http://example.org/Person> ; <http://example.org/worksFor> ?o }",
+            &QueryOptions::default(),
+        )
+        .expect("parse");
+        let plain = graph.domain_range_violations(&query).expect("check");
+        assert_eq!(plain.len(), 1);
+        assert!(
+            plain[0].starts_with("?x is a <http://example.org/Person> but <http://example.org/worksFor> expects <http://example.org/Employee>"),
+            "{plain:?}"
+        );
+    }
+
+    #[test]
+    fn subclasses_and_missing_declarations_are_fine() {
+        let graph = ontology();
+        for body in [
+            // The declared class, a subclass two steps down, an equivalent class.
+            "?x a ex:Employee ; ex:worksFor ?o . ?o a ex:Organisation",
+            "?x a ex:Manager ; ex:worksFor ?o",
+            "?x a ex:Staffer ; ex:worksFor ?o",
+            // One of several types fits.
+            "?x a ex:Person , ex:Employee ; ex:worksFor ?o",
+            // No declaration, a class expression, a universal class.
+            "?x a ex:Person ; ex:likes ?o",
+            "?x a ex:Organisation ; ex:about ?o",
+            "?x a ex:Organisation ; ex:anything ?o",
+            // Untyped, typed only in the other UNION branch or only inside OPTIONAL.
+            "?x ex:worksFor ?o",
+            "{ ?x a ex:Person } UNION { ?x ex:worksFor ?o }",
+            "?x ex:worksFor ?o OPTIONAL { ?x a ex:Person }",
+            // A sub-select's hidden variable is another variable.
+            "{ SELECT ?y WHERE { ?x a ex:Person . ?x ex:likes ?y } } ?x ex:worksFor ?y",
+            // The data already has a robot that is a member of something.
+            "?x a ex:Robot ; ex:memberOf ?o",
+            // A literal object is not checked against the range.
+            "?x ex:worksFor \"acme\"",
+        ] {
+            assert_eq!(violations(&graph, body), Vec::<String>::new(), "{body}");
+        }
+    }
+
+    #[test]
+    fn constant_nodes_are_checked_by_their_types_in_the_store() {
+        let graph = ontology();
+        assert_eq!(
+            violations(&graph, "ex:alice ex:worksFor ?o"),
+            [
+                "ex:alice is a ex:Person but ex:worksFor expects ex:Employee as its subject (rdfs:domain)"
+            ]
+        );
+        assert_eq!(
+            violations(&graph, "?x ex:worksFor ex:alice"),
+            [
+                "ex:alice is a ex:Person but ex:worksFor expects ex:Organisation as its object (rdfs:range)"
+            ]
+        );
+        // A fitting type, no type at all, or data already stating it.
+        for body in [
+            "ex:bob ex:worksFor ex:acme",
+            "ex:nobody ex:worksFor ?o",
+            "ex:rex ex:memberOf ?o",
+        ] {
+            assert_eq!(violations(&graph, body), Vec::<String>::new(), "{body}");
+        }
     }
 }

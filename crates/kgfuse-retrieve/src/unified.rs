@@ -12,6 +12,13 @@
 //!    entities become entities and their facts fill the remaining budget;
 //! 5. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
 //!
+//! With a real language model (not [`LanguageModel::is_offline`]), step 2 is followed
+//! by [text-to-SPARQL](crate::text_to_sparql): the model writes a query from the
+//! question, an ontology slice and the linked entities, kgfuse checks it (and asks
+//! for repairs) before running it; the accepted query joins `sparql`, the triples
+//! its rows assert come first among the facts (rows that are not triples go to its
+//! `text-to-sparql` trace stage). Offline, only the templates run.
+//!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 
@@ -19,6 +26,7 @@ use crate::RetrieveError;
 use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::sources::{cell_text, text_hit};
 use crate::sparql::{Rejected, run_checked, with_values};
+use crate::text_to_sparql::{TextToSparqlOptions, entity_labels, text_to_sparql};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
@@ -329,6 +337,30 @@ pub(crate) async fn retrieve(
         dropped,
     });
 
+    // A query written by the language model about the question and these
+    // entities, checked before it runs (a real model only: templates otherwise).
+    let mut generated_facts = Vec::new();
+    if !model.is_offline() {
+        let linked = entity_labels(store, &nodes)?;
+        let generated = text_to_sparql(
+            store,
+            model,
+            question,
+            &linked,
+            &TextToSparqlOptions::default(),
+        )
+        .await?;
+        let mut stage = generated.trace.clone();
+        if let Some(query) = &generated.query {
+            context.sparql.push(query.clone());
+            if generated.facts.is_empty() {
+                stage.kept.extend(generated.row_summaries());
+            }
+        }
+        context.trace.push(stage);
+        generated_facts = generated.facts;
+    }
+
     // 3. Generated SPARQL about the entities.
     if !nodes.is_empty() {
         let mut facts = facts_about(store, &nodes, &mut context.sparql, &mut rejected)?;
@@ -447,6 +479,23 @@ pub(crate) async fn retrieve(
         kept: path_kept,
         dropped: Vec::new(),
     });
+
+    // The generated query's facts answer the question directly: they come first.
+    if !generated_facts.is_empty() {
+        let template_facts = std::mem::replace(&mut context.structured_facts, generated_facts);
+        for fact in template_facts {
+            let same = context.structured_facts.iter_mut().find(|f| {
+                f.subject == fact.subject
+                    && f.predicate == fact.predicate
+                    && f.object == fact.object
+            });
+            match same {
+                Some(known) if known.graph.is_empty() => known.graph = fact.graph,
+                Some(_) => {}
+                None => context.structured_facts.push(fact),
+            }
+        }
+    }
     Ok(context)
 }
 

@@ -1,0 +1,1334 @@
+//! Text-to-SPARQL: a language model writes the query, kgfuse checks it before it runs.
+//!
+//! 1. *Ontology slice.* The question's nearest vector rows (plus the nearest rows
+//!    whose kind is a class or property, so a large store's data cannot crowd the
+//!    ontology out) are kept when the store declares them as a class or property
+//!    (one query, the IRIs bound in a `VALUES` block), the best
+//!    [`TextToSparqlOptions::slice_size`] of them are described (type, label,
+//!    comment, `subClassOf`, domain, range) and rendered as Turtle.
+//! 2. *Generation.* [`LanguageModel::generate_sparql`] gets the question, the slice,
+//!    the linked entities and the prefixes the parser resolves.
+//! 3. *Checks.* The reply is parsed (with the store's prefixes) and rejected when
+//!    it does not parse, is an update, is not a SELECT or ASK, contains `SERVICE`,
+//!    names predicates or classes the store neither declares nor uses
+//!    ([`kgfuse_graph::Graph::unknown_terms`]), or contradicts declared domains and
+//!    ranges ([`kgfuse_graph::Graph::domain_range_violations_with_prefixes`]).
+//! 4. *Execution.* The parsed query (never the text) runs with a timeout and a row
+//!    limit added to its algebra. A rejection or an execution error is sent back to
+//!    the model as `previous`, at most [`TextToSparqlOptions::max_repairs`] times.
+//!
+//! An offline model ([`kgfuse_llm::RuleBased`]) answers [`LlmError::Unsupported`]:
+//! the result then has no query and its trace stage says that template queries are
+//! used instead, which is what callers do.
+
+use crate::RetrieveError;
+use crate::sources::cell_text;
+use crate::sparql::{run, values, with_values};
+use kgfuse_core::context::{Dropped, Fact, TraceStage};
+use kgfuse_core::vocab::w3c;
+use kgfuse_graph::model::{Literal, NamedNode, Term};
+use kgfuse_graph::{GraphError, QueryOutcome, parse_query, query_vocabulary};
+use kgfuse_llm::{LanguageModel, LlmError, SparqlRequest};
+use kgfuse_store::Store;
+use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Name of the trace stage a text-to-SPARQL run reports in.
+pub const STAGE: &str = "text-to-sparql";
+
+/// Nearest vector rows considered for the ontology slice (per search).
+const SLICE_CANDIDATES: usize = 200;
+
+/// Types that make a node part of the ontology.
+const ONTOLOGY_KINDS: [&str; 5] = [
+    "http://www.w3.org/2002/07/owl#Class",
+    "http://www.w3.org/2000/01/rdf-schema#Class",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#Property",
+    "http://www.w3.org/2002/07/owl#ObjectProperty",
+    "http://www.w3.org/2002/07/owl#DatatypeProperty",
+];
+
+/// The vector rows of those types, by the `kind` column the store writes (the
+/// prefixed name of a node's first type). A constant: no text enters it.
+const ONTOLOGY_KIND_FILTER: &str = "kind IN ('owl:Class', 'rdfs:Class', 'rdf:Property', \
+                                    'owl:ObjectProperty', 'owl:DatatypeProperty')";
+
+const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
+const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
+
+/// What the slice says about each term, in this order.
+const DESCRIBED: [&str; 6] = [
+    w3c::RDF_TYPE,
+    w3c::RDFS_LABEL,
+    w3c::RDFS_COMMENT,
+    w3c::RDFS_SUBCLASS_OF,
+    RDFS_DOMAIN,
+    RDFS_RANGE,
+];
+
+/// Most values of one predicate shown per term.
+const VALUES_PER_PREDICATE: usize = 4;
+/// Longest literal shown in the slice, in characters.
+const LITERAL_CHARS: usize = 300;
+/// Longest literal taken as a fact's object (prose is the unstructured side's).
+const FACT_OBJECT_CHARS: usize = 400;
+
+/// Limits of a text-to-SPARQL run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextToSparqlOptions {
+    /// How many times a rejected or failing query is sent back to the model.
+    pub max_repairs: usize,
+    /// Classes and properties in the ontology slice given to the model.
+    pub slice_size: usize,
+    /// Most result rows kept.
+    pub row_limit: usize,
+    /// Time limit of the query's execution.
+    pub timeout: Duration,
+}
+
+impl Default for TextToSparqlOptions {
+    fn default() -> Self {
+        Self {
+            max_repairs: 2,
+            slice_size: 12,
+            row_limit: 100,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// One query the model wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attempt {
+    /// The query text (code fences removed).
+    pub query: String,
+    /// Why it was rejected or failed; `None` for the accepted query.
+    pub error: Option<String>,
+}
+
+/// What a text-to-SPARQL run produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextToSparql {
+    /// The accepted query as the model wrote it; `None` when the model cannot write
+    /// SPARQL or no attempt was accepted (callers use template queries then).
+    pub query: Option<String>,
+    /// Projected variables of an accepted SELECT, without `?`.
+    pub variables: Vec<String>,
+    /// Its solutions, one cell per variable (`None` = unbound), at most
+    /// [`TextToSparqlOptions::row_limit`].
+    pub rows: Vec<Vec<Option<Term>>>,
+    /// The result of an accepted ASK.
+    pub answer: Option<bool>,
+    /// True when more solutions matched than the row limit kept.
+    pub truncated: bool,
+    /// The triples the solutions assert: the query's triple patterns that hold in
+    /// every solution (not under UNION, OPTIONAL or MINUS), instantiated with each
+    /// row's bindings where all three positions are bound, with the graph holding
+    /// them (empty when it is not found in a named graph).
+    pub facts: Vec<Fact>,
+    /// Every query the model wrote, in order.
+    pub attempts: Vec<Attempt>,
+    /// The `text-to-sparql` trace stage: the accepted query kept, each rejected one
+    /// dropped with its reason, or a note why no generated query is used.
+    pub trace: TraceStage,
+}
+
+impl TextToSparql {
+    /// Each row as `?variable = value` pairs, for traces.
+    pub fn row_summaries(&self) -> Vec<String> {
+        if let Some(answer) = self.answer {
+            return vec![format!("ASK: {answer}")];
+        }
+        self.rows
+            .iter()
+            .map(|row| {
+                self.variables
+                    .iter()
+                    .zip(row)
+                    .filter_map(|(name, cell)| {
+                        cell.as_ref()
+                            .map(|term| format!("?{name} = {}", show(term)))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .collect()
+    }
+}
+
+/// A term for a trace: an IRI or a literal's value.
+fn show(term: &Term) -> String {
+    cell_text(Some(&Some(term.clone()))).unwrap_or_default()
+}
+
+/// Asks `model` for a SPARQL query answering `question`, checks it against the store
+/// and runs it; see the module documentation. `entities` are (label, IRI) pairs
+/// linked in the question.
+///
+/// A rejected or failing query is never an error: it is recorded in
+/// [`TextToSparql::attempts`] and the trace. Errors are failures of the store.
+pub async fn text_to_sparql(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    entities: &[(String, String)],
+    options: &TextToSparqlOptions,
+) -> Result<TextToSparql, RetrieveError> {
+    let mut out = TextToSparql {
+        trace: TraceStage {
+            stage: STAGE.to_owned(),
+            ..TraceStage::default()
+        },
+        ..TextToSparql::default()
+    };
+    let prefixes = store.query_options().prefixes;
+    let ontology = ontology_slice(store, question, options.slice_size, &prefixes).await?;
+    let mut request = SparqlRequest {
+        question: question.to_owned(),
+        ontology,
+        entities: entities.to_vec(),
+        prefixes: prefixes.clone(),
+        previous: None,
+    };
+    for _ in 0..=options.max_repairs {
+        let reply = match model.generate_sparql(&request) {
+            Ok(reply) => reply,
+            Err(error @ LlmError::Unsupported { .. }) => {
+                out.trace
+                    .kept
+                    .push(format!("template queries are used instead: {error}"));
+                return Ok(out);
+            }
+            Err(error) => {
+                out.trace.kept.push(format!(
+                    "no generated query: {error}; template queries are used instead"
+                ));
+                return Ok(out);
+            }
+        };
+        let text = strip_fences(&reply);
+        match check_and_run(store, &text, &prefixes, options)? {
+            Ok(run) => {
+                out.facts = facts_of(store, &run, options.row_limit)?;
+                out.variables = run.variables;
+                out.rows = run.rows;
+                out.answer = run.answer;
+                out.truncated = run.truncated;
+                out.trace.kept.push(text.clone());
+                out.attempts.push(Attempt {
+                    query: text.clone(),
+                    error: None,
+                });
+                out.query = Some(text);
+                return Ok(out);
+            }
+            Err(reason) => {
+                out.trace.dropped.push(Dropped {
+                    iri: text.clone(),
+                    why: reason.clone(),
+                });
+                out.attempts.push(Attempt {
+                    query: text.clone(),
+                    error: Some(reason.clone()),
+                });
+                request.previous = Some((text, reason));
+            }
+        }
+    }
+    out.trace.kept.push(format!(
+        "no generated query was accepted after {} attempts; template queries are used instead",
+        out.attempts.len()
+    ));
+    Ok(out)
+}
+
+/// (label, IRI) of each node: its first `rdfs:label`, else the end of its IRI.
+pub(crate) fn entity_labels(
+    store: &Store,
+    nodes: &[NamedNode],
+) -> Result<Vec<(String, String)>, RetrieveError> {
+    if nodes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let terms: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
+    let pattern = format!("OPTIONAL {{ ?e <{}> ?label }}", w3c::RDFS_LABEL);
+    let solutions = run(
+        store,
+        with_values(
+            &pattern,
+            "e",
+            &terms,
+            nodes.len() * VALUES_PER_PREDICATE * 4,
+        ),
+    )?;
+    let (Some(e), Some(l)) = (solutions.column("e"), solutions.column("label")) else {
+        return Ok(Vec::new());
+    };
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    for row in &solutions.rows {
+        if let (Some(iri), Some(label)) = (cell_text(row.get(e)), cell_text(row.get(l))) {
+            labels.entry(iri).or_insert(label);
+        }
+    }
+    Ok(nodes
+        .iter()
+        .map(|node| {
+            let iri = node.as_str();
+            let label = labels.get(iri).cloned().unwrap_or_else(|| {
+                iri.rsplit(['/', '#', ':'])
+                    .find(|part| !part.is_empty())
+                    .unwrap_or(iri)
+                    .to_owned()
+            });
+            (label, iri.to_owned())
+        })
+        .collect())
+}
+
+/// The reply without a surrounding Markdown code fence (```` ```sparql ... ``` ````).
+fn strip_fences(reply: &str) -> String {
+    let trimmed = reply.trim();
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return trimmed.to_owned();
+    };
+    let rest = rest.strip_suffix("```").unwrap_or(rest);
+    let body = match rest.split_once('\n') {
+        Some((tag, body)) if tag.trim().chars().all(|c| c.is_alphanumeric() || c == '-') => body,
+        _ => rest,
+    };
+    body.trim().to_owned()
+}
+
+/// `iri` as `prefix:local` when a prefix covers it with a plain local name.
+fn compact(iri: &str, prefixes: &[(String, String)]) -> Option<(String, String)> {
+    let (prefix, namespace) = prefixes
+        .iter()
+        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
+        .max_by_key(|(_, ns)| ns.len())?;
+    let local = &iri[namespace.len()..];
+    let plain = local
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    plain.then(|| (prefix.clone(), format!("{prefix}:{local}")))
+}
+
+/// The ontology terms nearest to the question, best first, described in Turtle.
+async fn ontology_slice(
+    store: &Store,
+    question: &str,
+    size: usize,
+    prefixes: &[(String, String)],
+) -> Result<String, RetrieveError> {
+    if size == 0 {
+        return Ok(String::new());
+    }
+    // Nearest rows overall, and nearest rows of an ontology kind; best score first.
+    let mut candidates: Vec<(String, f32)> = Vec::new();
+    for filter in [None, Some(ONTOLOGY_KIND_FILTER)] {
+        for hit in store.search(question, SLICE_CANDIDATES, filter).await? {
+            match candidates.iter_mut().find(|(iri, _)| *iri == hit.iri) {
+                Some(known) => known.1 = known.1.max(hit.score),
+                None => candidates.push((hit.iri, hit.score)),
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let terms: Vec<Term> = candidates
+        .iter()
+        .filter_map(|(iri, _)| NamedNode::new(iri.as_str()).ok())
+        .map(Term::from)
+        .collect();
+    if terms.is_empty() {
+        return Ok(String::new());
+    }
+    // Which of them the store declares as a class or property.
+    let kinds: Vec<Term> = ONTOLOGY_KINDS
+        .iter()
+        .filter_map(|k| NamedNode::new(*k).ok())
+        .map(Term::from)
+        .collect();
+    let pattern = format!("{} ?term a ?kind", values("kind", &kinds));
+    let declared = run(
+        store,
+        with_values(&pattern, "term", &terms, terms.len() * kinds.len()),
+    )?;
+    let column = declared.column("term").unwrap_or(0);
+    let declared: BTreeSet<String> = declared
+        .rows
+        .iter()
+        .filter_map(|row| cell_text(row.get(column)))
+        .collect();
+    let chosen: Vec<NamedNode> = candidates
+        .iter()
+        .filter(|(iri, _)| declared.contains(iri))
+        .take(size)
+        .filter_map(|(iri, _)| NamedNode::new(iri.as_str()).ok())
+        .collect();
+    describe(store, &chosen, prefixes)
+}
+
+/// Turtle describing `terms` (in this order) by the predicates of [`DESCRIBED`].
+fn describe(
+    store: &Store,
+    terms: &[NamedNode],
+    prefixes: &[(String, String)],
+) -> Result<String, RetrieveError> {
+    if terms.is_empty() {
+        return Ok(String::new());
+    }
+    let predicates: Vec<Term> = DESCRIBED
+        .iter()
+        .filter_map(|p| NamedNode::new(*p).ok())
+        .map(Term::from)
+        .collect();
+    let pattern = format!("?term ?p ?o . {}", values("p", &predicates));
+    let values_of: Vec<Term> = terms.iter().cloned().map(Term::from).collect();
+    let solutions = run(
+        store,
+        with_values(
+            &pattern,
+            "term",
+            &values_of,
+            terms.len() * DESCRIBED.len() * VALUES_PER_PREDICATE * 4,
+        ),
+    )?;
+    let (Some(t), Some(p), Some(o)) = (
+        solutions.column("term"),
+        solutions.column("p"),
+        solutions.column("o"),
+    ) else {
+        return Ok(String::new());
+    };
+    let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
+    for row in &solutions.rows {
+        let (Some(term), Some(predicate), Some(Some(object))) =
+            (cell_text(row.get(t)), cell_text(row.get(p)), row.get(o))
+        else {
+            continue;
+        };
+        if matches!(object, Term::BlankNode(_)) {
+            continue;
+        }
+        let values = described.entry((term, predicate)).or_default();
+        if !values.contains(object) {
+            values.push(object.clone());
+        }
+    }
+    let mut used = BTreeSet::new();
+    let mut name = |iri: &str| match compact(iri, prefixes) {
+        Some((prefix, short)) => {
+            used.insert(prefix);
+            short
+        }
+        None => format!("<{iri}>"),
+    };
+    let mut body = String::new();
+    for term in terms {
+        let mut lines = Vec::new();
+        for predicate in DESCRIBED {
+            let Some(objects) = described.get(&(term.as_str().to_owned(), predicate.to_owned()))
+            else {
+                continue;
+            };
+            let mut objects = objects.clone();
+            objects.sort_by_key(ToString::to_string);
+            let shown: Vec<String> = objects
+                .iter()
+                .take(VALUES_PER_PREDICATE)
+                .map(|object| match object {
+                    Term::NamedNode(n) => name(n.as_str()),
+                    Term::Literal(l) => shorten(l).to_string(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let verb = if predicate == w3c::RDF_TYPE {
+                "a".to_owned()
+            } else {
+                name(predicate)
+            };
+            lines.push(format!("{verb} {}", shown.join(" , ")));
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        body.push_str(&format!(
+            "{} {} .\n\n",
+            name(term.as_str()),
+            lines.join(" ;\n    ")
+        ));
+    }
+    let mut out = String::new();
+    for (prefix, namespace) in prefixes {
+        if used.remove(prefix) {
+            out.push_str(&format!("@prefix {prefix}: <{namespace}> .\n"));
+        }
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(body.trim_end());
+    out.push('\n');
+    Ok(out)
+}
+
+/// A literal cut to [`LITERAL_CHARS`] characters (language tag kept).
+fn shorten(literal: &Literal) -> Literal {
+    let value = literal.value();
+    if value.chars().count() <= LITERAL_CHARS {
+        return literal.clone();
+    }
+    let cut: String = value.chars().take(LITERAL_CHARS).collect();
+    let cut = format!("{}…", cut.trim_end());
+    match literal.language() {
+        Some(language) => Literal::new_language_tagged_literal(cut.clone(), language)
+            .unwrap_or_else(|_| Literal::new_simple_literal(cut)),
+        None => Literal::new_simple_literal(cut),
+    }
+}
+
+/// An accepted query's results, with the parsed query for [`facts_of`].
+struct Run {
+    query: spargebra::Query,
+    variables: Vec<String>,
+    rows: Vec<Vec<Option<Term>>>,
+    answer: Option<bool>,
+    truncated: bool,
+}
+
+/// Checks a generated query and runs it. `Ok(Err(reason))` is a rejection or an
+/// execution failure to send back to the model; `Err` is a failure of the store.
+fn check_and_run(
+    store: &Store,
+    text: &str,
+    prefixes: &[(String, String)],
+    options: &TextToSparqlOptions,
+) -> Result<Result<Run, String>, RetrieveError> {
+    if text.is_empty() {
+        return Ok(Err("the reply holds no query".to_owned()));
+    }
+    let mut query_options = store.query_options();
+    let query = match parse_query(text, &query_options) {
+        Ok(query) => query,
+        Err(GraphError::Syntax(message)) => {
+            return Ok(Err(if is_update(text, prefixes) {
+                "this is a SPARQL Update; updates are never run: write a read-only SELECT or ASK query"
+                    .to_owned()
+            } else {
+                format!("the query does not parse: {message}")
+            }));
+        }
+        Err(other) => return Err(other.into()),
+    };
+    let form = match &query {
+        spargebra::Query::Select { .. } | spargebra::Query::Ask { .. } => None,
+        spargebra::Query::Construct { .. } => Some("CONSTRUCT"),
+        spargebra::Query::Describe { .. } => Some("DESCRIBE"),
+    };
+    if let Some(form) = form {
+        return Ok(Err(format!(
+            "{form} queries are not accepted here: write a SELECT of the wanted bindings, or an ASK"
+        )));
+    }
+    let (spargebra::Query::Select { pattern, .. } | spargebra::Query::Ask { pattern, .. }) = &query
+    else {
+        return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
+    };
+    if let Some(service) = find_service(pattern) {
+        return Ok(Err(format!(
+            "SERVICE {service} is not allowed: queries run against the local store only"
+        )));
+    }
+    let unknown = store.graph().unknown_terms(&query_vocabulary(&query))?;
+    if !unknown.is_empty() {
+        return Ok(Err(format!(
+            "the query names terms the store neither declares nor uses: {}",
+            unknown.join(", ")
+        )));
+    }
+    let violations = store
+        .graph()
+        .domain_range_violations_with_prefixes(&query, prefixes)?;
+    if !violations.is_empty() {
+        return Ok(Err(format!(
+            "the query contradicts the ontology: {}",
+            violations.join("; ")
+        )));
+    }
+    query_options.timeout = Some(options.timeout);
+    let limited = with_row_limit(query.clone(), options.row_limit.saturating_add(1));
+    let outcome = match store.graph().query_algebra(limited, &[], &query_options) {
+        Ok(outcome) => outcome,
+        Err(
+            error @ (GraphError::Timeout(_)
+            | GraphError::Evaluation(_)
+            | GraphError::Usage(_)
+            | GraphError::Syntax(_)),
+        ) => return Ok(Err(format!("the query failed: {error}"))),
+        Err(other) => return Err(other.into()),
+    };
+    Ok(Ok(match outcome {
+        QueryOutcome::Solutions {
+            variables,
+            mut rows,
+        } => {
+            let truncated = rows.len() > options.row_limit;
+            rows.truncate(options.row_limit);
+            Run {
+                query,
+                variables,
+                rows,
+                answer: None,
+                truncated,
+            }
+        }
+        QueryOutcome::Boolean(answer) => Run {
+            query,
+            variables: Vec::new(),
+            rows: Vec::new(),
+            answer: Some(answer),
+            truncated: false,
+        },
+        QueryOutcome::Graph(_) => {
+            return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
+        }
+    }))
+}
+
+/// Whether `text` parses as a SPARQL Update (to say so instead of a syntax error).
+fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
+    let mut parser = spargebra::SparqlParser::new();
+    for (prefix, iri) in prefixes {
+        parser = match parser.clone().with_prefix(prefix, iri) {
+            Ok(with) => with,
+            Err(_) => parser,
+        };
+    }
+    parser.parse_update(text).is_ok()
+}
+
+/// A SELECT whose solutions are cut after `length` rows (an outer slice: the
+/// query's own LIMIT, if smaller, still applies).
+fn with_row_limit(query: spargebra::Query, length: usize) -> spargebra::Query {
+    match query {
+        spargebra::Query::Select {
+            dataset,
+            pattern,
+            base_iri,
+        } => spargebra::Query::Select {
+            dataset,
+            pattern: GraphPattern::Slice {
+                inner: Box::new(pattern),
+                start: 0,
+                length: Some(length),
+            },
+            base_iri,
+        },
+        other => other,
+    }
+}
+
+/// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.
+fn find_service(pattern: &GraphPattern) -> Option<String> {
+    match pattern {
+        GraphPattern::Service { name, .. } => Some(name.to_string()),
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => None,
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => find_service(left).or_else(|| find_service(right)),
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => find_service(left)
+            .or_else(|| find_service(right))
+            .or_else(|| expression.as_ref().and_then(expression_service)),
+        GraphPattern::Filter { expr, inner } => {
+            expression_service(expr).or_else(|| find_service(inner))
+        }
+        GraphPattern::Extend {
+            inner, expression, ..
+        } => expression_service(expression).or_else(|| find_service(inner)),
+        GraphPattern::OrderBy { inner, expression } => expression
+            .iter()
+            .find_map(|e| match e {
+                OrderExpression::Asc(e) | OrderExpression::Desc(e) => expression_service(e),
+            })
+            .or_else(|| find_service(inner)),
+        GraphPattern::Group {
+            inner, aggregates, ..
+        } => aggregates
+            .iter()
+            .find_map(|(_, aggregate)| match aggregate {
+                AggregateExpression::FunctionCall { expr, .. } => expression_service(expr),
+                AggregateExpression::CountSolutions { .. } => None,
+            })
+            .or_else(|| find_service(inner)),
+        GraphPattern::Graph { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => find_service(inner),
+    }
+}
+
+fn expression_service(expression: &Expression) -> Option<String> {
+    match expression {
+        Expression::Exists(pattern) => find_service(pattern),
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_) => None,
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => expression_service(a).or_else(|| expression_service(b)),
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            expression_service(a)
+        }
+        Expression::In(a, list) => {
+            expression_service(a).or_else(|| list.iter().find_map(expression_service))
+        }
+        Expression::If(a, b, c) => expression_service(a)
+            .or_else(|| expression_service(b))
+            .or_else(|| expression_service(c)),
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter().find_map(expression_service)
+        }
+    }
+}
+
+/// A triple pattern that holds in every solution, and the GRAPH it is inside.
+struct CertainPattern {
+    triple: TriplePattern,
+    graph: Option<NamedNodePattern>,
+}
+
+fn pattern_variables(triple: &TriplePattern) -> Vec<&str> {
+    let mut out = Vec::new();
+    for term in [&triple.subject, &triple.object] {
+        if let TermPattern::Variable(v) = term {
+            out.push(v.as_str());
+        }
+    }
+    if let NamedNodePattern::Variable(v) = &triple.predicate {
+        out.push(v.as_str());
+    }
+    out
+}
+
+/// The triple patterns every solution of `pattern` satisfies: those of its basic
+/// graph patterns outside UNION, the right of OPTIONAL and MINUS, property paths
+/// and blank nodes; inside a projection or grouping, only those whose variables it
+/// keeps (the others are not the outer query's variables).
+fn certain_patterns(
+    pattern: &GraphPattern,
+    graph: Option<&NamedNodePattern>,
+    visible: Option<&BTreeSet<String>>,
+    out: &mut Vec<CertainPattern>,
+) {
+    match pattern {
+        GraphPattern::Bgp { patterns } => {
+            for triple in patterns {
+                let blank = [&triple.subject, &triple.object]
+                    .iter()
+                    .any(|t| matches!(t, TermPattern::BlankNode(_)));
+                let hidden = visible.is_some_and(|visible| {
+                    pattern_variables(triple)
+                        .iter()
+                        .any(|v| !visible.contains(*v))
+                });
+                if !blank && !hidden {
+                    out.push(CertainPattern {
+                        triple: triple.clone(),
+                        graph: graph.cloned(),
+                    });
+                }
+            }
+        }
+        GraphPattern::Join { left, right } | GraphPattern::Lateral { left, right } => {
+            certain_patterns(left, graph, visible, out);
+            certain_patterns(right, graph, visible, out);
+        }
+        GraphPattern::LeftJoin { left, .. } | GraphPattern::Minus { left, .. } => {
+            certain_patterns(left, graph, visible, out);
+        }
+        GraphPattern::Graph { name, inner } => {
+            let name = match name {
+                NamedNodePattern::Variable(v)
+                    if visible.is_some_and(|visible| !visible.contains(v.as_str())) =>
+                {
+                    None
+                }
+                other => Some(other),
+            };
+            certain_patterns(inner, name, visible, out);
+        }
+        GraphPattern::Filter { inner, .. }
+        | GraphPattern::Extend { inner, .. }
+        | GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => certain_patterns(inner, graph, visible, out),
+        GraphPattern::Project { inner, variables }
+        | GraphPattern::Group {
+            inner, variables, ..
+        } => {
+            let kept: BTreeSet<String> = variables
+                .iter()
+                .map(|v| v.as_str().to_owned())
+                .filter(|v| visible.is_none_or(|visible| visible.contains(v)))
+                .collect();
+            certain_patterns(inner, graph, Some(&kept), out);
+        }
+        GraphPattern::Union { .. }
+        | GraphPattern::Path { .. }
+        | GraphPattern::Values { .. }
+        | GraphPattern::Service { .. } => {}
+    }
+}
+
+/// The facts an accepted SELECT's rows assert (see [`TextToSparql::facts`]), at most
+/// `limit`.
+fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, RetrieveError> {
+    let spargebra::Query::Select { pattern, .. } = &run.query else {
+        return Ok(Vec::new());
+    };
+    let mut patterns = Vec::new();
+    certain_patterns(pattern, None, None, &mut patterns);
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cell = |row: &[Option<Term>], name: &str| -> Option<Term> {
+        let at = run.variables.iter().position(|v| v == name)?;
+        row.get(at).cloned().flatten()
+    };
+    let term = |row: &[Option<Term>], pattern: &TermPattern| -> Option<Term> {
+        match pattern {
+            TermPattern::NamedNode(n) => Some(n.clone().into()),
+            TermPattern::Literal(l) => Some(l.clone().into()),
+            TermPattern::Variable(v) => cell(row, v.as_str()),
+            TermPattern::BlankNode(_) => None,
+        }
+    };
+    let mut found: Vec<(Term, NamedNode, Term, Option<String>)> = Vec::new();
+    'rows: for row in &run.rows {
+        for certain in &patterns {
+            let triple = &certain.triple;
+            let subject = term(row, &triple.subject);
+            let predicate = match &triple.predicate {
+                NamedNodePattern::NamedNode(n) => Some(n.clone()),
+                NamedNodePattern::Variable(v) => match cell(row, v.as_str()) {
+                    Some(Term::NamedNode(n)) => Some(n),
+                    _ => None,
+                },
+            };
+            let object = term(row, &triple.object);
+            let (Some(subject), Some(predicate), Some(object)) = (subject, predicate, object)
+            else {
+                continue;
+            };
+            if matches!(subject, Term::Literal(_))
+                || matches!(&object, Term::Literal(l) if l.value().chars().count() > FACT_OBJECT_CHARS)
+            {
+                continue;
+            }
+            let graph = match &certain.graph {
+                Some(NamedNodePattern::NamedNode(g)) => Some(g.as_str().to_owned()),
+                Some(NamedNodePattern::Variable(v)) => match cell(row, v.as_str()) {
+                    Some(Term::NamedNode(g)) => Some(g.into_string()),
+                    _ => None,
+                },
+                None => None,
+            };
+            if !found
+                .iter()
+                .any(|(s, p, o, _)| *s == subject && *p == predicate && *o == object)
+            {
+                found.push((subject, predicate, object, graph));
+                if found.len() >= limit {
+                    break 'rows;
+                }
+            }
+        }
+    }
+    // The graph of each fact, looked up with the terms bound (never pasted).
+    let options = store.query_options();
+    let lookup = parse_query(
+        "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1",
+        &options,
+    )?;
+    let mut facts = Vec::new();
+    for (subject, predicate, object, graph) in found {
+        let graph = match graph {
+            Some(graph) => graph,
+            None if matches!(subject, Term::NamedNode(_)) => {
+                let bindings = [
+                    ("s".to_owned(), subject.clone()),
+                    ("p".to_owned(), Term::NamedNode(predicate.clone())),
+                    ("o".to_owned(), object.clone()),
+                ];
+                match store
+                    .graph()
+                    .query_algebra(lookup.clone(), &bindings, &options)?
+                {
+                    QueryOutcome::Solutions { variables, rows } => {
+                        let at = variables.iter().position(|v| v == "g");
+                        rows.first()
+                            .and_then(|row| cell_text(at.and_then(|at| row.get(at))))
+                            .unwrap_or_default()
+                    }
+                    _ => String::new(),
+                }
+            }
+            None => String::new(),
+        };
+        facts.push(Fact {
+            subject: show(&subject),
+            predicate: predicate.into_string(),
+            object: show(&object),
+            graph,
+        });
+    }
+    Ok(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kgfuse_core::config::StoreConfig;
+    use kgfuse_core::progress::NoProgress;
+    use kgfuse_llm::{Draft, Passage, Relevance, RuleBased};
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    const ONTOLOGY: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+ex:Person a owl:Class ; rdfs:label "person" ; rdfs:comment "A human being." .
+ex:Employee a owl:Class ; rdfs:subClassOf ex:Person ; rdfs:label "employee" ;
+    rdfs:comment "A person employed by an organisation." .
+ex:Organisation a owl:Class ; rdfs:label "organisation" ;
+    rdfs:comment "A company or institution that employs people." .
+ex:worksFor a owl:ObjectProperty ; rdfs:label "works for" ;
+    rdfs:comment "The organisation an employee works for." ;
+    rdfs:domain ex:Employee ; rdfs:range ex:Organisation .
+ex:Volcano a owl:Class ; rdfs:label "volcano" ;
+    rdfs:comment "A mountain whose crater erupts lava and ash." .
+ex:Recipe a owl:Class ; rdfs:label "recipe" ;
+    rdfs:comment "Cooking instructions for a dish, with ingredients." .
+ex:lastEruption a owl:DatatypeProperty ; rdfs:label "last eruption" ;
+    rdfs:comment "The year a volcano last erupted." ; rdfs:domain ex:Volcano .
+
+ex:alice a ex:Employee ; rdfs:label "Alice" ; ex:worksFor ex:acme .
+ex:bob a ex:Person ; rdfs:label "Bob" .
+ex:acme a ex:Organisation ; rdfs:label "Acme" .
+ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
+"#;
+
+    /// A store with the hash embedder holding [`ONTOLOGY`], reopened so the prefixes
+    /// learned from the file are known to the parser.
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let file = dir.path().join("ontology.ttl");
+        std::fs::write(&file, ONTOLOGY).expect("write");
+        {
+            let store = Store::init(&data, StoreConfig::new("hash", 384))
+                .await
+                .expect("init");
+            store
+                .load_files(&[file.as_path().into()], None, &NoProgress)
+                .await
+                .expect("load");
+        }
+        let store = Store::open(&data, &NoProgress).await.expect("reopen");
+        (dir, store)
+    }
+
+    /// A language model that answers `generate_sparql` from a script (the last reply
+    /// repeats) and remembers every request.
+    struct Scripted {
+        replies: Mutex<VecDeque<String>>,
+        requests: Mutex<Vec<SparqlRequest>>,
+    }
+
+    impl Scripted {
+        fn new(replies: &[&str]) -> Self {
+            Self {
+                replies: Mutex::new(replies.iter().map(|r| (*r).to_owned()).collect()),
+                requests: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn requests(&self) -> Vec<SparqlRequest> {
+            self.requests.lock().expect("lock").clone()
+        }
+    }
+
+    impl LanguageModel for Scripted {
+        fn name(&self) -> &str {
+            "scripted"
+        }
+        fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, LlmError> {
+            Ok(None)
+        }
+        fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
+            Ok(Vec::new())
+        }
+        fn judge_relevance(&self, _: &str, _: &str) -> Result<Relevance, LlmError> {
+            Ok(Relevance {
+                relevant: true,
+                why: "scripted".into(),
+            })
+        }
+        fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
+            Err(LlmError::Service("not scripted".into()))
+        }
+        fn rewrite_query(&self, question: &str, _: &[String]) -> Result<String, LlmError> {
+            Ok(question.to_owned())
+        }
+        fn draft_answer(&self, _: &str, _: &[Passage]) -> Result<Draft, LlmError> {
+            Err(LlmError::Service("not scripted".into()))
+        }
+        fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError> {
+            self.requests.lock().expect("lock").push(request.clone());
+            let mut replies = self.replies.lock().expect("lock");
+            let reply = if replies.len() > 1 {
+                replies.pop_front()
+            } else {
+                replies.front().cloned()
+            };
+            reply.ok_or_else(|| LlmError::Service("script exhausted".into()))
+        }
+    }
+
+    const INVENTED: &str = "SELECT ?o WHERE { ex:alice ex:employer ?o }";
+    const WRONG_DOMAIN: &str = "SELECT ?x ?o WHERE { ?x a ex:Person ; ex:worksFor ?o }";
+    const VALID: &str = "```sparql\nSELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }\n```";
+    const VALID_TEXT: &str = "SELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }";
+
+    #[tokio::test]
+    async fn rejected_queries_are_repaired_until_one_passes_the_checks() {
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&[INVENTED, WRONG_DOMAIN, VALID]);
+        let entities = [("Alice".to_owned(), "http://example.org/alice".to_owned())];
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "Who works for which organisation?",
+            &entities,
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run");
+
+        assert_eq!(result.query.as_deref(), Some(VALID_TEXT));
+        assert_eq!(result.attempts.len(), 3);
+        let reasons: Vec<&str> = result
+            .trace
+            .dropped
+            .iter()
+            .map(|d| d.why.as_str())
+            .collect();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert!(
+            reasons[0].contains("predicate <http://example.org/employer>"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1].contains("?x is a ex:Person but ex:worksFor expects ex:Employee"),
+            "{reasons:?}"
+        );
+        assert_eq!(result.trace.dropped[0].iri, INVENTED);
+        assert_eq!(result.trace.kept, [VALID_TEXT]);
+        assert_eq!(result.attempts[2].error, None);
+
+        // Each repair shows the model its previous query and what was wrong with it.
+        let requests = model.requests();
+        assert_eq!(requests.len(), 3);
+        assert_eq!(requests[0].previous, None);
+        assert_eq!(
+            requests[1].previous,
+            Some((INVENTED.to_owned(), reasons[0].to_owned()))
+        );
+        assert_eq!(
+            requests[2].previous.as_ref().map(|p| p.0.as_str()),
+            Some(WRONG_DOMAIN)
+        );
+        assert_eq!(requests[0].entities, entities);
+
+        // The rows, and the facts they assert, with the graph holding each.
+        assert_eq!(result.variables, ["x", "o"]);
+        assert_eq!(result.rows.len(), 1);
+        assert_eq!(
+            result.row_summaries(),
+            ["?x = http://example.org/alice; ?o = http://example.org/acme"]
+        );
+        let works = result
+            .facts
+            .iter()
+            .find(|f| f.predicate == "http://example.org/worksFor")
+            .expect("worksFor fact");
+        assert_eq!(works.subject, "http://example.org/alice");
+        assert_eq!(works.object, "http://example.org/acme");
+        assert!(works.graph.starts_with("file://"), "{works:?}");
+        assert!(
+            result
+                .facts
+                .iter()
+                .any(|f| f.predicate == w3c::RDF_TYPE && f.object == "http://example.org/Employee")
+        );
+    }
+
+    #[tokio::test]
+    async fn updates_and_describe_are_rejected_and_the_loop_stops() {
+        let (_dir, store) = store().await;
+        let before = store.graph().len().expect("len");
+        for (reply, repairs, expected) in [
+            (
+                "INSERT DATA { ex:mallory ex:worksFor ex:acme }",
+                2,
+                "SPARQL Update",
+            ),
+            ("DELETE WHERE { ?s ?p ?o }", 0, "SPARQL Update"),
+            ("DESCRIBE ex:alice", 1, "DESCRIBE queries are not accepted"),
+            (
+                "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }",
+                0,
+                "CONSTRUCT queries are not accepted",
+            ),
+        ] {
+            let model = Scripted::new(&[reply]);
+            let options = TextToSparqlOptions {
+                max_repairs: repairs,
+                ..TextToSparqlOptions::default()
+            };
+            let result = text_to_sparql(&store, &model, "Who works for Acme?", &[], &options)
+                .await
+                .expect("run");
+            assert_eq!(result.query, None, "{reply}");
+            assert_eq!(result.attempts.len(), repairs + 1, "{reply}");
+            assert_eq!(model.requests().len(), repairs + 1, "{reply}");
+            assert!(
+                result
+                    .attempts
+                    .iter()
+                    .all(|a| a.error.as_deref().is_some_and(|e| e.contains(expected))),
+                "{reply}: {:?}",
+                result.attempts
+            );
+            assert!(
+                result.trace.kept[0].contains("template queries are used instead"),
+                "{:?}",
+                result.trace
+            );
+        }
+        assert_eq!(store.graph().len().expect("len"), before, "nothing written");
+    }
+
+    #[tokio::test]
+    async fn service_is_rejected_and_ask_is_answered() {
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&[
+            "SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <http://example.org/sparql> { ?s ?p ?o } } }",
+            "not sparql at all",
+            "ASK { ex:alice ex:worksFor ex:acme }",
+        ]);
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "Does Alice work for Acme?",
+            &[],
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run");
+        let errors: Vec<String> = result
+            .attempts
+            .iter()
+            .filter_map(|a| a.error.clone())
+            .collect();
+        assert!(
+            errors[0].contains("SERVICE <http://example.org/sparql>"),
+            "{errors:?}"
+        );
+        assert!(errors[1].contains("does not parse"), "{errors:?}");
+        assert_eq!(result.answer, Some(true));
+        assert_eq!(result.row_summaries(), ["ASK: true"]);
+        assert!(result.facts.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_row_limit_caps_the_rows() {
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&["SELECT ?s ?p ?o WHERE { ?s ?p ?o }"]);
+        let options = TextToSparqlOptions {
+            row_limit: 3,
+            ..TextToSparqlOptions::default()
+        };
+        let result = text_to_sparql(&store, &model, "everything", &[], &options)
+            .await
+            .expect("run");
+        assert_eq!(result.rows.len(), 3);
+        assert!(result.truncated);
+        // ?s ?p ?o rows are facts themselves.
+        assert_eq!(result.facts.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn an_offline_model_leaves_the_templates_in_charge() {
+        let (_dir, store) = store().await;
+        let result = text_to_sparql(
+            &store,
+            &RuleBased::default(),
+            "Who works for Acme?",
+            &[],
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run");
+        assert_eq!(result.query, None);
+        assert!(result.attempts.is_empty());
+        assert_eq!(result.trace.stage, STAGE);
+        assert_eq!(result.trace.kept.len(), 1);
+        assert!(
+            result.trace.kept[0].contains("template queries are used instead"),
+            "{:?}",
+            result.trace
+        );
+    }
+
+    #[tokio::test]
+    async fn the_model_sees_the_relevant_slice_of_the_ontology() {
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&[VALID]);
+        let options = TextToSparqlOptions {
+            slice_size: 3,
+            ..TextToSparqlOptions::default()
+        };
+        text_to_sparql(
+            &store,
+            &model,
+            "Which organisation does each employee work for?",
+            &[],
+            &options,
+        )
+        .await
+        .expect("run");
+        let request = &model.requests()[0];
+        let slice = &request.ontology;
+        for wanted in [
+            "ex:Employee a owl:Class",
+            "rdfs:label \"employee\"",
+            "rdfs:label \"organisation\"",
+            "ex:worksFor a owl:ObjectProperty",
+            "rdfs:domain ex:Employee",
+            "rdfs:range ex:Organisation",
+            "@prefix ex: <http://example.org/> .",
+        ] {
+            assert!(slice.contains(wanted), "{wanted} missing from\n{slice}");
+        }
+        for unrelated in ["volcano", "recipe", "eruption", "Acme", "Alice"] {
+            assert!(!slice.contains(unrelated), "{unrelated} in\n{slice}");
+        }
+        assert!(
+            request
+                .prefixes
+                .contains(&("ex".to_owned(), "http://example.org/".to_owned()))
+        );
+        assert_eq!(
+            request.question,
+            "Which organisation does each employee work for?"
+        );
+    }
+
+    #[tokio::test]
+    async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
+        use kgfuse_core::context::Dispatch;
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&[INVENTED, VALID]);
+        let context = crate::unified::retrieve(
+            &store,
+            &model,
+            "Who works for which organisation?",
+            Dispatch::Factual,
+            4,
+        )
+        .await
+        .expect("unified");
+        assert!(
+            context.sparql.iter().any(|q| q == VALID_TEXT),
+            "{:?}",
+            context.sparql
+        );
+        let stage = context
+            .trace
+            .iter()
+            .find(|s| s.stage == STAGE)
+            .expect("text-to-sparql stage");
+        assert_eq!(stage.dropped.len(), 1);
+        assert_eq!(stage.kept, [VALID_TEXT]);
+        let first = context.structured_facts.first().expect("facts");
+        assert!(
+            context
+                .structured_facts
+                .iter()
+                .any(|f| f.subject == "http://example.org/alice"
+                    && f.predicate == "http://example.org/worksFor"
+                    && f.object == "http://example.org/acme"),
+            "{first:?}"
+        );
+        // The linked entities reach the model with their labels.
+        let request = &model.requests()[0];
+        assert!(!request.entities.is_empty());
+        assert!(
+            request
+                .entities
+                .iter()
+                .all(|(label, iri)| !label.is_empty() && iri.starts_with("http"))
+        );
+
+        // Rows that are not triples become trace items.
+        let model =
+            Scripted::new(&["SELECT ?name WHERE { ?x ex:worksFor ex:acme ; rdfs:label ?name }"]);
+        let context = crate::unified::retrieve(
+            &store,
+            &model,
+            "What are the names of Acme's employees?",
+            Dispatch::Factual,
+            4,
+        )
+        .await
+        .expect("unified");
+        let stage = context
+            .trace
+            .iter()
+            .find(|s| s.stage == STAGE)
+            .expect("text-to-sparql stage");
+        assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
+    }
+
+    #[test]
+    fn fences_and_language_tags_are_removed() {
+        assert_eq!(strip_fences("```sparql\nASK {}\n```"), "ASK {}");
+        assert_eq!(strip_fences("```\nASK {}\n```\n"), "ASK {}");
+        assert_eq!(strip_fences("  ASK {} "), "ASK {}");
+    }
+}
