@@ -73,7 +73,9 @@ impl Kgfuse {
         cmd.current_dir(root())
             .arg("--data")
             .arg(self.data())
-            .env_remove("KGFUSE_FAULT");
+            .env_remove("KGFUSE_FAULT")
+            .env_remove("KGFUSE_LLM_BASE_URL")
+            .env_remove("KGFUSE_LLM_MODEL");
         cmd
     }
 

@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod ask;
 mod console;
 mod crash;
 mod eval;

@@ -178,6 +178,32 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
     },
+    /// Answer a question from the store with citations, or say the context is
+    /// insufficient. Uses the OpenAI-compatible model named by KGFUSE_LLM_BASE_URL
+    /// and KGFUSE_LLM_MODEL when both are set, else the offline rule-based model
+    /// (extractive answers).
+    Ask {
+        /// The question.
+        question: String,
+        /// Retrieval strategy for the candidates.
+        #[arg(long, value_enum, default_value = "hybrid")]
+        strategy: StrategyChoice,
+        /// Candidates per retrieval.
+        #[arg(long, default_value_t = 10)]
+        top_k: usize,
+        /// Drop candidates whose cosine similarity to the question is below this.
+        #[arg(long, default_value_t = 0.15)]
+        min_relevance: f32,
+        /// Retrievals at most (the first one plus query rewrites).
+        #[arg(long, default_value_t = 2)]
+        max_attempts: usize,
+        /// Use the offline rule-based model even when an LLM is configured.
+        #[arg(long)]
+        offline: bool,
+        /// json (the full answer with its context and trace) or text.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ContextFormat,
+    },
     /// Build derived indexes over what is in the store.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -304,6 +330,54 @@ enum ContextFormat {
     Json,
     /// A readable summary.
     Text,
+}
+
+/// Prints an answer for people: status, answer, sources, contradictions, gaps.
+fn print_answer(answer: &kgfuse::Answer) {
+    let status = match answer.status {
+        kgfuse::AnswerStatus::Answered => "answered",
+        kgfuse::AnswerStatus::InsufficientContext => "insufficient context",
+        kgfuse::AnswerStatus::Failure => "failure",
+    };
+    println!(
+        "{status} (confidence {:.2}, {} retrieval attempt(s), grounding {:?})",
+        answer.confidence, answer.retrieval_attempts, answer.grounding_status
+    );
+    if let Some(text) = &answer.answer {
+        println!("\n{text}\n");
+    }
+    for (i, citation) in answer.citations.iter().enumerate() {
+        let title = citation.title.as_deref().unwrap_or(&citation.source_id);
+        let section = citation
+            .section
+            .as_deref()
+            .map(|s| format!(" > {s}"))
+            .unwrap_or_default();
+        let chunk = citation
+            .chunk_id
+            .as_deref()
+            .map(|c| format!(" [{c}]"))
+            .unwrap_or_default();
+        println!("[{}] {title}{section}{chunk}", i + 1);
+    }
+    if let Some(gap) = &answer.knowledge_gap {
+        println!("knowledge gap: {gap}");
+    }
+    for contradiction in &answer.contradictions {
+        println!(
+            "contradiction: \"{}\" ({}) -> {}",
+            contradiction.claim,
+            contradiction.sources.join(" vs "),
+            contradiction.resolution
+        );
+    }
+    println!(
+        "model {}: {} call(s), {} prompt + {} completion tokens",
+        answer.usage.model,
+        answer.usage.calls,
+        answer.usage.prompt_tokens,
+        answer.usage.completion_tokens
+    );
 }
 
 /// Prints a FusedContext as a readable summary.
@@ -494,6 +568,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The OpenAI-compatible model configured by `KGFUSE_LLM_*`, else the offline one.
+fn language_model(offline: bool) -> Result<std::sync::Arc<dyn kgfuse::LanguageModel>> {
+    if !offline && let Some(config) = kgfuse::OpenAiChatConfig::from_env() {
+        let model = kgfuse::OpenAiChat::new(config)?;
+        tracing::info!("language model: {}", kgfuse::LanguageModel::name(&model));
+        return Ok(std::sync::Arc::new(model));
+    }
+    Ok(std::sync::Arc::new(kgfuse::RuleBased::default()))
 }
 
 async fn open(data: &Path) -> Result<Engine> {
@@ -737,6 +821,41 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             match format {
                 ContextFormat::Json => println!("{}", serde_json::to_string_pretty(&context)?),
                 ContextFormat::Text => print_context(&context),
+            }
+        }
+        Command::Ask {
+            question,
+            strategy,
+            top_k,
+            min_relevance,
+            max_attempts,
+            offline,
+            format,
+        } => {
+            if top_k == 0 || max_attempts == 0 {
+                bail!("--top-k and --max-attempts must be at least 1");
+            }
+            let engine = open(&cli.data).await?.with_model(language_model(offline)?);
+            let options = kgfuse::AskOptions {
+                retrieve: kgfuse::RetrieveOptions {
+                    strategy: strategy.strategy(),
+                    top_k,
+                    ..kgfuse::RetrieveOptions::default()
+                },
+                min_relevance,
+                max_retrieval_attempts: max_attempts,
+                ..kgfuse::AskOptions::default()
+            };
+            let answer = engine.ask(&question, &options).await;
+            match format {
+                ContextFormat::Json => println!("{}", serde_json::to_string_pretty(&answer)?),
+                ContextFormat::Text => print_answer(&answer),
+            }
+            if answer.status == kgfuse::AnswerStatus::Failure {
+                for error in &answer.errors {
+                    eprintln!("error: {error}");
+                }
+                return Ok(ExitCode::FAILURE);
             }
         }
         Command::Index(IndexCommand::Cases {

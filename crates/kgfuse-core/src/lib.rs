@@ -8,6 +8,7 @@
 //!   initialised (embedder, dimension, which predicates carry searchable text);
 //! - [`content_hash`]: the hash that ties a vector row to the text it was computed from;
 //! - [`context`]: the `FusedContext` every retrieval strategy returns;
+//! - [`answer`]: the `Answer` the grounded answer loop returns;
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached;
 //! - [`timing`]: running totals of time spent inside a component.
@@ -20,6 +21,7 @@
 //! assert_eq!(content_hash("abc").len(), 64);
 //! ```
 
+pub mod answer;
 pub mod config;
 pub mod context;
 pub mod progress;

@@ -154,6 +154,10 @@ pub mod kgfuse {
         SUPERSEDES = "https://w3id.org/kgfuse/ontology#supersedes";
         /// Property: escalation target.
         ESCALATES_TO = "https://w3id.org/kgfuse/ontology#escalatesTo";
+        /// Property: two sources or policies disagree (symmetric).
+        CONFLICTS_WITH = "https://w3id.org/kgfuse/ontology#conflictsWith";
+        /// Property: policy -> the document or chunk stating it.
+        STATED_IN = "https://w3id.org/kgfuse/ontology#statedIn";
         /// Property: source authority in [0, 1].
         AUTHORITY = "https://w3id.org/kgfuse/ontology#authority";
         /// Property: effective date.

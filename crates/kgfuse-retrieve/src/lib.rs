@@ -17,6 +17,7 @@
 //!   time by [`case_base::build`]);
 //! - [`Strategy::Auto`]: picks one of the above and says why in the trace.
 
+pub mod answer;
 pub mod case_base;
 pub mod dispatch;
 mod domain;
@@ -28,6 +29,7 @@ mod neighborhood;
 mod paths;
 mod sources;
 mod sparql;
+pub mod text_to_sparql;
 mod unified;
 
 pub use case_base::{CaseBaseOptions, CaseBaseReport};
@@ -53,6 +55,9 @@ pub enum RetrieveError {
     /// The request is unusable.
     #[error("{0}")]
     Invalid(String),
+    /// The language model failed.
+    #[error(transparent)]
+    Model(#[from] kgfuse_llm::LlmError),
 }
 
 /// A retrieval strategy.

@@ -1,6 +1,9 @@
 #![doc = include_str!("../README.md")]
 
 pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
+pub use kgfuse_core::answer::{
+    Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
+};
 pub use kgfuse_core::config::{EmbedderConfig, StoreConfig};
 pub use kgfuse_core::context::{
     CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
@@ -12,7 +15,11 @@ pub use kgfuse_graph::{
     QueryOptions, QueryOutcome, RdfFormat, RdfSource, ResultsFormat, format_from_name,
 };
 pub use kgfuse_ingest::docs::DocsOptions;
-pub use kgfuse_llm::{LanguageModel, RuleBased};
+pub use kgfuse_llm::{
+    Claim, Draft, LanguageModel, LlmError, OpenAiChat, OpenAiChatConfig, Passage, Relevance,
+    RuleBased, SparqlRequest, Usage,
+};
+pub use kgfuse_retrieve::answer::AskOptions;
 pub use kgfuse_retrieve::{
     CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
     RetrieveOptions, Strategy,
@@ -24,6 +31,7 @@ mod ingest;
 
 use kgfuse_store::Store;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Errors of the kgfuse API.
 pub type Error = kgfuse_store::StoreError;
@@ -75,18 +83,30 @@ impl EngineInit {
     }
 }
 
-/// A kgfuse data directory opened for use. Cheap to clone; clones share the stores.
-#[derive(Debug, Clone)]
+/// A kgfuse data directory opened for use, with the language model its judgement
+/// steps call (the offline [`RuleBased`] unless [`Engine::with_model`] says
+/// otherwise). Cheap to clone; clones share the stores and the model.
+#[derive(Clone)]
 pub struct Engine {
     store: Store,
+    model: Arc<dyn LanguageModel>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("store", &self.store)
+            .field("model", &self.model.name())
+            .finish()
+    }
 }
 
 impl Engine {
     /// Creates a new data directory.
     pub async fn init(dir: impl AsRef<Path>, init: EngineInit) -> Result<Self, Error> {
-        Ok(Self {
-            store: Store::init(dir.as_ref(), init.config).await?,
-        })
+        Ok(Self::from_store(
+            Store::init(dir.as_ref(), init.config).await?,
+        ))
     }
 
     /// Opens an existing data directory (repairing it after a crash if needed).
@@ -99,9 +119,28 @@ impl Engine {
         dir: impl AsRef<Path>,
         progress: &dyn Progress,
     ) -> Result<Self, Error> {
-        Ok(Self {
-            store: Store::open(dir.as_ref(), progress).await?,
-        })
+        Ok(Self::from_store(Store::open(dir.as_ref(), progress).await?))
+    }
+
+    fn from_store(store: Store) -> Self {
+        Self {
+            store,
+            model: Arc::new(RuleBased::default()),
+        }
+    }
+
+    /// The same engine with another language model for dispatch, entity
+    /// extraction, package choice, the refinement gate, query rewriting,
+    /// text-to-SPARQL and answer drafting.
+    #[must_use]
+    pub fn with_model(mut self, model: Arc<dyn LanguageModel>) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// The language model in use.
+    pub fn model(&self) -> &dyn LanguageModel {
+        self.model.as_ref()
     }
 
     /// The underlying paired store.
@@ -187,14 +226,21 @@ impl Engine {
         self.store.search(text, k, None).await
     }
 
-    /// Retrieves a [`FusedContext`] for a question with the offline rule-based model.
+    /// Retrieves a [`FusedContext`] for a question with the engine's model.
     pub async fn retrieve(
         &self,
         question: &str,
         options: &RetrieveOptions,
     ) -> Result<FusedContext, Error> {
-        self.retrieve_with(question, options, &RuleBased::default())
+        self.retrieve_with(question, options, self.model.as_ref())
             .await
+    }
+
+    /// Answers a question from the store with citations, or says the context is
+    /// insufficient (the grounded answer loop). Never fails: problems end in
+    /// [`AnswerStatus::Failure`] with the message in `errors`.
+    pub async fn ask(&self, question: &str, options: &AskOptions) -> Answer {
+        kgfuse_retrieve::answer::ask(&self.store, self.model.as_ref(), question, options).await
     }
 
     /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.

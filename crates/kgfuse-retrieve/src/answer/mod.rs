@@ -1,0 +1,939 @@
+//! The grounded answer loop (the knowledge-retrieval pattern of DESIGN.md).
+//!
+//! ```text
+//! prepare the question (blank -> failure, before any retrieval or model call)
+//!   -> retrieve candidates (a strategy, top_k)
+//!   -> rank and filter: relevance to the question (cosine, same for every
+//!      strategy), drop below the threshold, drop superseded and stale sources,
+//!      prefer higher authority then the newer effective date; sources that
+//!      conflict are resolved the same way and recorded as contradictions
+//!   -> assess the context: sufficient / weak / contradictory / missing
+//!   -> weak or missing: expand once through policy relations (mentions,
+//!      escalatesTo, requires, appliesTo), then rewrite the query with the labels
+//!      and aliases of linked entities; never more than max_retrieval_attempts
+//!   -> draft from the selected passages only (retrieved text is data: the prompt
+//!      fences it, and instruction-like sentences are never evidence)
+//!   -> validate grounding (every sentence supported by a selected passage it
+//!      cites; every citation names a selected passage)
+//!   -> answered | insufficient_context | failure
+//! ```
+//!
+//! Every step is a [`TraceStage`] of the returned [`Answer`], ending with the
+//! model calls and tokens it cost.
+
+mod grounding;
+mod metadata;
+
+use crate::sources::source_of;
+use crate::{RetrieveError, RetrieveOptions, Strategy, retrieve};
+use grounding::covered;
+use kgfuse_core::answer::{
+    Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
+};
+use kgfuse_core::context::{Dropped, FusedContext, SourceRef, TextHit, TraceStage};
+use kgfuse_llm::{
+    Claim, Draft, LanguageModel, Passage, contains_instruction, content_words, sentences,
+};
+use kgfuse_store::Store;
+use metadata::{SourceFacts, related_nodes, related_terms, source_facts};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Knobs of the answer loop.
+#[derive(Debug, Clone)]
+pub struct AskOptions {
+    /// How candidates are retrieved. Default: `hybrid` (BM25 + vectors), top 10,
+    /// because the loop answers from text passages.
+    pub retrieve: RetrieveOptions,
+    /// Candidates whose cosine similarity to the question is below this are dropped.
+    pub min_relevance: f32,
+    /// Most passages given to the model.
+    pub max_passages: usize,
+    /// Retrievals at most: the first plus rewrites.
+    pub max_retrieval_attempts: usize,
+    /// Below this share of the question's content words found in the selected
+    /// passages, the context is weak.
+    pub min_coverage: f32,
+    /// Share of a sentence's content words its citations must hold.
+    pub min_support: f32,
+    /// Follow policy relations from the selected items once when the context is weak.
+    pub expand_related: bool,
+    /// Today as `YYYY-MM-DD`, for `validUntil`; `None` reads the system clock.
+    pub today: Option<String>,
+    /// Longest question accepted, in characters.
+    pub max_question_chars: usize,
+}
+
+impl Default for AskOptions {
+    fn default() -> Self {
+        Self {
+            retrieve: RetrieveOptions {
+                strategy: Strategy::Hybrid,
+                top_k: 10,
+                ..RetrieveOptions::default()
+            },
+            min_relevance: 0.15,
+            max_passages: 6,
+            max_retrieval_attempts: 2,
+            min_coverage: 0.6,
+            min_support: 0.6,
+            expand_related: true,
+            today: None,
+            max_question_chars: 2000,
+        }
+    }
+}
+
+/// A retrieved item the loop may use.
+#[derive(Debug, Clone)]
+struct Candidate {
+    /// Node IRI.
+    iri: String,
+    /// The id the model cites: the chunk id, else the IRI.
+    passage_id: String,
+    /// The text.
+    text: String,
+    /// Cosine similarity to the (original) question.
+    relevance: f32,
+    /// Where the text comes from.
+    source: SourceRef,
+    /// How it was reached when not retrieved directly (`expanded via ...`).
+    via: Option<String>,
+}
+
+/// Answers `question` from the store, or says why it cannot. Never fails: errors
+/// end in status `failure` with the message in `errors`.
+pub async fn ask(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    options: &AskOptions,
+) -> Answer {
+    let usage_before = model.usage();
+    let mut answer = Answer::default();
+    match prepare_query(question, options.max_question_chars) {
+        Ok(prepared) => {
+            answer
+                .trace
+                .push(stage("prepare", vec![prepared.clone()], Vec::new()));
+            if let Err(e) = answer_loop(store, model, &prepared, options, &mut answer).await {
+                answer.status = AnswerStatus::Failure;
+                answer.answer = None;
+                answer.citations.clear();
+                answer.confidence = 0.0;
+                answer.errors.push(e.to_string());
+            }
+        }
+        Err(message) => {
+            answer.status = AnswerStatus::Failure;
+            answer.context.query = question.to_owned();
+            answer.trace.push(stage(
+                "prepare",
+                Vec::new(),
+                vec![Dropped {
+                    iri: "question".into(),
+                    why: message.clone(),
+                }],
+            ));
+            answer.errors.push(message);
+        }
+    }
+    let spent = model.usage().since(&usage_before);
+    answer.usage = ModelUsage {
+        model: model.name().to_owned(),
+        calls: spent.calls,
+        cached: spent.cached,
+        prompt_tokens: spent.prompt_tokens,
+        completion_tokens: spent.completion_tokens,
+    };
+    answer.trace.push(stage(
+        "usage",
+        vec![format!(
+            "{}: {} model calls ({} cached), {} prompt + {} completion tokens",
+            model.name(),
+            spent.calls,
+            spent.cached,
+            spent.prompt_tokens,
+            spent.completion_tokens
+        )],
+        Vec::new(),
+    ));
+    answer
+}
+
+/// Normalises white space and control characters; rejects blank and overlong input.
+fn prepare_query(question: &str, max_chars: usize) -> Result<String, String> {
+    let cleaned: String = question
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let normalised = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    if normalised.is_empty() {
+        return Err("the question is empty".into());
+    }
+    let length = normalised.chars().count();
+    if length > max_chars {
+        return Err(format!(
+            "the question is {length} characters long; the limit is {max_chars}"
+        ));
+    }
+    Ok(normalised)
+}
+
+/// What the loop has selected so far.
+#[derive(Debug, Default)]
+struct Selection {
+    kept: Vec<Candidate>,
+    dropped: Vec<Dropped>,
+    contradictions: Vec<Contradiction>,
+    /// Conflicting sources kept because neither outranks the other.
+    unresolved: bool,
+}
+
+/// The verdict on a selection.
+#[derive(Debug, Clone, PartialEq)]
+enum Quality {
+    Sufficient,
+    Contradictory,
+    Weak(String),
+    Missing,
+}
+
+impl Quality {
+    fn name(&self) -> &'static str {
+        match self {
+            Quality::Sufficient => "sufficient",
+            Quality::Contradictory => "contradictory",
+            Quality::Weak(_) => "weak",
+            Quality::Missing => "missing",
+        }
+    }
+
+    fn needs_more(&self) -> bool {
+        matches!(self, Quality::Weak(_) | Quality::Missing)
+    }
+}
+
+async fn answer_loop(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    options: &AskOptions,
+    answer: &mut Answer,
+) -> Result<(), RetrieveError> {
+    let today = options.today.clone().unwrap_or_else(today_utc);
+    let question_vector = store.embed(question)?;
+    let mut pool: BTreeMap<String, Candidate> = BTreeMap::new();
+    let mut query = question.to_owned();
+    let mut expanded = false;
+    let mut context = FusedContext::default();
+    let mut selection = Selection::default();
+    let mut quality = Quality::Missing;
+    for attempt in 1..=options.max_retrieval_attempts.max(1) {
+        answer.retrieval_attempts = attempt;
+        context = retrieve(store, model, &query, &options.retrieve).await?;
+        let found = candidates_of(store, &context, &question_vector).await?;
+        answer.trace.push(stage(
+            &format!("retrieve #{attempt}"),
+            vec![format!(
+                "{} candidates from `{}` for: {query}",
+                found.len(),
+                context.strategy
+            )],
+            Vec::new(),
+        ));
+        merge(&mut pool, found);
+        selection = select(store, question, &pool, options, &today)?;
+        quality = assess(question, &selection, options);
+        answer.trace.push(rank_stage(attempt, &selection));
+        answer.trace.push(assess_stage(&quality, &selection));
+        if quality.needs_more() && options.expand_related && !expanded && !selection.kept.is_empty()
+        {
+            expanded = true;
+            let added = expand(store, &selection.kept, &question_vector, &mut pool).await?;
+            answer.trace.push(stage("expand", added, Vec::new()));
+            selection = select(store, question, &pool, options, &today)?;
+            quality = assess(question, &selection, options);
+            answer.trace.push(rank_stage(attempt, &selection));
+            answer.trace.push(assess_stage(&quality, &selection));
+        }
+        if !quality.needs_more() || attempt == options.max_retrieval_attempts {
+            break;
+        }
+        let mut basis: Vec<String> = selection.kept.iter().map(|c| c.iri.clone()).collect();
+        if basis.is_empty() {
+            basis = ranked_pool(&pool)
+                .iter()
+                .take(3)
+                .map(|c| c.iri.clone())
+                .collect();
+        }
+        let terms = related_terms(store, &basis)?;
+        let rewritten = model.rewrite_query(question, &terms)?;
+        if rewritten == query {
+            answer.trace.push(stage(
+                "rewrite",
+                Vec::new(),
+                vec![Dropped {
+                    iri: query.clone(),
+                    why: "no related term adds anything; not retrieving again".into(),
+                }],
+            ));
+            break;
+        }
+        answer
+            .trace
+            .push(stage("rewrite", vec![rewritten.clone()], Vec::new()));
+        query = rewritten;
+    }
+    answer.contradictions = selection.contradictions.clone();
+    context.query = question.to_owned();
+    context.unstructured = selection
+        .kept
+        .iter()
+        .map(|c| TextHit {
+            iri: c.iri.clone(),
+            text: c.text.clone(),
+            score: c.relevance,
+            source: c.source.clone(),
+        })
+        .collect();
+    answer.context = context;
+
+    let coverage = coverage(question, &selection.kept);
+    if quality == Quality::Missing {
+        answer.status = AnswerStatus::InsufficientContext;
+        answer.knowledge_gap = Some(format!(
+            "no retrieved source is relevant enough (cosine similarity at least {:.2})",
+            options.min_relevance
+        ));
+        return Ok(());
+    }
+    let unknown = unknown_words(store, question, pool.values()).await?;
+    if !unknown.is_empty() && coverage.0 < options.min_coverage {
+        answer.status = AnswerStatus::InsufficientContext;
+        answer.knowledge_gap = Some(format!(
+            "nothing in the store mentions: {}",
+            unknown.join(", ")
+        ));
+        answer.trace.push(stage(
+            "gap",
+            Vec::new(),
+            vec![Dropped {
+                iri: question.to_owned(),
+                why: format!(
+                    "question words found nowhere in the store: {}; not asking the model",
+                    unknown.join(", ")
+                ),
+            }],
+        ));
+        return Ok(());
+    }
+
+    let passages: Vec<Passage> = selection
+        .kept
+        .iter()
+        .map(|c| Passage {
+            id: c.passage_id.clone(),
+            text: c.text.clone(),
+        })
+        .collect();
+    let draft = model.draft_answer(question, &passages)?;
+    let claims = match draft {
+        Draft::Insufficient { missing } => {
+            answer.trace.push(stage(
+                "draft",
+                Vec::new(),
+                vec![Dropped {
+                    iri: question.to_owned(),
+                    why: format!("the model found the passages insufficient: {missing}"),
+                }],
+            ));
+            answer.status = AnswerStatus::InsufficientContext;
+            answer.knowledge_gap = Some(missing);
+            return Ok(());
+        }
+        Draft::Answer(claims) => claims,
+    };
+    answer.trace.push(stage(
+        "draft",
+        claims
+            .iter()
+            .map(|c| format!("{} [{}]", c.text, c.citations.join(", ")))
+            .collect(),
+        Vec::new(),
+    ));
+    let (checks, grounding) = grounding::check(&claims, &passages, options.min_support);
+    answer.grounding_status = grounding;
+    answer.trace.push(stage(
+        "grounding",
+        vec![format!("{grounding:?}")],
+        checks
+            .iter()
+            .filter_map(|c| c.problem.clone())
+            .map(|why| Dropped {
+                iri: "claim".into(),
+                why,
+            })
+            .collect(),
+    ));
+    if grounding != GroundingStatus::Grounded {
+        answer.status = AnswerStatus::InsufficientContext;
+        answer.knowledge_gap =
+            Some("the drafted answer is not supported by the selected sources".into());
+        answer
+            .errors
+            .extend(checks.iter().filter_map(|c| c.problem.clone()));
+        return Ok(());
+    }
+    let (text, citations) = render(&claims, &selection.kept);
+    answer.status = AnswerStatus::Answered;
+    answer.answer = Some(text);
+    answer.citations = citations;
+    let support: f32 = checks.iter().map(|c| c.support).sum::<f32>() / checks.len().max(1) as f32;
+    let best = selection.kept.first().map_or(0.0, |c| c.relevance);
+    let mut confidence = 0.4 * support + 0.3 * coverage.0 + 0.3 * best.clamp(0.0, 1.0);
+    if selection.unresolved {
+        confidence *= 0.5;
+    }
+    answer.confidence = (confidence * 100.0).round() / 100.0;
+    Ok(())
+}
+
+/// The text items of a context (and its functions) as candidates, scored by
+/// cosine similarity to the question so every strategy is judged alike.
+async fn candidates_of(
+    store: &Store,
+    context: &FusedContext,
+    question_vector: &[f32],
+) -> Result<Vec<Candidate>, RetrieveError> {
+    let mut items: Vec<(String, String, SourceRef)> = context
+        .unstructured
+        .iter()
+        .map(|hit| (hit.iri.clone(), hit.text.clone(), hit.source.clone()))
+        .collect();
+    for function in &context.functions {
+        let mut text = format!(
+            "{}{}",
+            function.name,
+            function.signature.as_deref().unwrap_or("")
+        );
+        for knowledge in &function.knowledge {
+            text.push_str(". ");
+            text.push_str(knowledge);
+        }
+        items.push((
+            function.iri.clone(),
+            text,
+            SourceRef {
+                id: function.module.clone().unwrap_or_default(),
+                ..SourceRef::default()
+            },
+        ));
+    }
+    let iris: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+    let vectors: BTreeMap<String, Vec<f32>> = store.vectors_of(&iris).await?.into_iter().collect();
+    Ok(items
+        .into_iter()
+        .map(|(iri, text, source)| {
+            let relevance = vectors
+                .get(&iri)
+                .map_or(0.0, |v| cosine(question_vector, v));
+            Candidate {
+                passage_id: source.chunk_id.clone().unwrap_or_else(|| iri.clone()),
+                iri,
+                text,
+                relevance,
+                source,
+                via: None,
+            }
+        })
+        .collect())
+}
+
+/// Adds candidates to the pool, keeping each node once.
+fn merge(pool: &mut BTreeMap<String, Candidate>, found: Vec<Candidate>) {
+    for candidate in found {
+        pool.entry(candidate.iri.clone()).or_insert(candidate);
+    }
+}
+
+/// The pool, most relevant first (ties by IRI).
+fn ranked_pool(pool: &BTreeMap<String, Candidate>) -> Vec<&Candidate> {
+    let mut ranked: Vec<&Candidate> = pool.values().collect();
+    ranked.sort_by(|a, b| b.relevance.total_cmp(&a.relevance).then(a.iri.cmp(&b.iri)));
+    ranked
+}
+
+/// Ranks and filters the pool (see the module docs) and records contradictions.
+fn select(
+    store: &Store,
+    question: &str,
+    pool: &BTreeMap<String, Candidate>,
+    options: &AskOptions,
+    today: &str,
+) -> Result<Selection, RetrieveError> {
+    let iris: Vec<String> = pool.keys().cloned().collect();
+    let facts = source_facts(store, &iris)?;
+    let fact_of = |iri: &str| {
+        facts.get(iri).cloned().unwrap_or_else(|| SourceFacts {
+            document: iri.to_owned(),
+            ..SourceFacts::default()
+        })
+    };
+    let mut selection = Selection::default();
+    let mut set_aside: Vec<(&Candidate, SourceFacts, String)> = Vec::new();
+    let mut eligible: Vec<(&Candidate, SourceFacts)> = Vec::new();
+    for candidate in ranked_pool(pool) {
+        let f = fact_of(&candidate.iri);
+        // Superseded and stale sources are set aside whatever their relevance:
+        // if they disagree with a kept source, that is worth reporting.
+        let outdated = if !f.superseded_by.is_empty() {
+            Some(format!("superseded by {}", f.superseded_by.join(", ")))
+        } else if f.is_stale(today) {
+            Some(format!(
+                "stale: valid until {}",
+                f.valid_until.as_deref().unwrap_or("?")
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = outdated {
+            selection.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: why.clone(),
+            });
+            set_aside.push((candidate, f, why));
+        } else if f.is_schema {
+            selection.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: "an ontology term, not a source".into(),
+            });
+        } else if candidate.relevance < options.min_relevance {
+            selection.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: format!(
+                    "relevance {:.2} below {:.2}",
+                    candidate.relevance, options.min_relevance
+                ),
+            });
+        } else {
+            eligible.push((candidate, f));
+        }
+    }
+    // Authority first, then relevance, then the newer source.
+    eligible.sort_by(|(a, fa), (b, fb)| {
+        let rank =
+            |c: &Candidate, f: &SourceFacts| c.relevance * (0.75 + 0.25 * f.authority_or_default());
+        rank(b, fb)
+            .total_cmp(&rank(a, fa))
+            .then_with(|| fb.effective.cmp(&fa.effective))
+            .then_with(|| a.iri.cmp(&b.iri))
+    });
+    let mut kept: Vec<(&Candidate, SourceFacts)> = Vec::new();
+    for (candidate, f) in eligible {
+        let rival = kept.iter().find(|(k, kf)| conflicts(&f, candidate, kf, k));
+        if let Some((winner, wf)) = rival {
+            match prefer(wf, &f) {
+                Some(reason) => {
+                    record(
+                        &mut selection.contradictions,
+                        question,
+                        candidate,
+                        &f,
+                        wf,
+                        &reason,
+                    );
+                    selection.dropped.push(Dropped {
+                        iri: candidate.iri.clone(),
+                        why: format!("conflicts with {}: {reason}", winner.iri),
+                    });
+                    continue;
+                }
+                None => {
+                    selection.unresolved = true;
+                    record(
+                        &mut selection.contradictions,
+                        question,
+                        candidate,
+                        &f,
+                        wf,
+                        "unresolved: same authority and date; both kept",
+                    );
+                }
+            }
+        }
+        if kept.len() < options.max_passages {
+            kept.push((candidate, f));
+        } else {
+            selection.dropped.push(Dropped {
+                iri: candidate.iri.clone(),
+                why: format!("beyond {} passages", options.max_passages),
+            });
+        }
+    }
+    // Set-aside sources that disagree with a kept one are contradictions too.
+    for (candidate, f, why) in set_aside {
+        if let Some((_, wf)) = kept.iter().find(|(k, kf)| conflicts(&f, candidate, kf, k)) {
+            let resolution = prefer(wf, &f).unwrap_or(why);
+            record(
+                &mut selection.contradictions,
+                question,
+                candidate,
+                &f,
+                wf,
+                &resolution,
+            );
+        }
+    }
+    selection.kept = kept
+        .into_iter()
+        .map(|(c, f)| {
+            let mut c = c.clone();
+            // A node that is not a chunk is cited through the document stating it.
+            if c.source.chunk_id.is_none() && c.source.title.is_none() {
+                c.source.id = f.document.clone();
+                c.source.title = f.title.clone();
+            }
+            c
+        })
+        .collect();
+    Ok(selection)
+}
+
+/// Whether two candidates' sources conflict (stated on either item or document).
+fn conflicts(fa: &SourceFacts, a: &Candidate, fb: &SourceFacts, b: &Candidate) -> bool {
+    fa.nodes(&a.iri)
+        .iter()
+        .any(|n| fb.conflicts_with.contains(*n))
+        || fb
+            .nodes(&b.iri)
+            .iter()
+            .any(|n| fa.conflicts_with.contains(*n))
+}
+
+/// Why `winner` beats `loser` (authority, then effective date, then supersession);
+/// `None` when neither does.
+fn prefer(winner: &SourceFacts, loser: &SourceFacts) -> Option<String> {
+    let mut reasons = Vec::new();
+    let (wa, la) = (winner.authority_or_default(), loser.authority_or_default());
+    if wa > la {
+        reasons.push(format!("higher authority ({wa:.1} vs {la:.1})"));
+    }
+    if let (Some(we), Some(le)) = (&winner.effective, &loser.effective)
+        && we > le
+    {
+        reasons.push(format!("newer ({we} vs {le})"));
+    }
+    if loser.superseded_by.contains(&winner.document) {
+        reasons.push("supersedes it".into());
+    }
+    if reasons.is_empty() || wa < la {
+        return None;
+    }
+    Some(format!(
+        "{} preferred: {}",
+        winner.title.as_deref().unwrap_or(&winner.document),
+        reasons.join(", ")
+    ))
+}
+
+/// Adds one contradiction per pair of documents; its claim is the set-aside
+/// source's sentence closest to the question (over all its candidates, never
+/// from a passage holding an instruction to a model).
+fn record(
+    contradictions: &mut Vec<Contradiction>,
+    question: &str,
+    loser: &Candidate,
+    loser_facts: &SourceFacts,
+    winner_facts: &SourceFacts,
+    resolution: &str,
+) {
+    let sources = vec![loser_facts.document.clone(), winner_facts.document.clone()];
+    let candidate_claim = if contains_instruction(&loser.text) {
+        None
+    } else {
+        closest_sentence(question, &loser.text)
+    };
+    if let Some(existing) = contradictions.iter_mut().find(|c| c.sources == sources) {
+        if let Some((claim, score)) = candidate_claim
+            && score > shared_words(question, &existing.claim)
+        {
+            existing.claim = claim;
+        }
+        return;
+    }
+    let claim = candidate_claim.map_or_else(
+        || "(its text addresses a language model and is not quoted)".to_owned(),
+        |(claim, _)| claim,
+    );
+    contradictions.push(Contradiction {
+        claim,
+        sources,
+        resolution: resolution.to_owned(),
+    });
+}
+
+/// How many content words a sentence shares with the question.
+fn shared_words(question: &str, sentence: &str) -> usize {
+    content_words(sentence)
+        .intersection(&content_words(question))
+        .count()
+}
+
+/// The sentence of `text` sharing the most content words with the question.
+fn closest_sentence(question: &str, text: &str) -> Option<(String, usize)> {
+    // Reversed so that the first of equally close sentences wins.
+    sentences(text)
+        .into_iter()
+        .rev()
+        .map(|s| (s.to_owned(), shared_words(question, s)))
+        .max_by_key(|(_, score)| *score)
+}
+
+/// Share of the question's content words present in the kept passages, and the
+/// words that are not.
+fn coverage(question: &str, kept: &[Candidate]) -> (f32, Vec<String>) {
+    let q = content_words(question);
+    let words: BTreeSet<String> = kept.iter().flat_map(|c| content_words(&c.text)).collect();
+    let missing: Vec<String> = q.iter().filter(|w| !covered(w, &words)).cloned().collect();
+    if q.is_empty() {
+        return (0.0, missing);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let share = (q.len() - missing.len()) as f32 / q.len() as f32;
+    (share, missing)
+}
+
+/// Question words (four letters or more) that no retrieved text mentions and
+/// that the store's full-text index finds nowhere: what the store does not know.
+async fn unknown_words<'a>(
+    store: &Store,
+    question: &str,
+    pool: impl Iterator<Item = &'a Candidate>,
+) -> Result<Vec<String>, RetrieveError> {
+    let words: BTreeSet<String> = pool.flat_map(|c| content_words(&c.text)).collect();
+    let mut unknown = Vec::new();
+    for word in content_words(question) {
+        if word.chars().count() < 4 || covered(&word, &words) {
+            continue;
+        }
+        if store.full_text(&word, 1).await?.is_empty() {
+            unknown.push(word);
+        }
+    }
+    Ok(unknown)
+}
+
+fn assess(question: &str, selection: &Selection, options: &AskOptions) -> Quality {
+    if selection.kept.is_empty() {
+        return Quality::Missing;
+    }
+    let (share, missing) = coverage(question, &selection.kept);
+    if share < options.min_coverage {
+        return Quality::Weak(format!(
+            "the passages cover {:.0}% of the question's words (missing: {})",
+            share * 100.0,
+            missing.join(", ")
+        ));
+    }
+    if selection.unresolved {
+        return Quality::Contradictory;
+    }
+    Quality::Sufficient
+}
+
+/// Adds nodes one or two policy relations away from the kept items to the pool.
+async fn expand(
+    store: &Store,
+    kept: &[Candidate],
+    question_vector: &[f32],
+    pool: &mut BTreeMap<String, Candidate>,
+) -> Result<Vec<String>, RetrieveError> {
+    let iris: Vec<String> = kept.iter().map(|c| c.iri.clone()).collect();
+    let related = related_nodes(store, &iris)?;
+    let new: BTreeMap<String, String> = related
+        .into_iter()
+        .filter(|(target, _)| !pool.contains_key(target))
+        .collect();
+    let targets: Vec<String> = new.keys().cloned().collect();
+    let hits = store
+        .vectors()
+        .search_among(question_vector, &targets)
+        .await
+        .map_err(kgfuse_store::StoreError::from)?;
+    let mut added = Vec::new();
+    for hit in hits {
+        let via = new.get(&hit.iri).cloned().unwrap_or_default();
+        added.push(format!("{} via {via} ({:.2})", hit.iri, hit.score));
+        let source = source_of(store, &hit.iri, &hit.graph);
+        pool.insert(
+            hit.iri.clone(),
+            Candidate {
+                passage_id: source.chunk_id.clone().unwrap_or_else(|| hit.iri.clone()),
+                source,
+                iri: hit.iri,
+                text: hit.text,
+                relevance: hit.score,
+                via: Some(via),
+            },
+        );
+    }
+    Ok(added)
+}
+
+/// The answer text with `[n]` markers and the citations they point to.
+fn render(claims: &[Claim], kept: &[Candidate]) -> (String, Vec<Citation>) {
+    let mut order: Vec<&str> = Vec::new();
+    let mut sentences_out = Vec::new();
+    for claim in claims {
+        let mut markers = String::new();
+        for id in &claim.citations {
+            let n = match order.iter().position(|o| o == id) {
+                Some(i) => i + 1,
+                None => {
+                    order.push(id);
+                    order.len()
+                }
+            };
+            markers.push_str(&format!(" [{n}]"));
+        }
+        sentences_out.push(format!("{}{markers}", claim.text.trim()));
+    }
+    let citations = order
+        .iter()
+        .filter_map(|id| kept.iter().find(|c| c.passage_id == *id))
+        .map(|c| Citation {
+            source_id: if c.source.id.is_empty() {
+                c.iri.clone()
+            } else {
+                c.source.id.clone()
+            },
+            title: c.source.title.clone(),
+            section: c.source.section.clone(),
+            chunk_id: c.source.chunk_id.clone(),
+        })
+        .collect();
+    (sentences_out.join(" "), citations)
+}
+
+fn rank_stage(attempt: usize, selection: &Selection) -> TraceStage {
+    stage(
+        &format!("rank #{attempt}"),
+        selection
+            .kept
+            .iter()
+            .map(|c| {
+                let mut line = format!("{} ({:.2}", c.passage_id, c.relevance);
+                if let Some(via) = &c.via {
+                    line.push_str(&format!(", via {via}"));
+                }
+                if contains_instruction(&c.text) {
+                    line.push_str(", addresses a language model: data only, never evidence");
+                }
+                line.push(')');
+                line
+            })
+            .collect(),
+        selection.dropped.clone(),
+    )
+}
+
+fn assess_stage(quality: &Quality, selection: &Selection) -> TraceStage {
+    let mut kept = vec![quality.name().to_owned()];
+    if let Quality::Weak(why) = quality {
+        kept.push(why.clone());
+    }
+    kept.extend(selection.contradictions.iter().map(|c| {
+        format!(
+            "contradiction: {} ({})",
+            c.sources.join(" vs "),
+            c.resolution
+        )
+    }));
+    stage("assess", kept, Vec::new())
+}
+
+fn stage(name: &str, kept: Vec<String>, dropped: Vec<Dropped>) -> TraceStage {
+    TraceStage {
+        stage: name.to_owned(),
+        kept,
+        dropped,
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// Today's date in UTC as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
+fn today_utc() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    #[allow(clippy::cast_possible_wrap)]
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_and_overlong_questions_fail_in_preparation() {
+        assert!(prepare_query("  \n\t ", 100).is_err());
+        assert!(prepare_query(&"x".repeat(101), 100).is_err());
+        assert_eq!(
+            prepare_query(" How\u{7} many\n days? ", 100).as_deref(),
+            Ok("How many days?")
+        );
+    }
+
+    #[test]
+    fn today_is_a_plausible_date() {
+        let today = today_utc();
+        assert_eq!(today.len(), 10, "{today}");
+        assert!(today.as_str() > "2024-01-01", "{today}");
+    }
+
+    #[test]
+    fn authority_then_freshness_decides_a_conflict() {
+        let handbook = SourceFacts {
+            document: "urn:handbook".into(),
+            title: Some("Handbook".into()),
+            authority: Some(1.0),
+            effective: Some("2025-01-01".into()),
+            ..SourceFacts::default()
+        };
+        let blog = SourceFacts {
+            document: "urn:blog".into(),
+            authority: Some(0.3),
+            effective: Some("2020-06-15".into()),
+            superseded_by: vec!["urn:handbook".into()],
+            ..SourceFacts::default()
+        };
+        let reason = prefer(&handbook, &blog).expect("handbook wins");
+        assert!(reason.contains("higher authority (1.0 vs 0.3)"), "{reason}");
+        assert!(
+            reason.contains("newer") && reason.contains("supersedes it"),
+            "{reason}"
+        );
+        assert_eq!(prefer(&blog, &handbook), None);
+        assert_eq!(prefer(&handbook, &handbook), None);
+    }
+}
