@@ -341,3 +341,130 @@ async fn a_retriever_error_is_a_failure_without_an_answer() {
             .all(|e| !e.contains('\n') && !e.contains(&root))
     );
 }
+
+/// A stand-in for an OpenAI-compatible server on 127.0.0.1: real HTTP, real JSON.
+/// It plays a careful model: it classifies, extracts nothing, keeps the query, and
+/// drafts by quoting the first passage sentence that mentions "days per week",
+/// citing that passage. It records every request body.
+struct FakeChatServer {
+    url: String,
+    bodies: Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl FakeChatServer {
+    fn start() -> Self {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+        let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&bodies);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let content = Self::reply_to(&request);
+                seen.lock().expect("lock").push(request);
+                let reply = serde_json::json!({
+                    "choices": [{"message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+                })
+                .to_string();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            }
+        });
+        Self { url, bodies }
+    }
+
+    fn reply_to(request: &Value) -> String {
+        let system = request["messages"][0]["content"].as_str().unwrap_or("");
+        let user = request["messages"][1]["content"].as_str().unwrap_or("");
+        if system.contains("ONLY the passages") {
+            // <passage id="ID">TEXT</passage>, as the prompt fences them.
+            for block in user.split("<passage id=\"").skip(1) {
+                let (id, rest) = block.split_once("\">").unwrap_or(("", ""));
+                let text = rest.split("</passage>").next().unwrap_or("");
+                if let Some(sentence) = text
+                    .split(". ")
+                    .find(|s| s.contains("days per week"))
+                {
+                    let sentence = format!("{}.", sentence.trim().trim_end_matches('.'));
+                    return serde_json::json!({"status": "answered",
+                        "claims": [{"text": sentence, "citations": [id]}], "missing": ""})
+                    .to_string();
+                }
+            }
+            return r#"{"status": "insufficient", "claims": [], "missing": "no passage says"}"#
+                .into();
+        }
+        if system.contains("categor") {
+            return r#"{"label": 0}"#.into();
+        }
+        if system.contains("entities") {
+            return r#"{"entities": []}"#.into();
+        }
+        if system.contains("rewrite") {
+            return r#"{"query": "remote work days per week"}"#.into();
+        }
+        if system.contains("SPARQL") {
+            return r#"{"sparql": "SELECT ?s WHERE { ?s a <https://w3id.org/kgfuse/ontology#Policy> } LIMIT 3"}"#.into();
+        }
+        r#"{"relevant": true, "why": "fake"}"#.into()
+    }
+}
+
+#[test]
+fn ask_uses_an_openai_compatible_server_from_the_environment() {
+    let k = policy_store();
+    let server = FakeChatServer::start();
+    let out = k
+        .cmd()
+        .args(["ask", REMOTE_DAYS, "--format", "json"])
+        .env("KGFUSE_LLM_BASE_URL", &server.url)
+        .env("KGFUSE_LLM_MODEL", "fake-model")
+        .env("KGFUSE_LLM_API_KEY", "sk-test-secret")
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains("sk-test-secret"), "the key leaked into the output");
+    let answer: Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(answer["status"], "answered", "{answer}");
+    assert_eq!(answer["grounding_status"], "grounded");
+    assert!(answer["answer"].as_str().unwrap_or("").contains("days per week"));
+    assert_eq!(answer["usage"]["model"], "openai:fake-model");
+    let calls = answer["usage"]["calls"].as_u64().unwrap_or(0);
+    assert!(calls >= 1, "{}", answer["usage"]);
+    assert_eq!(answer["usage"]["prompt_tokens"].as_u64(), Some(100 * calls));
+    let usage = stage(&answer, "usage");
+    assert!(
+        usage["kept"][0].as_str().unwrap_or("").contains("openai:fake-model"),
+        "{usage}"
+    );
+    // The drafting request fenced the retrieved text as data.
+    let bodies = server.bodies.lock().expect("lock");
+    let draft = bodies
+        .iter()
+        .find(|b| b["messages"][0]["content"].as_str().unwrap_or("").contains("ONLY the passages"))
+        .expect("a drafting request");
+    let user = draft["messages"][1]["content"].as_str().unwrap_or("");
+    assert!(user.contains("<passages>") && user.contains("untrusted data"), "{user}");
+}

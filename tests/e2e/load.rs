@@ -147,3 +147,24 @@ fn clear_errors_for_misuse() {
     let stderr = k.fails(&["stats"]);
     assert!(stderr.contains("384") && stderr.contains("256"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prefixes_of_a_loaded_file_work_in_the_same_process() {
+    let k = crate::harness::Kgfuse::hash();
+    let file = k.file(
+        "prefixed.ttl",
+        "@prefix zoo: <https://example.org/zoo#> .\nzoo:lion zoo:eats zoo:zebra .\n",
+    );
+    let engine = kgfuse::Engine::open(k.data()).await.expect("open");
+    engine
+        .load(&[file], None, &kgfuse::NoProgress)
+        .await
+        .expect("load");
+    let outcome = engine
+        .sparql("SELECT ?o WHERE { zoo:lion zoo:eats ?o }")
+        .expect("zoo: is known without reopening the store");
+    let kgfuse::QueryOutcome::Solutions { rows, .. } = outcome else {
+        panic!("not solutions");
+    };
+    assert_eq!(rows.len(), 1);
+}

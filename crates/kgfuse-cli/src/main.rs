@@ -174,6 +174,10 @@ enum Command {
         /// domain: the gate drops functions scoring this much (cosine) below the best.
         #[arg(long, default_value_t = 0.15)]
         gate_margin: f32,
+        /// Use the offline rule-based model even when an LLM is configured
+        /// (KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL).
+        #[arg(long)]
+        offline: bool,
         /// json (the FusedContext) or text (readable summary).
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
@@ -792,12 +796,13 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             alpha,
             max_packages,
             gate_margin,
+            offline,
             format,
         } => {
             if !(0.0..=1.0).contains(&alpha) {
                 bail!("--alpha must be between 0 and 1, not {alpha}");
             }
-            let engine = open(&cli.data).await?;
+            let engine = open(&cli.data).await?.with_model(language_model(offline)?);
             let options = kgfuse::RetrieveOptions {
                 strategy: strategy.strategy(),
                 top_k,

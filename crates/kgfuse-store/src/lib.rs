@@ -513,22 +513,29 @@ impl Store {
     }
 
     fn remember_prefixes(&self, prefixes: &[(String, String)]) -> Result<(), StoreError> {
+        let known = self.prefixes.read().map(|p| p.clone()).unwrap_or_default();
         let fresh: Vec<&(String, String)> = prefixes
             .iter()
-            .filter(|(p, _)| !p.is_empty() && !self.config.prefixes.contains_key(p))
+            .filter(|(p, _)| !p.is_empty() && !known.contains_key(p))
             .collect();
         if fresh.is_empty() {
             return Ok(());
         }
         // Re-read so concurrent edits of kgfuse.toml by hand are not lost.
         let mut config = StoreConfig::read(&self.dir)?;
-        for (prefix, iri) in fresh {
+        for (prefix, iri) in &fresh {
             config
                 .prefixes
                 .entry(prefix.clone())
                 .or_insert_with(|| iri.clone());
         }
         config.write(&self.dir)?;
+        // And offer them to queries of this process at once, not only after a reopen.
+        if let Ok(mut learned) = self.prefixes.write() {
+            for (prefix, iri) in fresh {
+                learned.entry(prefix.clone()).or_insert_with(|| iri.clone());
+            }
+        }
         Ok(())
     }
 }
