@@ -402,10 +402,7 @@ impl FakeChatServer {
             for block in user.split("<passage id=\"").skip(1) {
                 let (id, rest) = block.split_once("\">").unwrap_or(("", ""));
                 let text = rest.split("</passage>").next().unwrap_or("");
-                if let Some(sentence) = text
-                    .split(". ")
-                    .find(|s| s.contains("days per week"))
-                {
+                if let Some(sentence) = text.split(". ").find(|s| s.contains("days per week")) {
                     let sentence = format!("{}.", sentence.trim().trim_end_matches('.'));
                     return serde_json::json!({"status": "answered",
                         "claims": [{"text": sentence, "citations": [id]}], "missing": ""})
@@ -444,27 +441,50 @@ fn ask_uses_an_openai_compatible_server_from_the_environment() {
         .output()
         .expect("run");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!stdout.contains("sk-test-secret"), "the key leaked into the output");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !stdout.contains("sk-test-secret"),
+        "the key leaked into the output"
+    );
     let answer: Value = serde_json::from_str(&stdout).expect("json");
     assert_eq!(answer["status"], "answered", "{answer}");
     assert_eq!(answer["grounding_status"], "grounded");
-    assert!(answer["answer"].as_str().unwrap_or("").contains("days per week"));
+    assert!(
+        answer["answer"]
+            .as_str()
+            .unwrap_or("")
+            .contains("days per week")
+    );
     assert_eq!(answer["usage"]["model"], "openai:fake-model");
     let calls = answer["usage"]["calls"].as_u64().unwrap_or(0);
     assert!(calls >= 1, "{}", answer["usage"]);
     assert_eq!(answer["usage"]["prompt_tokens"].as_u64(), Some(100 * calls));
     let usage = stage(&answer, "usage");
     assert!(
-        usage["kept"][0].as_str().unwrap_or("").contains("openai:fake-model"),
+        usage["kept"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("openai:fake-model"),
         "{usage}"
     );
     // The drafting request fenced the retrieved text as data.
     let bodies = server.bodies.lock().expect("lock");
     let draft = bodies
         .iter()
-        .find(|b| b["messages"][0]["content"].as_str().unwrap_or("").contains("ONLY the passages"))
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("ONLY the passages")
+        })
         .expect("a drafting request");
     let user = draft["messages"][1]["content"].as_str().unwrap_or("");
-    assert!(user.contains("<passages>") && user.contains("untrusted data"), "{user}");
+    assert!(
+        user.contains("<passages>") && user.contains("untrusted data"),
+        "{user}"
+    );
 }

@@ -101,6 +101,13 @@ fn turtle_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// Questions the demo answers with the grounded answer loop: one the current
+/// handbook answers (and an outdated blog post contradicts), one nothing covers.
+const ASKS: [&str; 2] = [
+    "How many days per week can employees work remotely under the current handbook?",
+    "How many stock options do new employees receive, and what is the vesting schedule?",
+];
+
 pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
     let progress = TerminalProgress::new();
     let engine = if data.join("kgfuse.toml").exists() {
@@ -222,6 +229,31 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
                     dropped.why
                 );
             }
+        }
+    }
+    for question in ASKS {
+        println!("\n== kgfuse ask \"{question}\"");
+        let answer = engine.ask(question, &kgfuse::AskOptions::default()).await;
+        println!("status   {:?}", answer.status);
+        if let Some(text) = &answer.answer {
+            println!("answer   {text}");
+        }
+        for (i, citation) in answer.citations.iter().enumerate() {
+            println!(
+                "[{}]      {} {}",
+                i + 1,
+                citation.title.as_deref().unwrap_or(&citation.source_id),
+                citation.chunk_id.as_deref().unwrap_or_default()
+            );
+        }
+        for contradiction in &answer.contradictions {
+            println!(
+                "conflict {} ({})",
+                contradiction.claim, contradiction.resolution
+            );
+        }
+        if let Some(gap) = &answer.knowledge_gap {
+            println!("gap      {gap}");
         }
     }
     let check = engine.check().await?;
