@@ -150,7 +150,7 @@ fn clear_errors_for_misuse() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prefixes_of_a_loaded_file_work_in_the_same_process() {
-    let k = crate::harness::Kgfuse::hash();
+    let k = Kgfuse::hash();
     let file = k.file(
         "prefixed.ttl",
         "@prefix zoo: <https://example.org/zoo#> .\nzoo:lion zoo:eats zoo:zebra .\n",

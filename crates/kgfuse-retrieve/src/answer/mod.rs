@@ -213,6 +213,16 @@ impl Quality {
     }
 }
 
+/// What the retrieval rounds leave for drafting.
+struct Gathered {
+    /// The last retrieval's context.
+    context: FusedContext,
+    /// Everything retrieved (or reached by expansion) in any round.
+    pool: BTreeMap<String, Candidate>,
+    selection: Selection,
+    quality: Quality,
+}
+
 async fn answer_loop(
     store: &Store,
     model: &dyn LanguageModel,
@@ -220,55 +230,100 @@ async fn answer_loop(
     options: &AskOptions,
     answer: &mut Answer,
 ) -> Result<(), RetrieveError> {
+    let gathered = gather(store, model, question, options, answer).await?;
+    answer.contradictions = gathered.selection.contradictions.clone();
+    let mut context = gathered.context.clone();
+    context.query = question.to_owned();
+    context.unstructured = gathered
+        .selection
+        .kept
+        .iter()
+        .map(|c| TextHit {
+            iri: c.iri.clone(),
+            text: c.text.clone(),
+            score: c.relevance,
+            source: c.source.clone(),
+        })
+        .collect();
+    answer.context = context;
+    if let Some(gap) = knowledge_gap(store, question, &gathered, options, answer).await? {
+        answer.status = AnswerStatus::InsufficientContext;
+        answer.knowledge_gap = Some(gap);
+        return Ok(());
+    }
+    draft_and_check(model, question, &gathered.selection, options, answer)
+}
+
+/// Retrieval rounds: retrieve, rank, assess; when weak, expand once and rewrite,
+/// up to `max_retrieval_attempts` retrievals.
+async fn gather(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    options: &AskOptions,
+    answer: &mut Answer,
+) -> Result<Gathered, RetrieveError> {
     let today = options.today.clone().unwrap_or_else(today_utc);
     let question_vector = store.embed(question)?;
-    let mut pool: BTreeMap<String, Candidate> = BTreeMap::new();
+    let mut gathered = Gathered {
+        context: FusedContext::default(),
+        pool: BTreeMap::new(),
+        selection: Selection::default(),
+        quality: Quality::Missing,
+    };
     let mut query = question.to_owned();
     let mut expanded = false;
-    let mut context = FusedContext::default();
-    let mut selection = Selection::default();
-    let mut quality = Quality::Missing;
     for attempt in 1..=options.max_retrieval_attempts.max(1) {
         answer.retrieval_attempts = attempt;
-        context = retrieve(store, model, &query, &options.retrieve).await?;
-        let found = candidates_of(store, &context, &question_vector).await?;
+        gathered.context = retrieve(store, model, &query, &options.retrieve).await?;
+        let found = candidates_of(store, &gathered.context, &question_vector).await?;
         answer.trace.push(stage(
             &format!("retrieve #{attempt}"),
             vec![format!(
                 "{} candidates from `{}` for: {query}",
                 found.len(),
-                context.strategy
+                gathered.context.strategy
             )],
             Vec::new(),
         ));
-        merge(&mut pool, found);
-        selection = select(store, question, &pool, options, &today)?;
-        quality = assess(question, &selection, options);
-        answer.trace.push(rank_stage(attempt, &selection));
-        answer.trace.push(assess_stage(&quality, &selection));
-        if quality.needs_more() && options.expand_related && !expanded && !selection.kept.is_empty()
+        merge(&mut gathered.pool, found);
+        reselect(
+            store,
+            question,
+            options,
+            &today,
+            attempt,
+            &mut gathered,
+            answer,
+        )?;
+        if gathered.quality.needs_more()
+            && options.expand_related
+            && !expanded
+            && !gathered.selection.kept.is_empty()
         {
             expanded = true;
-            let added = expand(store, &selection.kept, &question_vector, &mut pool).await?;
+            let added = expand(
+                store,
+                &gathered.selection.kept,
+                &question_vector,
+                &mut gathered.pool,
+            )
+            .await?;
             answer.trace.push(stage("expand", added, Vec::new()));
-            selection = select(store, question, &pool, options, &today)?;
-            quality = assess(question, &selection, options);
-            answer.trace.push(rank_stage(attempt, &selection));
-            answer.trace.push(assess_stage(&quality, &selection));
+            reselect(
+                store,
+                question,
+                options,
+                &today,
+                attempt,
+                &mut gathered,
+                answer,
+            )?;
         }
-        if !quality.needs_more() || attempt == options.max_retrieval_attempts {
+        if !gathered.quality.needs_more() || attempt == options.max_retrieval_attempts {
             break;
         }
-        let mut basis: Vec<String> = selection.kept.iter().map(|c| c.iri.clone()).collect();
-        if basis.is_empty() {
-            basis = ranked_pool(&pool)
-                .iter()
-                .take(3)
-                .map(|c| c.iri.clone())
-                .collect();
-        }
-        let terms = related_terms(store, &basis)?;
-        let rewritten = model.rewrite_query(question, &terms)?;
+        let rewritten = rewrite(store, model, question, &gathered)?;
         if rewritten == query {
             answer.trace.push(stage(
                 "rewrite",
@@ -285,50 +340,99 @@ async fn answer_loop(
             .push(stage("rewrite", vec![rewritten.clone()], Vec::new()));
         query = rewritten;
     }
-    answer.contradictions = selection.contradictions.clone();
-    context.query = question.to_owned();
-    context.unstructured = selection
+    Ok(gathered)
+}
+
+/// Ranks and assesses the pool again, recording both steps.
+fn reselect(
+    store: &Store,
+    question: &str,
+    options: &AskOptions,
+    today: &str,
+    attempt: usize,
+    gathered: &mut Gathered,
+    answer: &mut Answer,
+) -> Result<(), RetrieveError> {
+    gathered.selection = select(store, question, &gathered.pool, options, today)?;
+    gathered.quality = assess(question, &gathered.selection, options);
+    answer.trace.push(rank_stage(attempt, &gathered.selection));
+    answer
+        .trace
+        .push(assess_stage(&gathered.quality, &gathered.selection));
+    Ok(())
+}
+
+/// The question rewritten with the labels and aliases of the entities the kept
+/// passages (else the three best candidates) mention.
+fn rewrite(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    gathered: &Gathered,
+) -> Result<String, RetrieveError> {
+    let mut basis: Vec<String> = gathered
+        .selection
         .kept
         .iter()
-        .map(|c| TextHit {
-            iri: c.iri.clone(),
-            text: c.text.clone(),
-            score: c.relevance,
-            source: c.source.clone(),
-        })
+        .map(|c| c.iri.clone())
         .collect();
-    answer.context = context;
+    if basis.is_empty() {
+        basis = ranked_pool(&gathered.pool)
+            .iter()
+            .take(3)
+            .map(|c| c.iri.clone())
+            .collect();
+    }
+    let terms = related_terms(store, &basis)?;
+    Ok(model.rewrite_query(question, &terms)?)
+}
 
-    let coverage = coverage(question, &selection.kept);
-    if quality == Quality::Missing {
-        answer.status = AnswerStatus::InsufficientContext;
-        answer.knowledge_gap = Some(format!(
+/// Why the context cannot answer, when that is clear before asking the model:
+/// nothing relevant, or question words the store does not know while the
+/// passages cover too little of the question.
+async fn knowledge_gap(
+    store: &Store,
+    question: &str,
+    gathered: &Gathered,
+    options: &AskOptions,
+    answer: &mut Answer,
+) -> Result<Option<String>, RetrieveError> {
+    if gathered.quality == Quality::Missing {
+        return Ok(Some(format!(
             "no retrieved source is relevant enough (cosine similarity at least {:.2})",
             options.min_relevance
-        ));
-        return Ok(());
+        )));
     }
-    let unknown = unknown_words(store, question, pool.values()).await?;
-    if !unknown.is_empty() && coverage.0 < options.min_coverage {
-        answer.status = AnswerStatus::InsufficientContext;
-        answer.knowledge_gap = Some(format!(
-            "nothing in the store mentions: {}",
-            unknown.join(", ")
-        ));
-        answer.trace.push(stage(
-            "gap",
-            Vec::new(),
-            vec![Dropped {
-                iri: question.to_owned(),
-                why: format!(
-                    "question words found nowhere in the store: {}; not asking the model",
-                    unknown.join(", ")
-                ),
-            }],
-        ));
-        return Ok(());
+    let (covered_share, _) = coverage(question, &gathered.selection.kept);
+    let unknown = unknown_words(store, question, gathered.pool.values()).await?;
+    if unknown.is_empty() || covered_share >= options.min_coverage {
+        return Ok(None);
     }
+    answer.trace.push(stage(
+        "gap",
+        Vec::new(),
+        vec![Dropped {
+            iri: question.to_owned(),
+            why: format!(
+                "question words found nowhere in the store: {}; not asking the model",
+                unknown.join(", ")
+            ),
+        }],
+    ));
+    Ok(Some(format!(
+        "nothing in the store mentions: {}",
+        unknown.join(", ")
+    )))
+}
 
+/// Drafts from the kept passages, validates grounding, and finalises.
+fn draft_and_check(
+    model: &dyn LanguageModel,
+    question: &str,
+    selection: &Selection,
+    options: &AskOptions,
+    answer: &mut Answer,
+) -> Result<(), RetrieveError> {
     let passages: Vec<Passage> = selection
         .kept
         .iter()
@@ -337,8 +441,7 @@ async fn answer_loop(
             text: c.text.clone(),
         })
         .collect();
-    let draft = model.draft_answer(question, &passages)?;
-    let claims = match draft {
+    let claims = match model.draft_answer(question, &passages)? {
         Draft::Insufficient { missing } => {
             answer.trace.push(stage(
                 "draft",
@@ -363,16 +466,16 @@ async fn answer_loop(
         Vec::new(),
     ));
     let (checks, grounding) = grounding::check(&claims, &passages, options.min_support);
+    let problems: Vec<String> = checks.iter().filter_map(|c| c.problem.clone()).collect();
     answer.grounding_status = grounding;
     answer.trace.push(stage(
         "grounding",
         vec![format!("{grounding:?}")],
-        checks
+        problems
             .iter()
-            .filter_map(|c| c.problem.clone())
             .map(|why| Dropped {
                 iri: "claim".into(),
-                why,
+                why: why.clone(),
             })
             .collect(),
     ));
@@ -380,23 +483,30 @@ async fn answer_loop(
         answer.status = AnswerStatus::InsufficientContext;
         answer.knowledge_gap =
             Some("the drafted answer is not supported by the selected sources".into());
-        answer
-            .errors
-            .extend(checks.iter().filter_map(|c| c.problem.clone()));
+        answer.errors.extend(problems);
         return Ok(());
     }
     let (text, citations) = render(&claims, &selection.kept);
     answer.status = AnswerStatus::Answered;
     answer.answer = Some(text);
     answer.citations = citations;
-    let support: f32 = checks.iter().map(|c| c.support).sum::<f32>() / checks.len().max(1) as f32;
-    let best = selection.kept.first().map_or(0.0, |c| c.relevance);
-    let mut confidence = 0.4 * support + 0.3 * coverage.0 + 0.3 * best.clamp(0.0, 1.0);
-    if selection.unresolved {
-        confidence *= 0.5;
-    }
-    answer.confidence = (confidence * 100.0).round() / 100.0;
+    #[allow(clippy::cast_precision_loss)]
+    let support = checks.iter().map(|c| c.support).sum::<f32>() / checks.len().max(1) as f32;
+    let (covered_share, _) = coverage(question, &selection.kept);
+    answer.confidence = confidence(support, covered_share, selection);
     Ok(())
+}
+
+/// Confidence in [0, 1]: how well the sentences are supported (40 %), how much of
+/// the question the passages cover (30 %) and the best passage's relevance (30 %),
+/// halved when conflicting sources could not be resolved.
+fn confidence(support: f32, covered_share: f32, selection: &Selection) -> f32 {
+    let best = selection.kept.first().map_or(0.0, |c| c.relevance);
+    let mut value = 0.4 * support + 0.3 * covered_share + 0.3 * best.clamp(0.0, 1.0);
+    if selection.unresolved {
+        value *= 0.5;
+    }
+    (value * 100.0).round() / 100.0
 }
 
 /// The text items of a context (and its functions) as candidates, scored by
