@@ -112,6 +112,57 @@ fn domagent_finds_the_headlight_function_its_case_and_gates_the_door_look_alike(
     assert_eq!(auto["strategy"], "domain", "{}", stage(&auto, "auto"));
 }
 
+/// The two DomAgent tools an agent calls on demand: functions first (lean), then
+/// worked examples when it wants them.
+#[tokio::test(flavor = "multi_thread")]
+async fn domagent_tools_search_the_domain_graph_and_the_case_base_separately() {
+    let k = Kgfuse::hash();
+    k.load(&["ontology/kgfuse.ttl", "fixtures/can-sdk/can-sdk.ttl"]);
+    k.ok(&["index", "cases"]);
+    let engine = kgfuse::Engine::open(k.data()).await.expect("open");
+    let functions = engine
+        .search_domain_kg(
+            "Write a function to activate high-beam headlights on bus 1",
+            5,
+        )
+        .await
+        .expect("search_domain_kg");
+    assert_eq!(
+        functions.functions.first().map(|f| f.name.as_str()),
+        Some("set_headlight_mode"),
+        "{:?}",
+        functions
+            .functions
+            .iter()
+            .map(|f| &f.name)
+            .collect::<Vec<_>>()
+    );
+    assert!(functions.functions.len() <= 5);
+    assert!(functions.cases.is_empty(), "cases are the other tool's job");
+
+    let cases = engine
+        .search_case_base("flash the hazard lights on bus 1", 3)
+        .await
+        .expect("search_case_base");
+    assert!(cases.len() <= 3 && !cases.is_empty());
+    let hazard = cases
+        .iter()
+        .find(|c| c.iri == format!("{CAN}case/flash-hazard-lights-on-bus-1"))
+        .unwrap_or_else(|| panic!("no hazard case: {cases:?}"));
+    assert!(
+        hazard
+            .code
+            .as_deref()
+            .is_some_and(|c| c.contains("send_frame("))
+    );
+    assert!(
+        hazard
+            .exercises
+            .contains(&format!("{CAN}fn/body.lights.set_hazard_lights"))
+    );
+    assert!(engine.search_case_base("  ", 3).await.is_err());
+}
+
 #[test]
 fn sgkr_paths_answer_the_most_expensive_mcc_question_without_look_alikes() {
     let k = Kgfuse::hash();

@@ -302,6 +302,106 @@ pub async fn build(
     Ok(report)
 }
 
+/// The worked examples nearest to `query`, for an agent that asks for examples on
+/// demand (DomAgent's `search_case_base` tool): among the cases the case base
+/// selected when one is built, else among all cases. Each comes with its code and
+/// the functions it exercises.
+pub async fn search(
+    store: &Store,
+    query: &str,
+    k: usize,
+) -> Result<
+    (
+        Vec<kgfuse_core::context::CaseInfo>,
+        kgfuse_core::context::TraceStage,
+    ),
+    RetrieveError,
+> {
+    if query.trim().is_empty() {
+        return Err(RetrieveError::Invalid("the query is empty".into()));
+    }
+    let selected: Vec<String> = sparql::run(
+        store,
+        format!(
+            "SELECT ?case WHERE {{ <{CASE_BASE_GRAPH}> <{}> ?case }}",
+            kgfuse::SELECTED_CASE
+        ),
+    )?
+    .rows
+    .iter()
+    .filter_map(|row| cell_text(row.first()))
+    .collect();
+    let (hits, among) = if selected.is_empty() {
+        let hits = store.search(query, k, Some("kind = 'Case'")).await?;
+        (hits, "no case base: all cases")
+    } else {
+        (
+            store.search_among(query, &selected).await?,
+            "the case base's selected cases",
+        )
+    };
+    let mut stage = kgfuse_core::context::TraceStage {
+        stage: "case search".into(),
+        kept: vec![format!("nearest among {among}")],
+        dropped: Vec::new(),
+    };
+    let mut cases = Vec::new();
+    for hit in hits.into_iter().take(k) {
+        stage.kept.push(format!("{} ({:.3})", hit.iri, hit.score));
+        cases.push(case_info(store, &hit.iri)?);
+    }
+    Ok((cases, stage))
+}
+
+/// A case node with its title, code and the functions it exercises (sorted).
+pub(crate) fn case_info(
+    store: &Store,
+    iri: &str,
+) -> Result<kgfuse_core::context::CaseInfo, RetrieveError> {
+    let case = kgfuse_graph::model::Term::NamedNode(named(iri)?);
+    let details = sparql::run(
+        store,
+        sparql::with_values(
+            &format!(
+                "OPTIONAL {{ ?case <{}> ?title }} OPTIONAL {{ ?case <{}> ?code }}",
+                w3c::RDFS_LABEL,
+                kgfuse::CODE
+            ),
+            "case",
+            std::slice::from_ref(&case),
+            1,
+        ),
+    )?;
+    let title = details
+        .column("title")
+        .and_then(|i| details.rows.first().and_then(|row| cell_text(row.get(i))));
+    let code = details
+        .column("code")
+        .and_then(|i| details.rows.first().and_then(|row| cell_text(row.get(i))));
+    let exercises = sparql::run(
+        store,
+        sparql::with_values(
+            &format!("?case <{}> ?function .", kgfuse::EXERCISES),
+            "case",
+            &[case],
+            1000,
+        ),
+    )?;
+    let column = exercises.column("function");
+    let mut functions: Vec<String> = exercises
+        .rows
+        .iter()
+        .filter_map(|row| column.and_then(|i| cell_text(row.get(i))))
+        .collect();
+    functions.sort();
+    Ok(kgfuse_core::context::CaseInfo {
+        iri: iri.to_owned(),
+        title: title.unwrap_or_else(|| iri.rsplit(['/', '#']).next().unwrap_or(iri).to_owned()),
+        code,
+        exercises: functions,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -611,16 +611,13 @@ fn cases(
     }
     let iris: Vec<String> = kept.iter().map(|c| c.iri.clone()).collect();
     let text = format!(
-        "SELECT ?case ?function ?selected ?title ?code WHERE {{ {functions} \
+        "SELECT ?case ?function ?selected WHERE {{ {functions} \
            ?case <{exercises}> ?function . \
-           OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} \
-           OPTIONAL {{ ?case <{label}> ?title }} OPTIONAL {{ ?case <{code}> ?code }} }}",
+           OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} }}",
         functions = values("function", &terms(&iris)?),
         exercises = kgfuse::EXERCISES,
         base = CASE_BASE_GRAPH,
         selected_case = kgfuse::SELECTED_CASE,
-        label = w3c::RDFS_LABEL,
-        code = kgfuse::CODE,
     );
     let solutions = sparql::run(store, text)?;
     let case_base_built = !sparql::run(
@@ -632,30 +629,21 @@ fn cases(
     )?
     .rows
     .is_empty();
-    // case -> (exercised kept functions, selected, title, code)
-    let mut found: BTreeMap<String, (BTreeSet<String>, bool, String, Option<String>)> =
-        BTreeMap::new();
+    // case -> (exercised kept functions, selected)
+    let mut found: BTreeMap<String, (BTreeSet<String>, bool)> = BTreeMap::new();
     for row in &solutions.rows {
         let Some(case) = cell_text(row.first()) else {
             continue;
         };
-        let entry = found
-            .entry(case.clone())
-            .or_insert_with(|| (BTreeSet::new(), false, local_name(&case).to_owned(), None));
+        let entry = found.entry(case).or_default();
         if let Some(function) = cell_text(row.get(1)) {
             entry.0.insert(function);
         }
         entry.1 |= row.get(2).is_some_and(Option::is_some);
-        if let Some(title) = cell_text(row.get(3)) {
-            entry.2 = title;
-        }
-        if entry.3.is_none() {
-            entry.3 = cell_text(row.get(4));
-        }
     }
     let score_of: BTreeMap<&str, f32> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
     let mut ranked: Vec<(f32, String)> = Vec::new();
-    for (case, (functions, selected, _, _)) in &found {
+    for (case, (functions, selected)) in &found {
         if exclude.contains(case) {
             continue;
         }
@@ -683,30 +671,8 @@ fn cases(
             });
             continue;
         }
-        let (_, _, title, code) = &found[&case];
-        let exercises = sparql::run(
-            store,
-            sparql::with_values(
-                &format!("?case <{}> ?function .", kgfuse::EXERCISES),
-                "case",
-                &[named(&case)?],
-                1000,
-            ),
-        )?;
-        let column = exercises.column("function");
-        let mut list: Vec<String> = exercises
-            .rows
-            .iter()
-            .filter_map(|row| column.and_then(|i| cell_text(row.get(i))))
-            .collect();
-        list.sort();
         stage.kept.push(format!("{case} (weight {weight:.3})"));
-        out.push(CaseInfo {
-            iri: case.clone(),
-            title: title.clone(),
-            code: code.clone(),
-            exercises: list,
-        });
+        out.push(crate::case_base::case_info(store, &case)?);
     }
     if !case_base_built {
         stage

@@ -255,6 +255,33 @@ impl Engine {
             .map_err(retrieve_error)
     }
 
+    /// DomAgent's top-down tool: the `top_t` API functions for a task, with their
+    /// package, module, parameters, return type, siblings and dependencies, after
+    /// package choice and the refinement gate. Cases are left to
+    /// [`Engine::search_case_base`], which an agent calls when it wants examples.
+    pub async fn search_domain_kg(&self, query: &str, top_t: usize) -> Result<FusedContext, Error> {
+        let options = RetrieveOptions {
+            strategy: Strategy::Domain,
+            top_k: top_t,
+            domain: DomainOptions {
+                max_cases: 0,
+                ..DomainOptions::default()
+            },
+            ..RetrieveOptions::default()
+        };
+        self.retrieve(query, &options).await
+    }
+
+    /// DomAgent's bottom-up tool: the `k` worked examples nearest to `query` among
+    /// the case base's selected cases (all cases when no case base is built), each
+    /// with its code and the functions it exercises.
+    pub async fn search_case_base(&self, query: &str, k: usize) -> Result<Vec<CaseInfo>, Error> {
+        let (cases, _) = kgfuse_retrieve::case_base::search(&self.store, query, k)
+            .await
+            .map_err(retrieve_error)?;
+        Ok(cases)
+    }
+
     /// Builds the DomAgent case base: K-means clusters of each package's functions,
     /// package centroids, and the cases selected to cover packages and clusters.
     /// Replaces the previous case base; run it again after ingesting or loading code.
