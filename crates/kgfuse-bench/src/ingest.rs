@@ -26,13 +26,23 @@ struct Measurement {
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), in MiB.
-fn peak_rss_mib() -> f64 {
+pub(crate) fn peak_rss_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// Current resident set size of this process (Linux `VmRSS`), in MiB.
+pub(crate) fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// A kB field of `/proc/self/status`, in MiB (0 where unavailable).
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
             status
                 .lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })

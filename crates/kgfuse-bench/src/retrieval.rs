@@ -193,6 +193,11 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
                 (100.0 - graph - vectors - embedding).max(0.0)
             );
         }
+        println!(
+            "\nMemory of this process after the {n}-function run: resident {:.0} MiB, peak so far {:.0} MiB (the store's own files are on disk; this is Oxigraph's and LanceDB's caches plus the kgfuse process).",
+            crate::ingest::rss_mib(),
+            crate::ingest::peak_rss_mib()
+        );
         scan_rate(&engine).await?;
         if n >= 10_000 {
             vector_index(&engine, &questions).await?;
