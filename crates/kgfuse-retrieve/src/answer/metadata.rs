@@ -52,15 +52,21 @@ impl SourceFacts {
     }
 }
 
+/// The items that are valid IRIs, as terms for a `VALUES` block (others are skipped:
+/// they cannot be graph nodes).
+fn iri_terms<'a>(items: impl IntoIterator<Item = &'a String>) -> Vec<Term> {
+    items
+        .into_iter()
+        .filter_map(|iri| NamedNode::new(iri).ok().map(Term::NamedNode))
+        .collect()
+}
+
 /// Looks up [`SourceFacts`] for every item.
 pub(crate) fn source_facts(
     store: &Store,
     items: &[String],
 ) -> Result<BTreeMap<String, SourceFacts>, RetrieveError> {
-    let terms: Vec<Term> = items
-        .iter()
-        .filter_map(|iri| NamedNode::new(iri).ok().map(Term::NamedNode))
-        .collect();
+    let terms = iri_terms(items);
     let mut facts: BTreeMap<String, SourceFacts> = BTreeMap::new();
     if terms.is_empty() {
         return Ok(facts);
@@ -122,10 +128,7 @@ pub(crate) fn source_facts(
         .iter()
         .flat_map(|(item, f)| [item.clone(), f.document.clone()])
         .collect();
-    let node_terms: Vec<Term> = nodes
-        .iter()
-        .filter_map(|iri| NamedNode::new(iri).ok().map(Term::NamedNode))
-        .collect();
+    let node_terms = iri_terms(nodes.iter());
     let relations = run(
         store,
         format!(
@@ -173,10 +176,7 @@ pub(crate) fn source_facts(
 
 /// Labels and aliases of the entities the items mention or name, for query rewriting.
 pub(crate) fn related_terms(store: &Store, items: &[String]) -> Result<Vec<String>, RetrieveError> {
-    let terms: Vec<Term> = items
-        .iter()
-        .filter_map(|iri| NamedNode::new(iri).ok().map(Term::NamedNode))
-        .collect();
+    let terms = iri_terms(items);
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -207,10 +207,7 @@ pub(crate) fn related_nodes(
     store: &Store,
     items: &[String],
 ) -> Result<Vec<(String, String)>, RetrieveError> {
-    let terms: Vec<Term> = items
-        .iter()
-        .filter_map(|iri| NamedNode::new(iri).ok().map(Term::NamedNode))
-        .collect();
+    let terms = iri_terms(items);
     if terms.is_empty() {
         return Ok(Vec::new());
     }
