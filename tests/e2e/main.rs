@@ -11,6 +11,7 @@ mod crash;
 mod eval;
 mod ingest;
 mod load;
+mod mcp;
 mod minilm;
 mod retrieve;
 mod sparql;

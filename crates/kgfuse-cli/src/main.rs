@@ -208,6 +208,15 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ContextFormat,
     },
+    /// Serve the store to agents over MCP (Model Context Protocol) on stdin/stdout:
+    /// tools search_domain_kg, search_case_base, retrieve_context, sparql_query,
+    /// describe_entity and ask, all read-only. Logs go to stderr.
+    Mcp {
+        /// Use the offline rule-based model even when an LLM is configured
+        /// (KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL).
+        #[arg(long)]
+        offline: bool,
+    },
     /// Build derived indexes over what is in the store.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -862,6 +871,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::FAILURE);
             }
+        }
+        Command::Mcp { offline } => {
+            let engine = open(&cli.data).await?.with_model(language_model(offline)?);
+            kgfuse_mcp::serve_stdio(engine).await?;
         }
         Command::Index(IndexCommand::Cases {
             package_coverage,

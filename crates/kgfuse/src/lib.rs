@@ -1,5 +1,9 @@
 #![doc = include_str!("../README.md")]
 
+pub use describe::{
+    EntityCandidate, EntityDescription, EntityMatch, EntityStatus, IncomingTriple, MAX_CANDIDATES,
+    MAX_DESCRIBED_TRIPLES, OutgoingTriple, TermKind,
+};
 pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
@@ -27,6 +31,7 @@ pub use kgfuse_retrieve::{
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
 
+mod describe;
 mod ingest;
 
 use kgfuse_store::Store;
