@@ -360,18 +360,7 @@ fn print_answer(answer: &kgfuse::Answer) {
         println!("\n{text}\n");
     }
     for (i, citation) in answer.citations.iter().enumerate() {
-        let title = citation.title.as_deref().unwrap_or(&citation.source_id);
-        let section = citation
-            .section
-            .as_deref()
-            .map(|s| format!(" > {s}"))
-            .unwrap_or_default();
-        let chunk = citation
-            .chunk_id
-            .as_deref()
-            .map(|c| format!(" [{c}]"))
-            .unwrap_or_default();
-        println!("[{}] {title}{section}{chunk}", i + 1);
+        println!("[{}] {citation}", i + 1);
     }
     if let Some(gap) = &answer.knowledge_gap {
         println!("knowledge gap: {gap}");

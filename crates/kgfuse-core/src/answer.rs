@@ -49,6 +49,20 @@ pub struct Citation {
     pub chunk_id: Option<String>,
 }
 
+impl std::fmt::Display for Citation {
+    /// `Title > section [chunk-id]`, the title falling back to the source id.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.title.as_deref().unwrap_or(&self.source_id))?;
+        if let Some(section) = &self.section {
+            write!(f, " > {section}")?;
+        }
+        if let Some(chunk) = &self.chunk_id {
+            write!(f, " [{chunk}]")?;
+        }
+        Ok(())
+    }
+}
+
 /// Two sources that disagree, and which one the answer follows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Contradiction {

@@ -179,13 +179,7 @@ pub(crate) fn answer(answer: &Answer) -> String {
         AnswerStatus::Answered => {
             out.push_str(answer.answer.as_deref().unwrap_or(""));
             for (i, citation) in answer.citations.iter().enumerate() {
-                let title = citation.title.as_deref().unwrap_or(&citation.source_id);
-                let section = citation
-                    .section
-                    .as_deref()
-                    .map(|s| format!(" > {s}"))
-                    .unwrap_or_default();
-                let _ = write!(out, "\n[{}] {title}{section}", i + 1);
+                let _ = write!(out, "\n[{}] {citation}", i + 1);
             }
             let _ = write!(
                 out,
