@@ -40,7 +40,7 @@ pub use oxigraph::model;
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
-pub use vocabulary::{QueryVocabulary, query_vocabulary};
+pub use vocabulary::{QueryVocabulary, compact_iri, query_vocabulary};
 
 use oxigraph::store::Store;
 use std::path::Path;

@@ -426,26 +426,27 @@ fn typed_triples(pattern: &GraphPattern, context: &Types, out: &mut Vec<(TripleP
     }
 }
 
-/// `iri` as `prefix:local` when a prefix covers it with a plain local name, else `<iri>`.
-fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
-    let best = prefixes
+/// `iri` as `prefix:local` when one of `prefixes` covers it with a plain local name
+/// (the longest namespace wins), with the prefix used; `None` when none does.
+pub fn compact_iri(iri: &str, prefixes: &[(String, String)]) -> Option<(String, String)> {
+    let (prefix, namespace) = prefixes
         .iter()
-        .filter(|(_, namespace)| !namespace.is_empty() && iri.starts_with(namespace.as_str()))
-        .max_by_key(|(_, namespace)| namespace.len());
-    if let Some((prefix, namespace)) = best {
-        let local = &iri[namespace.len()..];
-        let plain = local
+        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
+        .max_by_key(|(_, ns)| ns.len())?;
+    let local = &iri[namespace.len()..];
+    let plain = local
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        && local
             .chars()
-            .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            && local
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-        if plain {
-            return format!("{prefix}:{local}");
-        }
-    }
-    format!("<{iri}>")
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    plain.then(|| (prefix.clone(), format!("{prefix}:{local}")))
+}
+
+/// `iri` compacted with `prefixes`, or `<iri>`.
+fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
+    compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, short)| short)
 }
 
 /// One domain/range check: caches of the store lookups it needs.

@@ -301,23 +301,6 @@ fn strip_fences(reply: &str) -> String {
     body.trim().to_owned()
 }
 
-/// `iri` as `prefix:local` when a prefix covers it with a plain local name.
-fn compact(iri: &str, prefixes: &[(String, String)]) -> Option<(String, String)> {
-    let (prefix, namespace) = prefixes
-        .iter()
-        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
-        .max_by_key(|(_, ns)| ns.len())?;
-    let local = &iri[namespace.len()..];
-    let plain = local
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        && local
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    plain.then(|| (prefix.clone(), format!("{prefix}:{local}")))
-}
-
 /// The ontology terms nearest to the question, best first, described in Turtle.
 async fn ontology_slice(
     store: &Store,
@@ -421,7 +404,7 @@ fn describe(
         }
     }
     let mut used = BTreeSet::new();
-    let mut name = |iri: &str| match compact(iri, prefixes) {
+    let mut name = |iri: &str| match kgfuse_graph::compact_iri(iri, prefixes) {
         Some((prefix, short)) => {
             used.insert(prefix);
             short
