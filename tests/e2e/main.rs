@@ -6,9 +6,12 @@
 mod harness;
 
 mod ask;
+mod browser;
 mod console;
 mod crash;
 mod eval;
+mod examples;
+mod http;
 mod ingest;
 mod load;
 mod mcp;

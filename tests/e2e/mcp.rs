@@ -12,19 +12,7 @@ const WAIT: Duration = Duration::from_secs(120);
 
 /// `k.cmd()` as a std command, so the child can be spawned with pipes.
 fn spawn_mcp(k: &Kgfuse) -> Child {
-    let cmd = k.cmd();
-    let mut std_cmd = std::process::Command::new(cmd.get_program());
-    std_cmd.args(cmd.get_args());
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => std_cmd.env(key, value),
-            None => std_cmd.env_remove(key),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        std_cmd.current_dir(dir);
-    }
-    std_cmd
+    k.std_cmd()
         .args(["mcp", "--offline"])
         .env("KGFUSE_LOG", "info")
         .stdin(Stdio::piped())

@@ -217,6 +217,11 @@ enum Command {
         #[arg(long)]
         offline: bool,
     },
+    /// Serve the store over HTTP: SPARQL 1.1 Protocol at /sparql, Graph Store
+    /// Protocol at /store, JSON API (POST /retrieve, POST /ask, GET /stats,
+    /// GET /health) and a web console at /. Read-only unless --allow-updates.
+    /// Prints the address it listens on; stops on Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
     /// Build derived indexes over what is in the store.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -582,6 +587,108 @@ fn language_model(offline: bool) -> Result<std::sync::Arc<dyn kgfuse::LanguageMo
     Ok(std::sync::Arc::new(kgfuse::RuleBased::default()))
 }
 
+/// `kgfuse serve` options.
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address and port to listen on (port 0 picks a free one). Anything but a
+    /// loopback address makes the store reachable from other machines.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    bind: std::net::SocketAddr,
+    /// Allow SPARQL Update and Graph Store writes to requests carrying
+    /// `Authorization: Bearer <token>`; the token (16+ characters) is read from
+    /// KGFUSE_HTTP_TOKEN.
+    #[arg(long)]
+    allow_updates: bool,
+    /// Largest request body in MiB.
+    #[arg(long, default_value_t = 10)]
+    max_body_mib: usize,
+    /// SPARQL queries are cancelled after this many seconds.
+    #[arg(long, default_value_t = 30)]
+    query_timeout: u64,
+    /// /retrieve and /ask are cancelled after this many seconds.
+    #[arg(long, default_value_t = 120)]
+    request_timeout: u64,
+    /// Most rows or triples a query returns (the response says when it was cut).
+    #[arg(long, default_value_t = 10_000)]
+    max_rows: usize,
+    /// Requests working on the store at once; others wait.
+    #[arg(long, default_value_t = 16)]
+    max_concurrent: usize,
+    /// Allow browser pages from this origin (e.g. http://localhost:3000) to call
+    /// the server (CORS); repeatable. Off by default.
+    #[arg(long = "cors-origin")]
+    cors_origins: Vec<String>,
+    /// Use the offline rule-based model even when an LLM is configured.
+    #[arg(long)]
+    offline: bool,
+}
+
+/// Runs the HTTP server until Ctrl-C or SIGTERM.
+async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
+    let update_token = if args.allow_updates {
+        let token = std::env::var(kgfuse_http::TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.trim().is_empty());
+        let Some(token) = token else {
+            bail!(
+                "--allow-updates needs a bearer token in {} (16 or more characters)",
+                kgfuse_http::TOKEN_ENV
+            );
+        };
+        Some(token)
+    } else {
+        None
+    };
+    let config = kgfuse_http::ServerConfig {
+        bind: args.bind,
+        max_body_bytes: args.max_body_mib.saturating_mul(1024 * 1024),
+        query_timeout: Duration::from_secs(args.query_timeout),
+        request_timeout: Duration::from_secs(args.request_timeout),
+        max_rows: args.max_rows,
+        max_concurrent: args.max_concurrent,
+        update_token,
+        cors_origins: args.cors_origins,
+    };
+    let server = kgfuse_http::Server::bind(engine, config).await?;
+    let addr = server.local_addr()?;
+    // The address on stdout (scripts and tests read it: the port may be chosen);
+    // everything else goes to stderr.
+    println!("listening on http://{addr}");
+    std::io::stdout().flush()?;
+    eprintln!("kgfuse serve: console http://{addr}/ , SPARQL http://{addr}/sparql ; Ctrl-C stops");
+    server.run(shutdown_signal()).await?;
+    eprintln!("kgfuse serve: stopped");
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
 async fn open(data: &Path) -> Result<Engine> {
     Ok(Engine::open_with_progress(data, &TerminalProgress::new()).await?)
 }
@@ -864,6 +971,12 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp { offline } => {
             let engine = open(&cli.data).await?.with_model(language_model(offline)?);
             kgfuse_mcp::serve_stdio(engine).await?;
+        }
+        Command::Serve(args) => {
+            let engine = open(&cli.data)
+                .await?
+                .with_model(language_model(args.offline)?);
+            serve(engine, args).await?;
         }
         Command::Index(IndexCommand::Cases {
             package_coverage,

@@ -41,6 +41,12 @@ pub enum GraphError {
     /// A SPARQL query or update does not parse.
     #[error("SPARQL syntax error: {0}")]
     Syntax(String),
+    /// A read-only entry point was given a SPARQL Update.
+    #[error(
+        "read-only: SPARQL Update (INSERT, DELETE, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD) \
+         is refused here; send a SELECT, ASK, CONSTRUCT or DESCRIBE query"
+    )]
+    UpdateRefused,
     /// A SPARQL query or update failed while running.
     #[error("SPARQL evaluation failed: {0}")]
     Evaluation(String),

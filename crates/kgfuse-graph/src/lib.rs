@@ -23,6 +23,7 @@
 mod error;
 mod format;
 mod load;
+mod read_only;
 mod scan;
 mod sources;
 mod sparql;
@@ -37,6 +38,7 @@ pub use load::{
 pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
 pub use oxigraph::model;
+pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update, limit_solutions, with_dataset};
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
@@ -102,6 +104,17 @@ impl Graph {
         Ok(self.store.is_empty()?)
     }
 
+    /// Whether the named graph `graph` holds at least one triple.
+    pub fn contains_graph(&self, graph: &model::NamedNode) -> Result<bool, GraphError> {
+        let graph = model::GraphNameRef::NamedNode(graph.as_ref());
+        Ok(self
+            .store
+            .quads_for_pattern(None, None, None, Some(graph))
+            .next()
+            .transpose()?
+            .is_some())
+    }
+
     /// Removes every quad of a named graph and the graph itself.
     pub fn drop_graph(&self, graph: &model::NamedNode) -> Result<(), GraphError> {
         self.store.remove_named_graph(graph)?;
@@ -140,7 +153,7 @@ mod ontology_tests {
         let plan = graph
             .plan_load(&LoadRequest {
                 sources: vec![path.as_path().into()],
-                graph: None,
+                ..LoadRequest::default()
             })
             .expect("plan");
         graph

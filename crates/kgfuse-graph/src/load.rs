@@ -46,6 +46,9 @@ pub struct LoadRequest {
     /// Put every triple in this graph (added to what it holds) instead of one graph
     /// per file.
     pub graph: Option<NamedNode>,
+    /// With `graph`: replace what the graph holds instead of adding to it, in one
+    /// transaction (the Graph Store Protocol's PUT).
+    pub replace: bool,
 }
 
 /// What will happen to one file.
@@ -254,6 +257,11 @@ impl Graph {
     /// unchanged or replaces its graph. Reads each file once to hash it.
     pub fn plan_load(&self, request: &LoadRequest) -> Result<LoadPlan, GraphError> {
         let own_graphs = request.graph.is_none();
+        if request.replace && (own_graphs || request.sources.len() != 1) {
+            return Err(GraphError::Usage(
+                "replacing a graph takes exactly one file and a target graph".into(),
+            ));
+        }
         let mut files = Vec::with_capacity(request.sources.len());
         for source in &request.sources {
             let format = match source.format {
@@ -263,6 +271,9 @@ impl Graph {
             let content_hash = hash_file(&source.path)?;
             let base = file_graph_iri(&source.path)?;
             let (graph, action) = match &request.graph {
+                Some(graph) if request.replace && self.store.contains_named_graph(graph)? => {
+                    (graph.clone(), LoadAction::Replace)
+                }
                 Some(graph) => (graph.clone(), LoadAction::Insert),
                 None => {
                     let graph = base.clone();
@@ -358,8 +369,11 @@ impl Graph {
             for (file, quads) in &replacements {
                 transaction.clear_graph(&file.graph)?;
                 transaction.extend(quads.iter());
-                transaction.extend(file_metadata(file).iter());
-                let count = quads.len() as u64 + 3;
+                let mut count = quads.len() as u64;
+                if plan.own_graphs {
+                    transaction.extend(file_metadata(file).iter());
+                    count += 3;
+                }
                 report.quads += count;
                 report
                     .files
@@ -401,6 +415,7 @@ mod tests {
                 })
                 .collect(),
             graph: None,
+            replace: false,
         }
     }
 
@@ -483,5 +498,55 @@ mod tests {
             .expect("load");
         assert_eq!(report.quads, 4, "no metadata quads with an explicit graph");
         assert_eq!(graph.len().expect("len"), 4);
+    }
+
+    #[test]
+    fn replace_swaps_a_target_graph_and_leaves_the_others() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = write(dir.path(), "first.ttl", "<urn:a> <urn:p> 1 , 2 .\n");
+        let second = write(dir.path(), "second.ttl", "<urn:b> <urn:p> 3 .\n");
+        let other = write(dir.path(), "other.ttl", "<urn:c> <urn:p> 4 .\n");
+        let graph = Graph::in_memory().expect("store");
+        let target = NamedNode::new("urn:target").expect("iri");
+        let mut req = request(&[&other]);
+        req.graph = Some(NamedNode::new("urn:other").expect("iri"));
+        load_request(&graph, &req);
+        let mut req = request(&[&first]);
+        req.graph = Some(target.clone());
+        req.replace = true;
+        load_request(&graph, &req);
+        assert_eq!(
+            graph.len().expect("len"),
+            3,
+            "into an absent graph: inserted"
+        );
+        let mut req = request(&[&second]);
+        req.graph = Some(target.clone());
+        req.replace = true;
+        let plan = graph.plan_load(&req).expect("plan");
+        assert_eq!(plan.replaced_graphs().collect::<Vec<_>>(), vec![&target]);
+        load_request(&graph, &req);
+        assert_eq!(graph.len().expect("len"), 2, "urn:a's two triples are gone");
+
+        let mut two_files = request(&[&first, &second]);
+        two_files.graph = Some(target.clone());
+        two_files.replace = true;
+        assert!(matches!(
+            graph.plan_load(&two_files),
+            Err(GraphError::Usage(_))
+        ));
+        let mut no_target = request(&[&first]);
+        no_target.replace = true;
+        assert!(matches!(
+            graph.plan_load(&no_target),
+            Err(GraphError::Usage(_))
+        ));
+    }
+
+    fn load_request(graph: &Graph, request: &LoadRequest) {
+        let plan = graph.plan_load(request).expect("plan");
+        graph
+            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .expect("load");
     }
 }

@@ -256,7 +256,7 @@ impl Drop for Deadline {
     }
 }
 
-fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError> {
+pub(crate) fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError> {
     let mut parser = SparqlParser::new();
     for (prefix, iri) in &options.prefixes {
         parser = parser

@@ -439,24 +439,15 @@ impl ServerHandler for KgfuseMcp {
 
 /// A strategy by name, or an invalid-params error listing the valid names.
 fn strategy(name: &str) -> Result<Strategy, ErrorData> {
-    Ok(match name.trim().to_ascii_lowercase().as_str() {
-        "auto" => Strategy::Auto,
-        "flat" => Strategy::Flat,
-        "hybrid" => Strategy::Hybrid,
-        "unified" => Strategy::Unified,
-        "domain" => Strategy::Domain,
-        "paths" => Strategy::Paths,
-        "neighborhood" | "neighbourhood" => Strategy::Neighborhood,
-        _ => {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown strategy '{}'; valid strategies: {}",
-                    one_line(name),
-                    STRATEGIES.join(", ")
-                ),
-                None,
-            ));
-        }
+    Strategy::from_name(name).ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!(
+                "unknown strategy '{}'; valid strategies: {}",
+                one_line(name),
+                STRATEGIES.join(", ")
+            ),
+            None,
+        )
     })
 }
 

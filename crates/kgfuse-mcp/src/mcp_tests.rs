@@ -7,7 +7,6 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{QuitReason, RunningService};
 use rmcp::{RoleClient, ServiceError};
 use serde_json::{Value, json};
-use spargebra::algebra::GraphPattern;
 use std::path::{Path, PathBuf};
 
 const CAN: &str = "https://w3id.org/kgfuse/fixtures/can-sdk/";
@@ -601,42 +600,6 @@ fn mcp_strategy_names_are_the_cli_ones() {
         error
             .message
             .contains("auto, flat, hybrid, unified, domain, paths, neighborhood")
-    );
-}
-
-#[test]
-fn mcp_sparql_updates_are_recognised_and_queries_bounded() {
-    let prefixes = vec![("ex".to_owned(), "urn:ex:".to_owned())];
-    assert!(sparql::is_update(
-        "INSERT DATA { <urn:a> <urn:b> <urn:c> }",
-        &prefixes
-    ));
-    assert!(sparql::is_update("DELETE WHERE { ?s ex:p ?o }", &prefixes));
-    assert!(sparql::is_update("CLEAR ALL", &prefixes));
-    assert!(!sparql::is_update("SELECT * WHERE { ?s ?p ?o }", &prefixes));
-    let query = spargebra::SparqlParser::new()
-        .parse_query("SELECT ?s WHERE { ?s ?p ?o } LIMIT 5000")
-        .expect("query");
-    let spargebra::Query::Select { pattern, .. } = sparql::bounded(query) else {
-        panic!("a SELECT stays a SELECT");
-    };
-    let GraphPattern::Slice {
-        inner,
-        start: 0,
-        length: Some(1001),
-    } = pattern
-    else {
-        panic!("not cut at 1001: {pattern:?}");
-    };
-    assert!(
-        matches!(
-            *inner,
-            GraphPattern::Slice {
-                length: Some(5000),
-                ..
-            }
-        ),
-        "the query's own LIMIT stays inside: {inner:?}"
     );
 }
 

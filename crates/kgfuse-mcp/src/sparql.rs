@@ -1,10 +1,8 @@
 //! `sparql_query`: read-only SPARQL with a timeout and a row limit.
 
 use kgfuse::model::{Term, Triple};
-use kgfuse::{Engine, QueryOutcome};
+use kgfuse::{Engine, LimitedOutcome, QueryOutcome, ReadOnlyOptions};
 use serde::Serialize;
-use spargebra::Query;
-use spargebra::algebra::GraphPattern;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -99,107 +97,32 @@ fn tail(out: &mut String, total: usize, truncated: bool) {
     }
 }
 
-/// Parses `text` as a query (an update does not parse as one and is refused),
-/// bounds it to [`SPARQL_MAX_ROWS`] + 1 solutions and runs it with
-/// [`SPARQL_TIMEOUT`]. Errors are one-line messages.
+/// Runs `text` read-only (updates refused) with [`SPARQL_TIMEOUT`], cut at
+/// [`SPARQL_MAX_ROWS`]. Errors are one-line messages.
 pub(crate) fn read_only(engine: &Engine, text: &str) -> Result<SparqlResult, String> {
-    let mut options = engine.query_options();
-    options.timeout = Some(SPARQL_TIMEOUT);
-    let query = match kgfuse_graph::parse_query(text, &options) {
-        Ok(query) => query,
-        Err(e) => {
-            return Err(if is_update(text, &options.prefixes) {
-                "sparql_query is read-only: SPARQL Update (INSERT, DELETE, LOAD, CLEAR, CREATE, \
-                 DROP, COPY, MOVE, ADD) is refused; send a SELECT, ASK, CONSTRUCT or DESCRIBE query"
-                    .to_owned()
-            } else {
-                e.to_string()
-            });
-        }
+    let limits = ReadOnlyOptions {
+        timeout: SPARQL_TIMEOUT,
+        max_rows: SPARQL_MAX_ROWS,
+        ..ReadOnlyOptions::default()
     };
-    let outcome = engine
-        .store()
-        .graph()
-        .query_algebra(bounded(query), &[], &options)
-        .map_err(|e| e.to_string())?;
+    let LimitedOutcome { outcome, truncated } = engine
+        .sparql_read_only(text, &limits)
+        .map_err(|e| format!("sparql_query: {e}"))?;
     Ok(match outcome {
         QueryOutcome::Boolean(boolean) => SparqlResult::Boolean { boolean },
-        QueryOutcome::Solutions { variables, rows } => {
-            let truncated = rows.len() > SPARQL_MAX_ROWS;
-            let rows = rows
-                .into_iter()
-                .take(SPARQL_MAX_ROWS)
+        QueryOutcome::Solutions { variables, rows } => SparqlResult::Solutions {
+            variables,
+            rows: rows
+                .iter()
                 .map(|row| row.iter().map(|cell| cell.as_ref().map(term)).collect())
-                .collect();
-            SparqlResult::Solutions {
-                variables,
-                rows,
-                truncated,
-            }
-        }
-        QueryOutcome::Graph(triples) => {
-            let truncated = triples.len() > SPARQL_MAX_ROWS;
-            SparqlResult::Graph {
-                triples: triples.iter().take(SPARQL_MAX_ROWS).map(triple).collect(),
-                truncated,
-            }
-        }
+                .collect(),
+            truncated,
+        },
+        QueryOutcome::Graph(triples) => SparqlResult::Graph {
+            triples: triples.iter().map(triple).collect(),
+            truncated,
+        },
     })
-}
-
-/// Whether `text` is a SPARQL Update (with the store's predeclared prefixes).
-pub(crate) fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
-    let mut parser = spargebra::SparqlParser::new();
-    for (prefix, iri) in prefixes {
-        parser = match parser.with_prefix(prefix, iri) {
-            Ok(with) => with,
-            Err(_) => return false,
-        };
-    }
-    parser.parse_update(text).is_ok()
-}
-
-/// The query with its WHERE solutions cut at one more than [`SPARQL_MAX_ROWS`], so
-/// a huge result is never materialised and a cut is detected. (CONSTRUCT and
-/// DESCRIBE are cut on solutions too; their triples are cut again afterwards.)
-pub(crate) fn bounded(query: Query) -> Query {
-    let slice = |pattern: GraphPattern| GraphPattern::Slice {
-        inner: Box::new(pattern),
-        start: 0,
-        length: Some(SPARQL_MAX_ROWS + 1),
-    };
-    match query {
-        Query::Select {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Select {
-            dataset,
-            pattern: slice(pattern),
-            base_iri,
-        },
-        Query::Construct {
-            template,
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Construct {
-            template,
-            dataset,
-            pattern: slice(pattern),
-            base_iri,
-        },
-        Query::Describe {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Describe {
-            dataset,
-            pattern: slice(pattern),
-            base_iri,
-        },
-        ask @ Query::Ask { .. } => ask,
-    }
 }
 
 /// A term in N-Triples syntax.

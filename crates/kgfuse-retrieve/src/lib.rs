@@ -81,6 +81,28 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order help texts list them.
+    pub const ALL: [Self; 7] = [
+        Self::Auto,
+        Self::Flat,
+        Self::Hybrid,
+        Self::Unified,
+        Self::Domain,
+        Self::Paths,
+        Self::Neighborhood,
+    ];
+
+    /// The strategy with this [`Strategy::name`] (any case; `neighbourhood` too).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        let name = if name == "neighbourhood" {
+            "neighborhood"
+        } else {
+            name.as_str()
+        };
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     /// Name used on the command line and in `FusedContext::strategy`.
     pub fn name(self) -> &'static str {
         match self {

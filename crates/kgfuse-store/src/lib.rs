@@ -131,6 +131,16 @@ pub struct Store {
     text_predicates: Arc<Vec<NamedNode>>,
     /// Prefixes learned from loads; starts as `config.prefixes`, grows as files load.
     prefixes: Arc<RwLock<BTreeMap<String, String>>>,
+    /// Held for the whole of each write: one write at a time per store, so writes
+    /// from tasks sharing clones (a server's handlers) never interleave their
+    /// journal entries or vector syncs. Reads never wait for it.
+    writer: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// What a write holds until it is done (see [`Store::begin_write`]).
+struct WriteGuard {
+    _scope: derived::WriteScope,
+    _lock: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl std::fmt::Debug for Store {
@@ -215,6 +225,17 @@ impl Store {
             embedding_spent: kgfuse_core::timing::TimeSpent::default(),
             derived: derived::Derived::default(),
             text_predicates: Arc::new(text_predicates),
+            writer: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// Waits for earlier writes to finish, then clears the derived values; the
+    /// guard is kept until this write is done.
+    async fn begin_write(&self) -> WriteGuard {
+        let lock = Arc::clone(&self.writer).lock_owned().await;
+        WriteGuard {
+            _scope: self.derived.write_scope(),
+            _lock: lock,
         }
     }
 
@@ -297,12 +318,24 @@ impl Store {
         graph: Option<NamedNode>,
         progress: &dyn Progress,
     ) -> Result<LoadSummary, StoreError> {
-        let _write = self.derived.write_scope();
         let request = LoadRequest {
             sources: sources.to_vec(),
             graph,
+            replace: false,
         };
-        let plan = self.graph.plan_load(&request)?;
+        self.load(&request, progress).await
+    }
+
+    /// Loads what `request` says (with `replace`, one file replaces the content of
+    /// its target graph: the Graph Store Protocol's PUT). Atomic against bad input.
+    pub async fn load(
+        &self,
+        request: &LoadRequest,
+        progress: &dyn Progress,
+    ) -> Result<LoadSummary, StoreError> {
+        let _write = self.begin_write().await;
+        let sources = &request.sources;
+        let plan = self.graph.plan_load(request)?;
         // Subjects whose text may change: text-bearing subjects of replaced graphs
         // (before) and of every parsed quad (after).
         let mut affected = BTreeSet::new();
@@ -374,7 +407,7 @@ impl Store {
         if sources.is_empty() && drop.is_empty() {
             return Ok(SyncReport::default());
         }
-        let _write = self.derived.write_scope();
+        let _write = self.begin_write().await;
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
@@ -409,7 +442,7 @@ impl Store {
         sparql: &str,
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
-        let _write = self.derived.write_scope();
+        let _write = self.begin_write().await;
         let journal = Journal::begin(
             &self.dir,
             "update",
@@ -426,7 +459,7 @@ impl Store {
 
     /// Brings every vector row in step with the graph (what `open` does after a crash).
     pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, StoreError> {
-        let _write = self.derived.write_scope();
+        let _write = self.begin_write().await;
         let journal = Journal::begin(&self.dir, "repair", "requested")?;
         let report = self.reconcile_all(progress).await?;
         journal.finish()?;

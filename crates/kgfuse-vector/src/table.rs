@@ -99,6 +99,10 @@ pub struct VectorStore {
     spent: kgfuse_core::timing::TimeSpent,
     /// Whether the vector column has an ANN index (searches then refine).
     indexed: Arc<std::sync::atomic::AtomicBool>,
+    /// Held while the full-text index is created or refreshed: concurrent searches
+    /// (a server's handlers) would otherwise race to commit the same index change,
+    /// and all but one would fail with a commit conflict.
+    text_index_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn schema(dimension: usize) -> SchemaRef {
@@ -149,6 +153,7 @@ impl VectorStore {
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
             indexed: Arc::default(),
+            text_index_lock: Arc::default(),
         })
     }
 
@@ -181,6 +186,7 @@ impl VectorStore {
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
             indexed: Arc::new(std::sync::atomic::AtomicBool::new(indexed)),
+            text_index_lock: Arc::default(),
         })
     }
 
@@ -484,8 +490,25 @@ impl VectorStore {
         Ok(hits)
     }
 
-    /// Creates the full-text index, or folds rows written since it was built into it.
+    /// Creates the full-text index, or folds rows written since it was built into
+    /// it. One refresh at a time per table handle; when a write from elsewhere
+    /// commits in between (a commit conflict), the state is read again and the
+    /// refresh retried a few times.
     async fn refresh_text_index(&self) -> Result<(), VectorError> {
+        let _one_at_a_time = self.text_index_lock.lock().await;
+        let mut attempt = 0;
+        loop {
+            match self.refresh_text_index_once().await {
+                Err(e) if is_commit_conflict(&e) && attempt < 3 => {
+                    attempt += 1;
+                    tracing::debug!("full-text index refresh conflicted, retrying: {e}");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn refresh_text_index_once(&self) -> Result<(), VectorError> {
         match self.table.index_stats(TEXT_INDEX).await? {
             None => {
                 self.table
@@ -503,6 +526,14 @@ impl VectorStore {
         }
         Ok(())
     }
+}
+
+/// Whether a LanceDB error is a commit that lost a race with another commit (Lance
+/// reports these as "commit conflict"; its error type is not re-exported by
+/// LanceDB, so the message is matched).
+fn is_commit_conflict(error: &VectorError) -> bool {
+    matches!(error, VectorError::Lance(lancedb::Error::Lance { source })
+        if source.to_string().to_ascii_lowercase().contains("commit conflict"))
 }
 
 /// Name of the full-text index on the `text` column.

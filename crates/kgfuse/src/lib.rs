@@ -16,7 +16,8 @@ pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{
-    QueryOptions, QueryOutcome, RdfFormat, RdfSource, ResultsFormat, format_from_name,
+    GraphError, LimitedOutcome, QueryOptions, QueryOutcome, RdfFormat, RdfSource, ReadOnlyOptions,
+    ResultsFormat, format_from_name,
 };
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{
@@ -31,8 +32,11 @@ pub use kgfuse_retrieve::{
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
 
+mod builder;
 mod describe;
 mod ingest;
+
+pub use builder::EngineBuilder;
 
 use kgfuse_store::Store;
 use std::path::Path;
@@ -90,11 +94,14 @@ impl EngineInit {
 
 /// A kgfuse data directory opened for use, with the language model its judgement
 /// steps call (the offline [`RuleBased`] unless [`Engine::with_model`] says
-/// otherwise). Cheap to clone; clones share the stores and the model.
+/// otherwise) and default retrieval and answering options. Made by
+/// [`Engine::open`], [`Engine::init`] or [`Engine::builder`]. `Send + Sync` and
+/// cheap to clone; clones share the stores, the model and the defaults.
 #[derive(Clone)]
 pub struct Engine {
     store: Store,
     model: Arc<dyn LanguageModel>,
+    defaults: Arc<builder::Defaults>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -131,6 +138,7 @@ impl Engine {
         Self {
             store,
             model: Arc::new(RuleBased::default()),
+            defaults: Arc::default(),
         }
     }
 
@@ -180,6 +188,42 @@ impl Engine {
         self.store.load_files(sources, graph, progress).await
     }
 
+    /// Loads one RDF source into the named graph `graph`: added to what the graph
+    /// holds, or replacing it when `replace` is set (the Graph Store Protocol's POST
+    /// and PUT), in one write with the vectors following. Relative IRIs in the source
+    /// resolve against its file's `file://` IRI.
+    pub async fn load_into_graph(
+        &self,
+        source: RdfSource,
+        graph: &str,
+        replace: bool,
+        progress: &dyn Progress,
+    ) -> Result<LoadSummary, Error> {
+        let request = kgfuse_graph::LoadRequest {
+            sources: vec![source],
+            graph: Some(named_graph(graph)?),
+            replace,
+        };
+        self.store.load(&request, progress).await
+    }
+
+    /// Whether the named graph `graph` holds at least one triple.
+    pub fn has_graph(&self, graph: &str) -> Result<bool, Error> {
+        Ok(self.store.graph().contains_graph(&named_graph(graph)?)?)
+    }
+
+    /// Removes the named graph `graph`; vector rows of nodes that lose their text
+    /// go too.
+    pub async fn drop_graph(
+        &self,
+        graph: &str,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, Error> {
+        self.store
+            .write_sources(&[], &[named_graph(graph)?], progress)
+            .await
+    }
+
     /// Runs a SPARQL query with the store's defaults.
     pub fn sparql(&self, query: &str) -> Result<QueryOutcome, Error> {
         self.sparql_with(query, &self.store.query_options())
@@ -202,6 +246,22 @@ impl Engine {
             .store
             .graph()
             .query_algebra(parsed, bindings, options)?)
+    }
+
+    /// Runs a query from a caller not trusted with writes (an agent tool, an HTTP
+    /// client): updates are refused, results are cut at `limits.max_rows`
+    /// (`truncated` says so), the query is cancelled after `limits.timeout`, and the
+    /// SPARQL Protocol's dataset, when given, replaces the query's own. Blocking:
+    /// call it from `spawn_blocking` in async code.
+    pub fn sparql_read_only(
+        &self,
+        query: &str,
+        limits: &ReadOnlyOptions,
+    ) -> Result<LimitedOutcome, Error> {
+        Ok(self
+            .store
+            .graph()
+            .query_read_only(query, &self.store.query_options(), limits)?)
     }
 
     /// Default query options of this store (prefixes, timeout, union default graph).
@@ -264,14 +324,18 @@ impl Engine {
     /// package, module, parameters, return type, siblings and dependencies, after
     /// package choice and the refinement gate. Cases are left to
     /// [`Engine::search_case_base`], which an agent calls when it wants examples.
+    /// Package and gate thresholds and exclusions come from
+    /// [`Engine::retrieve_options`].
     pub async fn search_domain_kg(&self, query: &str, top_t: usize) -> Result<FusedContext, Error> {
+        let defaults = self.retrieve_options();
         let options = RetrieveOptions {
             strategy: Strategy::Domain,
             top_k: top_t,
             domain: DomainOptions {
                 max_cases: 0,
-                ..DomainOptions::default()
+                ..defaults.domain
             },
+            exclude: defaults.exclude.clone(),
             ..RetrieveOptions::default()
         };
         self.retrieve(query, &options).await
@@ -319,6 +383,11 @@ impl Engine {
     pub fn dump(&self, writer: impl std::io::Write, format: RdfFormat) -> Result<(), Error> {
         Ok(self.store.graph().dump(writer, format)?)
     }
+}
+
+/// A graph name given by a caller, checked to be an absolute IRI.
+fn named_graph(graph: &str) -> Result<model::NamedNode, Error> {
+    model::NamedNode::new(graph).map_err(|e| Error::Invalid(format!("graph <{graph}>: {e}")))
 }
 
 fn retrieve_error(e: kgfuse_retrieve::RetrieveError) -> Error {

@@ -1,0 +1,88 @@
+//! Errors as HTTP responses: a status and a one-line message, never a backtrace.
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// A failed request: the status and the message the client sees.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+    /// Render as `{"error": message}` (the JSON API) instead of plain text (the
+    /// SPARQL and Graph Store protocols).
+    json: bool,
+}
+
+impl ApiError {
+    /// An error with a plain-text body.
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            json: false,
+        }
+    }
+
+    /// 400 Bad Request.
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// The same error with a JSON body.
+    pub(crate) fn into_json(mut self) -> Self {
+        self.json = true;
+        self
+    }
+
+    /// The HTTP status.
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl From<kgfuse::Error> for ApiError {
+    /// Input problems are 400, a query timeout 503; anything else is a 500 whose
+    /// details go to the server log, not to the client.
+    fn from(error: kgfuse::Error) -> Self {
+        use kgfuse::Error as E;
+        use kgfuse::GraphError as G;
+        let status = match &error {
+            E::Invalid(_) => StatusCode::BAD_REQUEST,
+            E::Graph(
+                G::Syntax(_)
+                | G::UpdateRefused
+                | G::Usage(_)
+                | G::Parse { .. }
+                | G::UnknownFormat(_),
+            ) => StatusCode::BAD_REQUEST,
+            E::Graph(G::Timeout(_)) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!("internal error: {error}");
+            return Self::new(status, "internal server error (details in the server log)");
+        }
+        Self::new(status, one_line(&error.to_string()))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.json {
+            let body = serde_json::json!({ "error": self.message });
+            return (self.status, axum::Json(body)).into_response();
+        }
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("{}\n", self.message),
+        )
+            .into_response()
+    }
+}
+
+/// Collapses whitespace runs (parser messages span lines) into single spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

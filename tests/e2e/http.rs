@@ -1,0 +1,913 @@
+//! `kgfuse serve`: the real binary on a loopback port, driven by curl (a SPARQL
+//! client nobody here wrote), by ureq for the JSON API, by many threads at once,
+//! and by clients that misbehave.
+
+use crate::harness::Kgfuse;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The update token the tests start servers with.
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// A `kgfuse serve` child on a free loopback port; stopped with SIGTERM on drop.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    /// Starts `kgfuse serve --bind 127.0.0.1:0 --offline EXTRA...` and waits for
+    /// the address it prints.
+    pub fn start(k: &Kgfuse, extra: &[&str]) -> Self {
+        let mut child = k
+            .std_cmd()
+            .args(["-v", "serve", "--bind", "127.0.0.1:0", "--offline"])
+            .args(extra)
+            .env("KGFUSE_HTTP_TOKEN", TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kgfuse serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        let err = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let mut all = sink
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("read the address");
+        let base = first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| {
+                panic!(
+                    "kgfuse serve did not print its address: {first:?}\nstderr: {}",
+                    stderr.lock().map(|s| s.clone()).unwrap_or_default()
+                )
+            })
+            .to_owned();
+        Self {
+            child,
+            base,
+            stderr,
+        }
+    }
+
+    /// `base` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// SIGTERM, then waits; panics unless the server exits cleanly within 30 s.
+    pub fn stop(mut self) {
+        terminate(&self.child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(
+                    status.success(),
+                    "kgfuse serve exited with {status}\n{}",
+                    self.log()
+                );
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kgfuse serve did not stop\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            terminate(&self.child);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn terminate(child: &Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+}
+
+/// A ureq agent that returns 4xx and 5xx responses instead of failing on them.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build(),
+    )
+}
+
+/// Status, content type and body of a response.
+pub fn read(mut response: ureq::http::Response<ureq::Body>) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(64 * 1024 * 1024)
+        .read_to_string()
+        .expect("body");
+    (status, content_type, body)
+}
+
+fn post_json(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let response = agent()
+        .post(server.url(path))
+        .send_json(body)
+        .expect("request");
+    let (status, _, text) = read(response);
+    let value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {text}"));
+    (status, value)
+}
+
+/// `curl` with arguments; returns (status, content type, body).
+fn curl(args: &[&str]) -> (u16, String, String) {
+    let output = Command::new("curl")
+        .args(["-sS", "-o", "-", "-w", "\n%{http_code} %{content_type}"])
+        .args(args)
+        .output()
+        .expect("curl must be installed (make deps installs it)");
+    assert!(
+        output.status.success(),
+        "curl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, meta) = text.rsplit_once('\n').expect("curl write-out line");
+    let (code, content_type) = meta.split_once(' ').unwrap_or((meta, ""));
+    (
+        code.parse().expect("status code"),
+        content_type.to_owned(),
+        body.to_owned(),
+    )
+}
+
+/// The policy fixture (documents, chunks, authorities) on top of the ontology.
+fn policy_store() -> Kgfuse {
+    let k = Kgfuse::hash();
+    k.load(&["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"]);
+    k
+}
+
+const CLASSES: &str =
+    "SELECT ?class ?label WHERE { ?class a owl:Class ; rdfs:label ?label } ORDER BY ?class LIMIT 5";
+
+#[test]
+fn http_sparql_protocol_speaks_every_results_format_to_curl() {
+    let k = policy_store();
+    let server = Server::start(&k, &[]);
+    let sparql = server.url("/sparql");
+
+    // GET with each results type, as curl sends it.
+    let (status, content_type, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={CLASSES}"),
+        "-H",
+        "Accept: application/sparql-results+json",
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/sparql-results+json")
+    );
+    let json: Value = serde_json::from_str(&body).expect("SPARQL JSON");
+    assert_eq!(json["head"]["vars"], json!(["class", "label"]));
+    assert_eq!(
+        json["results"]["bindings"].as_array().map(Vec::len),
+        Some(5)
+    );
+    assert_eq!(json["results"]["bindings"][0]["class"]["type"], "uri");
+
+    let (status, content_type, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={CLASSES}"),
+        "-H",
+        "Accept: application/sparql-results+xml",
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/sparql-results+xml")
+    );
+    assert!(
+        body.contains("<sparql") && body.contains("<variable name=\"class\""),
+        "{body}"
+    );
+    assert_eq!(body.matches("<result>").count(), 5, "{body}");
+
+    let (status, content_type, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={CLASSES}"),
+        "-H",
+        "Accept: text/csv",
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/csv; charset=utf-8")
+    );
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines[0], "class,label");
+    assert_eq!(lines.len(), 6, "{body}");
+
+    let (status, content_type, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={CLASSES}"),
+        "-H",
+        "Accept: text/tab-separated-values",
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/tab-separated-values; charset=utf-8")
+    );
+    assert!(body.starts_with("?class\t?label\n"), "{body}");
+    assert!(
+        body.lines().nth(1).is_some_and(|row| row.starts_with('<')),
+        "{body}"
+    );
+
+    // ASK, POST with application/sparql-query, POST as a form.
+    let (status, _, body) = curl(&[
+        "-X",
+        "POST",
+        &sparql,
+        "-H",
+        "Content-Type: application/sparql-query",
+        "-H",
+        "Accept: application/sparql-results+json",
+        "--data-binary",
+        "ASK { ?d a kgfuse:Document }",
+    ]);
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("json")["boolean"],
+        true
+    );
+    let (status, _, body) = curl(&[
+        &sparql,
+        "--data-urlencode",
+        "query=SELECT (COUNT(*) AS ?n) WHERE { ?d a kgfuse:Document }",
+        "-H",
+        "Accept: text/csv",
+    ]);
+    assert_eq!(status, 200);
+    let documents: u32 = body
+        .lines()
+        .nth(1)
+        .expect("a row")
+        .trim()
+        .parse()
+        .expect("a count");
+    assert!(documents >= 3, "{body}");
+
+    // CONSTRUCT as Turtle (the default) and N-Triples.
+    let construct = "CONSTRUCT { ?d rdfs:label ?l } WHERE { ?d a kgfuse:Document ; rdfs:label ?l }";
+    let (status, content_type, turtle) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={construct}"),
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "text/turtle; charset=utf-8")
+    );
+    assert!(turtle.contains("rdfs:label"), "{turtle}");
+    let (status, content_type, ntriples) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={construct}"),
+        "-H",
+        "Accept: application/n-triples",
+    ]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/n-triples")
+    );
+    assert_eq!(ntriples.lines().count() as u32, documents, "{ntriples}");
+    assert!(ntriples.lines().all(|l| l.ends_with(" .")), "{ntriples}");
+
+    // The protocol dataset: one graph as the default graph, FROM overridden.
+    let (_, _, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        "query=SELECT DISTINCT ?g WHERE { GRAPH ?g { ?d a kgfuse:Document } }",
+    ]);
+    let graph_of_file: Value = serde_json::from_str(&body).expect("json");
+    let graph = graph_of_file["results"]["bindings"][0]["g"]["value"]
+        .as_str()
+        .expect("the policy file's graph")
+        .to_owned();
+    let count = |extra: &[&str]| {
+        let mut args = vec![
+            "-G",
+            sparql.as_str(),
+            "--data-urlencode",
+            "query=SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
+            "-H",
+            "Accept: text/csv",
+        ];
+        args.extend_from_slice(extra);
+        let (status, _, body) = curl(&args);
+        assert_eq!(status, 200, "{body}");
+        body.lines()
+            .nth(1)
+            .expect("row")
+            .trim()
+            .parse::<u64>()
+            .expect("count")
+    };
+    let union = count(&[]);
+    let policy_only = count(&["--data-urlencode", &format!("default-graph-uri={graph}")]);
+    assert!(
+        policy_only > 0 && policy_only < union,
+        "{policy_only} of {union}"
+    );
+    let nothing = count(&["--data-urlencode", &format!("named-graph-uri={graph}")]);
+    assert_eq!(nothing, 0, "only a named graph: the default graph is empty");
+
+    // Errors: status codes and one-line messages.
+    let (status, _, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        "query=SELECT ?x WHERE { ?x ",
+    ]);
+    assert_eq!(status, 400);
+    assert!(body.starts_with("SPARQL syntax error"), "{body}");
+    assert_eq!(body.trim().lines().count(), 1, "{body}");
+    let (status, _, body) = curl(&[
+        "-G",
+        &sparql,
+        "--data-urlencode",
+        &format!("query={CLASSES}"),
+        "-H",
+        "Accept: image/png",
+    ]);
+    assert_eq!(status, 406, "{body}");
+    assert!(body.contains("text/csv"), "{body}");
+    let (status, _, _) = curl(&[
+        "-X",
+        "POST",
+        &sparql,
+        "-H",
+        "Content-Type: text/plain",
+        "--data-binary",
+        CLASSES,
+    ]);
+    assert_eq!(status, 415);
+    let (status, _, body) = curl(&[&sparql]);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("query"), "{body}");
+    let (status, _, _) = curl(&[&server.url("/no-such-thing")]);
+    assert_eq!(status, 404);
+    server.stop();
+}
+
+#[test]
+fn http_row_limit_and_updates_behind_the_flag_and_the_token() {
+    let k = policy_store();
+    // Read-only server: updates and Graph Store writes are refused, rows are cut.
+    let server = Server::start(&k, &["--max-rows", "3"]);
+    let insert = "INSERT DATA { GRAPH <urn:test:g> { <urn:test:zanzibar> rdfs:label \"Zanzibar teleporter\" } }";
+    let (status, _, body) = curl(&[
+        "-X",
+        "POST",
+        &server.url("/sparql"),
+        "-H",
+        "Content-Type: application/sparql-update",
+        "-H",
+        &format!("Authorization: Bearer {TOKEN}"),
+        "--data-binary",
+        insert,
+    ]);
+    assert_eq!(status, 403, "{body}");
+    let (status, _, _) = curl(&[
+        "-X",
+        "PUT",
+        &server.url("/store?graph=urn:test:g"),
+        "-H",
+        "Content-Type: text/turtle",
+        "--data-binary",
+        "<urn:a> <urn:b> <urn:c> .",
+    ]);
+    assert_eq!(status, 403);
+    let response = agent()
+        .get(server.url("/sparql"))
+        .query("query", "SELECT * WHERE { ?s ?p ?o }")
+        .call()
+        .expect("query");
+    let truncated = response
+        .headers()
+        .get(kgfuse_http::TRUNCATED_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let (status, _, body) = read(response);
+    assert_eq!((status, truncated.as_deref()), (200, Some("true")));
+    let json: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(
+        json["results"]["bindings"].as_array().map(Vec::len),
+        Some(3)
+    );
+    server.stop();
+
+    // With --allow-updates: only with the token.
+    let server = Server::start(&k, &["--allow-updates"]);
+    let update = |auth: Option<&str>| {
+        let mut args = vec![
+            "-X".to_owned(),
+            "POST".to_owned(),
+            server.url("/sparql"),
+            "-H".to_owned(),
+            "Content-Type: application/sparql-update".to_owned(),
+            "--data-binary".to_owned(),
+            insert.to_owned(),
+        ];
+        if let Some(auth) = auth {
+            args.extend(["-H".to_owned(), format!("Authorization: {auth}")]);
+        }
+        curl(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_eq!(update(None).0, 401);
+    assert_eq!(update(Some("Bearer wrong-token-0123456789")).0, 401);
+    assert_eq!(update(Some(&format!("Basic {TOKEN}"))).0, 401);
+    let (status, _, body) = update(Some(&format!("Bearer {TOKEN}")));
+    assert_eq!(status, 200, "{body}");
+    // The vectors followed the update: the new label is found by similarity.
+    let found = |question: &str| {
+        let (status, context) = post_json(
+            &server,
+            "/retrieve",
+            &json!({"question": question, "strategy": "flat", "top_k": 3}),
+        );
+        assert_eq!(status, 200, "{context}");
+        context["unstructured"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|hit| hit["iri"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(found("Zanzibar teleporter").contains(&"urn:test:zanzibar".to_owned()));
+
+    // Graph Store Protocol: PUT creates (201), GET reads, POST adds, PUT replaces,
+    // DELETE drops (then 404), each with the vectors in step.
+    let store = server.url("/store?graph=urn%3Atest%3Agsp");
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    let quokka = k.file(
+        "quokka.ttl",
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<urn:test:quokka> rdfs:label \"Quokka census bureau\" .\n",
+    );
+    let (status, _, body) = curl(&[
+        "-X",
+        "PUT",
+        &store,
+        "-H",
+        "Content-Type: text/turtle",
+        "-H",
+        &bearer,
+        "--data-binary",
+        &format!("@{quokka}"),
+    ]);
+    assert_eq!(status, 201, "{body}");
+    let (status, content_type, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
+    assert_eq!(
+        (status, content_type.as_str()),
+        (200, "application/n-triples")
+    );
+    assert_eq!(
+        body.trim(),
+        "<urn:test:quokka> <http://www.w3.org/2000/01/rdf-schema#label> \"Quokka census bureau\" ."
+    );
+    assert!(found("Quokka census bureau").contains(&"urn:test:quokka".to_owned()));
+    let (status, _, body) = curl(&[
+        "-X",
+        "POST",
+        &store,
+        "-H",
+        "Content-Type: application/n-triples",
+        "-H",
+        &bearer,
+        "--data-binary",
+        "<urn:test:wombat> <http://www.w3.org/2000/01/rdf-schema#label> \"Wombat tunnel registry\" .",
+    ]);
+    assert_eq!(status, 200, "{body}");
+    let (_, _, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
+    assert_eq!(body.trim().lines().count(), 2, "{body}");
+    let (status, _, body) = curl(&[
+        "-X",
+        "PUT",
+        &store,
+        "-H",
+        "Content-Type: application/n-triples",
+        "-H",
+        &bearer,
+        "--data-binary",
+        "<urn:test:wombat> <http://www.w3.org/2000/01/rdf-schema#label> \"Wombat tunnel registry\" .",
+    ]);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        !found("Quokka census bureau").contains(&"urn:test:quokka".to_owned()),
+        "replaced, vector gone"
+    );
+    let (status, _, _) = curl(&[
+        "-X",
+        "PUT",
+        &store,
+        "-H",
+        "Content-Type: text/turtle",
+        "-H",
+        &bearer,
+        "--data-binary",
+        "<urn:a> <urn:b> .",
+    ]);
+    assert_eq!(status, 400, "a body that does not parse");
+    let (_, _, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
+    assert_eq!(
+        body.trim().lines().count(),
+        1,
+        "the bad PUT changed nothing: {body}"
+    );
+    let (status, _, _) = curl(&["-X", "DELETE", &store, "-H", &bearer]);
+    assert_eq!(status, 200);
+    let (status, _, _) = curl(&[&store]);
+    assert_eq!(status, 404);
+    let (status, _, _) = curl(&["-X", "DELETE", &store, "-H", &bearer]);
+    assert_eq!(status, 404);
+    assert!(!found("Wombat tunnel registry").contains(&"urn:test:wombat".to_owned()));
+    let uploads = k.data().join("uploads");
+    assert!(
+        std::fs::read_dir(&uploads).map_or(true, |mut d| d.next().is_none()),
+        "uploads are removed after loading"
+    );
+    server.stop();
+    k.assert_consistent();
+}
+
+#[test]
+fn http_json_api_retrieves_answers_and_refuses_malformed_bodies() {
+    let k = policy_store();
+    let server = Server::start(&k, &["--max-body-mib", "1"]);
+    let (status, context) = post_json(
+        &server,
+        "/retrieve",
+        &json!({"question": "How many days per week can employees work remotely?", "strategy": "hybrid", "top_k": 4}),
+    );
+    assert_eq!(status, 200, "{context}");
+    assert_eq!(context["strategy"], "hybrid");
+    let hits = context["unstructured"].as_array().expect("unstructured");
+    assert!(!hits.is_empty() && hits.len() <= 4, "{context}");
+    assert!(
+        hits.iter().any(|h| h["source"]["chunk_id"]
+            .as_str()
+            .is_some_and(|c| c.contains("remote"))),
+        "{context}"
+    );
+
+    let (status, answer) = post_json(
+        &server,
+        "/ask",
+        &json!({"question": "How many days per week can employees work remotely under the current handbook?"}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["status"], "answered", "{answer}");
+    assert!(
+        answer["citations"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty()),
+        "{answer}"
+    );
+
+    let (status, stats) = {
+        let (status, _, body) = read(agent().get(server.url("/stats")).call().expect("stats"));
+        (status, serde_json::from_str::<Value>(&body).expect("json"))
+    };
+    assert_eq!(status, 200);
+    assert!(
+        stats["triples"].as_u64().is_some_and(|t| t > 100),
+        "{stats}"
+    );
+    assert_eq!(stats["embedder"], "hash");
+    let (status, _, body) = read(agent().get(server.url("/health")).call().expect("health"));
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("json")["status"],
+        "ok"
+    );
+    let (status, _, body) = read(
+        agent()
+            .get(server.url("/prefixes"))
+            .call()
+            .expect("prefixes"),
+    );
+    assert_eq!(status, 200);
+    assert!(serde_json::from_str::<Value>(&body).expect("json")["prefixes"]["kgfuse"].is_string());
+
+    // Malformed requests: 400 with a JSON error, and the server keeps serving.
+    for (body, content_type, expect) in [
+        ("{\"question\": ", "application/json", "EOF"),
+        ("{\"question\": 42}", "application/json", "question"),
+        (
+            "{\"query\": \"typo in the field name\"}",
+            "application/json",
+            "unknown field",
+        ),
+        (
+            "{\"question\": \"ok\", \"strategy\": \"psychic\"}",
+            "application/json",
+            "valid strategies",
+        ),
+        ("{\"question\": \"   \"}", "application/json", "empty"),
+        (
+            "{\"question\": \"ok\", \"top_k\": 0}",
+            "application/json",
+            "top_k",
+        ),
+        (
+            "question=hello",
+            "application/x-www-form-urlencoded",
+            "application/json",
+        ),
+    ] {
+        let response = agent()
+            .post(server.url("/retrieve"))
+            .header("Content-Type", content_type)
+            .send(body)
+            .expect("request");
+        let (status, _, text) = read(response);
+        assert_eq!(status, 400, "{body}: {text}");
+        let error: Value = serde_json::from_str(&text).expect("a JSON error");
+        assert!(
+            error["error"].as_str().is_some_and(|e| e.contains(expect)),
+            "{body}: {text}"
+        );
+    }
+    // Over the body limit: 413.
+    let huge = format!("{{\"question\": \"{}\"}}", "a".repeat(2 * 1024 * 1024));
+    let response = agent()
+        .post(server.url("/retrieve"))
+        .header("Content-Type", "application/json")
+        .send(huge.as_str())
+        .expect("request");
+    assert_eq!(read(response).0, 413);
+    let (status, _, _) = read(
+        agent()
+            .get(server.url("/health"))
+            .call()
+            .expect("still serving"),
+    );
+    assert_eq!(status, 200);
+    let log = server.log();
+    assert!(
+        log.contains("POST /retrieve 400"),
+        "requests are logged: {log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    server.stop();
+}
+
+#[test]
+fn http_clients_that_disconnect_mid_request_or_mid_result_do_not_hurt_the_server() {
+    let k = policy_store();
+    let server = Server::start(&k, &[]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let everything = "CONSTRUCT%20%7B%3Fs%20%3Fp%20%3Fo%7D%20WHERE%20%7B%3Fs%20%3Fp%20%3Fo%7D";
+    for _ in 0..20 {
+        // Ask for every triple, read the first bytes, hang up.
+        let mut stream = TcpStream::connect(&addr).expect("connect");
+        write!(
+            stream,
+            "GET /sparql?query={everything} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/n-triples\r\n\r\n"
+        )
+        .expect("send");
+        let mut first = [0u8; 256];
+        let read = stream.read(&mut first).expect("read the start");
+        assert!(
+            first[..read].starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&first[..read])
+        );
+        drop(stream);
+        // Promise a body and send half of it.
+        let mut stream = TcpStream::connect(&addr).expect("connect");
+        write!(
+            stream,
+            "POST /sparql HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/sparql-query\r\nContent-Length: 1000\r\n\r\nSELECT * WHERE"
+        )
+        .expect("send");
+        drop(stream);
+    }
+    // A body that is not even HTTP.
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream.write_all(b"\x00\x01garbage\r\n\r\n").expect("send");
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    assert!(
+        reply.is_empty() || reply.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
+
+    // Still serving, completely.
+    let response = agent()
+        .get(server.url("/sparql"))
+        .query("query", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+        .header("Accept", "application/n-triples")
+        .call()
+        .expect("query");
+    let (status, _, body) = read(response);
+    assert_eq!(status, 200);
+    let triples = body.lines().count();
+    let stats: Value = {
+        let (_, _, body) = read(agent().get(server.url("/stats")).call().expect("stats"));
+        serde_json::from_str(&body).expect("json")
+    };
+    assert_eq!(
+        Some(triples as u64),
+        stats["triples"].as_u64(),
+        "every triple, once"
+    );
+    server.stop();
+}
+
+#[test]
+fn http_fifty_clients_and_a_writer_for_twenty_seconds_then_check_passes() {
+    let k = policy_store();
+    let server = Arc::new(Server::start(&k, &["--allow-updates"]));
+    let stop = Arc::new(AtomicBool::new(false));
+    let requests = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    let questions = [
+        "How many days per week can employees work remotely?",
+        "Who approves parental leave?",
+        "What equipment does the company provide?",
+        "Can I use a VPN in a cafe?",
+    ];
+    let queries = [
+        "SELECT ?d ?l WHERE { ?d a kgfuse:Document ; rdfs:label ?l }",
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
+        "ASK { ?c a kgfuse:Chunk }",
+        "CONSTRUCT { ?c kgfuse:section ?s } WHERE { ?c kgfuse:section ?s } LIMIT 50",
+    ];
+    let mut clients = Vec::new();
+    for client in 0..50 {
+        let (server, stop, requests, failures) = (
+            Arc::clone(&server),
+            Arc::clone(&stop),
+            Arc::clone(&requests),
+            Arc::clone(&failures),
+        );
+        clients.push(std::thread::spawn(move || {
+            let agent = agent();
+            let mut turn: usize = client;
+            while !stop.load(Ordering::Relaxed) {
+                turn += 1;
+                let outcome = if turn.is_multiple_of(3) {
+                    agent
+                        .post(server.url("/retrieve"))
+                        .send_json(json!({"question": questions[turn % questions.len()], "strategy": if turn.is_multiple_of(2) { "hybrid" } else { "flat" }, "top_k": 5}))
+                } else {
+                    agent
+                        .get(server.url("/sparql"))
+                        .query("query", queries[turn % queries.len()])
+                        .call()
+                };
+                match outcome {
+                    Ok(response) => {
+                        let (status, _, body) = read(response);
+                        if status != 200 {
+                            failures.lock().expect("lock").push(format!("{status}: {body}"));
+                        }
+                    }
+                    Err(e) => failures.lock().expect("lock").push(e.to_string()),
+                }
+                requests.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    // One writer: replaces and adds graphs through the Graph Store Protocol.
+    let writer = {
+        let (server, stop, failures) = (
+            Arc::clone(&server),
+            Arc::clone(&stop),
+            Arc::clone(&failures),
+        );
+        std::thread::spawn(move || {
+            let agent = agent();
+            let mut writes = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let graph = format!("urn:test:load:{}", writes % 5);
+                let body = format!(
+                    "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+                     <urn:test:load:item{writes}> rdfs:label \"Load test item number {writes}\" ;\n\
+                         rdfs:comment \"Written while fifty clients read the store.\" ."
+                );
+                let method = if writes.is_multiple_of(2) {
+                    "PUT"
+                } else {
+                    "POST"
+                };
+                let request = ureq::http::Request::builder()
+                    .method(method)
+                    .uri(server.url(&format!("/store?graph={}", graph.replace(':', "%3A"))))
+                    .header("Content-Type", "text/turtle")
+                    .header("Authorization", format!("Bearer {TOKEN}"))
+                    .body(body)
+                    .expect("request");
+                match agent.run(request) {
+                    Ok(response) => {
+                        let (status, _, text) = read(response);
+                        if !(status == 200 || status == 201) {
+                            failures
+                                .lock()
+                                .expect("lock")
+                                .push(format!("write {status}: {text}"));
+                        }
+                    }
+                    Err(e) => failures.lock().expect("lock").push(format!("write: {e}")),
+                }
+                writes += 1;
+            }
+            writes
+        })
+    };
+    std::thread::sleep(Duration::from_secs(20));
+    stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        client.join().expect("client thread");
+    }
+    let writes = writer.join().expect("writer thread");
+    let failures = failures.lock().expect("lock").clone();
+    let requests = requests.load(Ordering::Relaxed);
+    eprintln!(
+        "load: {requests} reads and {writes} writes in 20 s, {} failures",
+        failures.len()
+    );
+    let errors: Vec<String> = server
+        .log()
+        .lines()
+        .filter(|line| line.contains("ERROR"))
+        .take(5)
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:?}\nserver errors: {errors:#?}",
+        failures.len(),
+        failures.first()
+    );
+    assert!(
+        requests >= 100 && writes >= 5,
+        "{requests} requests, {writes} writes"
+    );
+    let server = Arc::into_inner(server).expect("every client is done");
+    server.stop();
+    k.assert_consistent();
+}
