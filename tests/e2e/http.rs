@@ -412,6 +412,47 @@ fn http_sparql_protocol_speaks_every_results_format_to_curl() {
 }
 
 #[test]
+fn http_sparql_endpoint_works_with_sparqlwrapper_and_rdflib_from_pypi() {
+    let libraries = std::env::var_os("KGFUSE_PYTHON_TEST_DIR").map_or_else(
+        || {
+            std::env::home_dir()
+                .expect("a home directory")
+                .join(".cache/kgfuse/python-test")
+        },
+        std::path::PathBuf::from,
+    );
+    assert!(
+        libraries.join("SPARQLWrapper").is_dir() && libraries.join("rdflib").is_dir(),
+        "SPARQLWrapper and rdflib are not in {}: `make test` installs them (make test-deps)",
+        libraries.display()
+    );
+    let k = Kgfuse::hash();
+    k.load(&["ontology/kgfuse.ttl"]);
+    let server = Server::start(&k, &["--allow-updates"]);
+    let script = crate::harness::root().join("tests/interop/sparql_clients.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(&server.base)
+        .arg(TOKEN)
+        .env("PYTHONPATH", &libraries)
+        .output()
+        .expect("python3");
+    let report = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{report}");
+    assert!(
+        output.status.success() && report.contains("0 failed"),
+        "{report}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        report.matches("\nok ").count() + usize::from(report.starts_with("ok ")),
+        12,
+        "{report}"
+    );
+    server.stop();
+}
+
+#[test]
 fn http_row_limit_and_updates_behind_the_flag_and_the_token() {
     let k = policy_store();
     // Read-only server: updates and Graph Store writes are refused, rows are cut.

@@ -61,17 +61,17 @@ pub(crate) fn content_type(format: ResultsFormat) -> &'static str {
 }
 
 /// The format to send: `explicit` (a `format=` parameter: json, xml, csv, tsv,
-/// turtle, ntriples) when given and fitting the kind, else the offer the `Accept`
-/// header rates highest (ties go to the server's order; no header means the
-/// first offer). `None` means nothing acceptable: 406.
+/// turtle, ntriples) when it names one of these and fits the kind, else the offer
+/// the `Accept` header rates highest (ties go to the server's order; no header
+/// means the first offer). A name kgfuse does not know (`n3`, `rdf+xml`...) leaves
+/// the choice to `Accept`. `None` means nothing acceptable: 406.
 pub(crate) fn choose(
     kind: ResultKind,
     accept: Option<&str>,
     explicit: Option<&str>,
 ) -> Option<ResultsFormat> {
     let offers = kind.offers();
-    if let Some(name) = explicit {
-        let format = ResultsFormat::from_name(name)?;
+    if let Some(format) = explicit.and_then(ResultsFormat::from_name) {
         return offers.iter().any(|(_, f)| *f == format).then_some(format);
     }
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
@@ -181,6 +181,11 @@ mod tests {
             choose(Graph, Some("application/n-triples"), None),
             Some(ResultsFormat::NTriples)
         );
+        assert_eq!(
+            choose(Graph, Some("text/turtle"), Some("n3")),
+            Some(ResultsFormat::Turtle),
+            "an unknown name defers to Accept"
+        );
     }
 
     #[test]
@@ -212,6 +217,11 @@ mod tests {
         assert_eq!(
             choose(Graph, None, Some("nt")),
             Some(ResultsFormat::NTriples)
+        );
+        assert_eq!(
+            choose(Graph, Some("text/turtle"), Some("n3")),
+            Some(ResultsFormat::Turtle),
+            "an unknown name defers to Accept"
         );
     }
 }

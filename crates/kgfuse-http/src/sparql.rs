@@ -21,13 +21,14 @@ pub(crate) struct Params {
     update: Option<String>,
     default_graphs: Vec<String>,
     named_graphs: Vec<String>,
-    /// `format=` or `output=`: a results format by name, overriding `Accept`.
+    /// `format=` or `output=`: a results format by name, overriding `Accept` when
+    /// kgfuse knows the name.
     format: Option<String>,
 }
 
 impl Params {
-    /// Parses `application/x-www-form-urlencoded` text. `query`, `update` and
-    /// `format` may appear once; the graph parameters any number of times.
+    /// Parses `application/x-www-form-urlencoded` text. `query` and `update` may
+    /// appear once; the graph parameters any number of times.
     pub(crate) fn parse(encoded: &[u8]) -> Result<Self, ApiError> {
         let mut params = Self::default();
         for (name, value) in form_urlencoded::parse(encoded) {
@@ -44,7 +45,10 @@ impl Params {
             match name.as_ref() {
                 "query" => once(&mut params.query)?,
                 "update" => once(&mut params.update)?,
-                "format" | "output" => once(&mut params.format)?,
+                // Clients send both names (SPARQLWrapper does): the first one counts.
+                "format" | "output" => {
+                    params.format.get_or_insert(value);
+                }
                 "default-graph-uri" => params.default_graphs.push(value),
                 "named-graph-uri" => params.named_graphs.push(value),
                 "using-graph-uri" | "using-named-graph-uri" => {
