@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use kgfuse::{Answer, AskOptions, FusedContext, RetrieveOptions, StoreStats, Strategy};
+use kgfuse::{Answer, FusedContext, RetrieveOptions, StoreStats, Strategy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -92,7 +92,8 @@ pub(crate) async fn retrieve(
     payload: Result<Json<QuestionRequest>, JsonRejection>,
 ) -> Result<Json<FusedContext>, ApiError> {
     let request = body(payload).map_err(ApiError::into_json)?;
-    let mut options = RetrieveOptions::default();
+    // The engine's defaults (Engine::builder), with what the request says on top.
+    let mut options = state.engine.retrieve_options().clone();
     let question = request.apply(&mut options).map_err(ApiError::into_json)?;
     let _permit = state.permit().await.map_err(ApiError::into_json)?;
     let retrieval = state.engine.retrieve(&question, &options);
@@ -110,7 +111,7 @@ pub(crate) async fn ask(
     payload: Result<Json<QuestionRequest>, JsonRejection>,
 ) -> Result<Json<Answer>, ApiError> {
     let request = body(payload).map_err(ApiError::into_json)?;
-    let mut options = AskOptions::default();
+    let mut options = state.engine.ask_options().clone();
     let question = request
         .apply(&mut options.retrieve)
         .map_err(ApiError::into_json)?;
