@@ -182,6 +182,23 @@ fn curl(args: &[&str]) -> (u16, String, String) {
     )
 }
 
+/// `curl -G ENDPOINT --data-urlencode query=QUERY [-H "Accept: ACCEPT"] EXTRA...`.
+fn curl_query(
+    endpoint: &str,
+    query: &str,
+    accept: Option<&str>,
+    extra: &[&str],
+) -> (u16, String, String) {
+    let query = format!("query={query}");
+    let accept = accept.map(|a| format!("Accept: {a}"));
+    let mut args = vec!["-G", endpoint, "--data-urlencode", &query];
+    if let Some(accept) = &accept {
+        args.extend(["-H", accept]);
+    }
+    args.extend_from_slice(extra);
+    curl(&args)
+}
+
 /// The policy fixture (documents, chunks, authorities) on top of the ontology.
 fn policy_store() -> Kgfuse {
     let k = Kgfuse::hash();
@@ -199,76 +216,42 @@ fn http_sparql_protocol_speaks_every_results_format_to_curl() {
     let sparql = server.url("/sparql");
 
     // GET with each results type, as curl sends it.
-    let (status, content_type, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={CLASSES}"),
-        "-H",
-        "Accept: application/sparql-results+json",
-    ]);
-    assert_eq!(
-        (status, content_type.as_str()),
-        (200, "application/sparql-results+json")
-    );
-    let json: Value = serde_json::from_str(&body).expect("SPARQL JSON");
+    let mut bodies = Vec::new();
+    for (accept, content_type) in [
+        (
+            "application/sparql-results+json",
+            "application/sparql-results+json",
+        ),
+        (
+            "application/sparql-results+xml",
+            "application/sparql-results+xml",
+        ),
+        ("text/csv", "text/csv; charset=utf-8"),
+        (
+            "text/tab-separated-values",
+            "text/tab-separated-values; charset=utf-8",
+        ),
+    ] {
+        let (status, sent_as, body) = curl_query(&sparql, CLASSES, Some(accept), &[]);
+        assert_eq!((status, sent_as.as_str()), (200, content_type), "{body}");
+        bodies.push(body);
+    }
+    let [json, xml, csv, tsv] = &bodies[..] else {
+        unreachable!("four formats")
+    };
+    let json: Value = serde_json::from_str(json).expect("SPARQL JSON");
     assert_eq!(json["head"]["vars"], json!(["class", "label"]));
-    assert_eq!(
-        json["results"]["bindings"].as_array().map(Vec::len),
-        Some(5)
-    );
-    assert_eq!(json["results"]["bindings"][0]["class"]["type"], "uri");
-
-    let (status, content_type, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={CLASSES}"),
-        "-H",
-        "Accept: application/sparql-results+xml",
-    ]);
-    assert_eq!(
-        (status, content_type.as_str()),
-        (200, "application/sparql-results+xml")
-    );
+    let bindings = json["results"]["bindings"].as_array().expect("bindings");
+    assert_eq!(bindings.len(), 5);
+    assert_eq!(bindings[0]["class"]["type"], "uri");
+    assert!(xml.contains("<variable name=\"class\""), "{xml}");
+    assert_eq!(xml.matches("<result>").count(), 5, "{xml}");
+    assert_eq!(csv.lines().next(), Some("class,label"));
+    assert_eq!(csv.lines().count(), 6, "{csv}");
+    assert!(tsv.starts_with("?class\t?label\n"), "{tsv}");
     assert!(
-        body.contains("<sparql") && body.contains("<variable name=\"class\""),
-        "{body}"
-    );
-    assert_eq!(body.matches("<result>").count(), 5, "{body}");
-
-    let (status, content_type, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={CLASSES}"),
-        "-H",
-        "Accept: text/csv",
-    ]);
-    assert_eq!(
-        (status, content_type.as_str()),
-        (200, "text/csv; charset=utf-8")
-    );
-    let lines: Vec<&str> = body.lines().collect();
-    assert_eq!(lines[0], "class,label");
-    assert_eq!(lines.len(), 6, "{body}");
-
-    let (status, content_type, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={CLASSES}"),
-        "-H",
-        "Accept: text/tab-separated-values",
-    ]);
-    assert_eq!(
-        (status, content_type.as_str()),
-        (200, "text/tab-separated-values; charset=utf-8")
-    );
-    assert!(body.starts_with("?class\t?label\n"), "{body}");
-    assert!(
-        body.lines().nth(1).is_some_and(|row| row.starts_with('<')),
-        "{body}"
+        tsv.lines().nth(1).is_some_and(|row| row.starts_with('<')),
+        "{tsv}"
     );
 
     // ASK, POST with application/sparql-query, POST as a form.
@@ -307,25 +290,14 @@ fn http_sparql_protocol_speaks_every_results_format_to_curl() {
 
     // CONSTRUCT as Turtle (the default) and N-Triples.
     let construct = "CONSTRUCT { ?d rdfs:label ?l } WHERE { ?d a kgfuse:Document ; rdfs:label ?l }";
-    let (status, content_type, turtle) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={construct}"),
-    ]);
+    let (status, content_type, turtle) = curl_query(&sparql, construct, None, &[]);
     assert_eq!(
         (status, content_type.as_str()),
         (200, "text/turtle; charset=utf-8")
     );
     assert!(turtle.contains("rdfs:label"), "{turtle}");
-    let (status, content_type, ntriples) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={construct}"),
-        "-H",
-        "Accept: application/n-triples",
-    ]);
+    let (status, content_type, ntriples) =
+        curl_query(&sparql, construct, Some("application/n-triples"), &[]);
     assert_eq!(
         (status, content_type.as_str()),
         (200, "application/n-triples")
@@ -334,35 +306,19 @@ fn http_sparql_protocol_speaks_every_results_format_to_curl() {
     assert!(ntriples.lines().all(|l| l.ends_with(" .")), "{ntriples}");
 
     // The protocol dataset: one graph as the default graph, FROM overridden.
-    let (_, _, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        "query=SELECT DISTINCT ?g WHERE { GRAPH ?g { ?d a kgfuse:Document } }",
-    ]);
+    let graphs = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?d a kgfuse:Document } }";
+    let (_, _, body) = curl_query(&sparql, graphs, None, &[]);
     let graph_of_file: Value = serde_json::from_str(&body).expect("json");
     let graph = graph_of_file["results"]["bindings"][0]["g"]["value"]
         .as_str()
         .expect("the policy file's graph")
         .to_owned();
     let count = |extra: &[&str]| {
-        let mut args = vec![
-            "-G",
-            sparql.as_str(),
-            "--data-urlencode",
-            "query=SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
-            "-H",
-            "Accept: text/csv",
-        ];
-        args.extend_from_slice(extra);
-        let (status, _, body) = curl(&args);
+        let all = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }";
+        let (status, _, body) = curl_query(&sparql, all, Some("text/csv"), extra);
         assert_eq!(status, 200, "{body}");
-        body.lines()
-            .nth(1)
-            .expect("row")
-            .trim()
-            .parse::<u64>()
-            .expect("count")
+        let row = body.lines().nth(1).expect("a row");
+        row.trim().parse::<u64>().expect("a count")
     };
     let union = count(&[]);
     let policy_only = count(&["--data-urlencode", &format!("default-graph-uri={graph}")]);
@@ -374,23 +330,11 @@ fn http_sparql_protocol_speaks_every_results_format_to_curl() {
     assert_eq!(nothing, 0, "only a named graph: the default graph is empty");
 
     // Errors: status codes and one-line messages.
-    let (status, _, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        "query=SELECT ?x WHERE { ?x ",
-    ]);
+    let (status, _, body) = curl_query(&sparql, "SELECT ?x WHERE { ?x ", None, &[]);
     assert_eq!(status, 400);
     assert!(body.starts_with("SPARQL syntax error"), "{body}");
     assert_eq!(body.trim().lines().count(), 1, "{body}");
-    let (status, _, body) = curl(&[
-        "-G",
-        &sparql,
-        "--data-urlencode",
-        &format!("query={CLASSES}"),
-        "-H",
-        "Accept: image/png",
-    ]);
+    let (status, _, body) = curl_query(&sparql, CLASSES, Some("image/png"), &[]);
     assert_eq!(status, 406, "{body}");
     assert!(body.contains("text/csv"), "{body}");
     let (status, _, _) = curl(&[
@@ -542,86 +486,61 @@ fn http_row_limit_and_updates_behind_the_flag_and_the_token() {
     // DELETE drops (then 404), each with the vectors in step.
     let store = server.url("/store?graph=urn%3Atest%3Agsp");
     let bearer = format!("Authorization: Bearer {TOKEN}");
+    let write = |method: &str, content_type: &str, body: &str| {
+        let content_type = format!("Content-Type: {content_type}");
+        curl(&[
+            "-X",
+            method,
+            &store,
+            "-H",
+            &content_type,
+            "-H",
+            &bearer,
+            "--data-binary",
+            body,
+        ])
+        .0
+    };
+    let read_triples = || {
+        let (status, content_type, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
+        assert_eq!(
+            (status, content_type.as_str()),
+            (200, "application/n-triples")
+        );
+        body.trim().lines().map(str::to_owned).collect::<Vec<_>>()
+    };
     let quokka = k.file(
         "quokka.ttl",
-        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<urn:test:quokka> rdfs:label \"Quokka census bureau\" .\n",
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         <urn:test:quokka> rdfs:label \"Quokka census bureau\" .\n",
     );
-    let (status, _, body) = curl(&[
-        "-X",
-        "PUT",
-        &store,
-        "-H",
-        "Content-Type: text/turtle",
-        "-H",
-        &bearer,
-        "--data-binary",
-        &format!("@{quokka}"),
-    ]);
-    assert_eq!(status, 201, "{body}");
-    let (status, content_type, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
+    let wombat = "<urn:test:wombat> <http://www.w3.org/2000/01/rdf-schema#label> \"Wombat tunnel registry\" .";
+    assert_eq!(write("PUT", "text/turtle", &format!("@{quokka}")), 201);
     assert_eq!(
-        (status, content_type.as_str()),
-        (200, "application/n-triples")
-    );
-    assert_eq!(
-        body.trim(),
-        "<urn:test:quokka> <http://www.w3.org/2000/01/rdf-schema#label> \"Quokka census bureau\" ."
+        read_triples(),
+        [
+            "<urn:test:quokka> <http://www.w3.org/2000/01/rdf-schema#label> \"Quokka census bureau\" ."
+        ]
     );
     assert!(found("Quokka census bureau").contains(&"urn:test:quokka".to_owned()));
-    let (status, _, body) = curl(&[
-        "-X",
-        "POST",
-        &store,
-        "-H",
-        "Content-Type: application/n-triples",
-        "-H",
-        &bearer,
-        "--data-binary",
-        "<urn:test:wombat> <http://www.w3.org/2000/01/rdf-schema#label> \"Wombat tunnel registry\" .",
-    ]);
-    assert_eq!(status, 200, "{body}");
-    let (_, _, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
-    assert_eq!(body.trim().lines().count(), 2, "{body}");
-    let (status, _, body) = curl(&[
-        "-X",
-        "PUT",
-        &store,
-        "-H",
-        "Content-Type: application/n-triples",
-        "-H",
-        &bearer,
-        "--data-binary",
-        "<urn:test:wombat> <http://www.w3.org/2000/01/rdf-schema#label> \"Wombat tunnel registry\" .",
-    ]);
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(write("POST", "application/n-triples", wombat), 200);
+    assert_eq!(read_triples().len(), 2);
+    assert_eq!(write("PUT", "application/n-triples", wombat), 200);
+    assert_eq!(read_triples().len(), 1);
     assert!(
         !found("Quokka census bureau").contains(&"urn:test:quokka".to_owned()),
         "replaced, vector gone"
     );
-    let (status, _, _) = curl(&[
-        "-X",
-        "PUT",
-        &store,
-        "-H",
-        "Content-Type: text/turtle",
-        "-H",
-        &bearer,
-        "--data-binary",
-        "<urn:a> <urn:b> .",
-    ]);
-    assert_eq!(status, 400, "a body that does not parse");
-    let (_, _, body) = curl(&[&store, "-H", "Accept: application/n-triples"]);
     assert_eq!(
-        body.trim().lines().count(),
-        1,
-        "the bad PUT changed nothing: {body}"
+        write("PUT", "text/turtle", "<urn:a> <urn:b> ."),
+        400,
+        "a body that does not parse"
     );
-    let (status, _, _) = curl(&["-X", "DELETE", &store, "-H", &bearer]);
-    assert_eq!(status, 200);
-    let (status, _, _) = curl(&[&store]);
-    assert_eq!(status, 404);
-    let (status, _, _) = curl(&["-X", "DELETE", &store, "-H", &bearer]);
-    assert_eq!(status, 404);
+    assert_eq!(read_triples().len(), 1, "the bad PUT changed nothing");
+    assert_eq!(write("PUT", "application/n-quads", wombat), 415);
+    assert_eq!(curl(&["-X", "DELETE", &store, "-H", &bearer]).0, 200);
+    assert_eq!(curl(&[&store]).0, 404);
+    assert_eq!(curl(&["-X", "DELETE", &store, "-H", &bearer]).0, 404);
     assert!(!found("Wombat tunnel registry").contains(&"urn:test:wombat".to_owned()));
     let uploads = k.data().join("uploads");
     assert!(
