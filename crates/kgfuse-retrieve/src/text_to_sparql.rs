@@ -544,7 +544,7 @@ fn check_and_run(
         )));
     }
     query_options.timeout = Some(options.timeout);
-    let limited = with_row_limit(query.clone(), options.row_limit.saturating_add(1));
+    let limited = kgfuse_graph::limit_solutions(query.clone(), options.row_limit.saturating_add(1));
     let outcome = match store.graph().query_algebra(limited, &[], &query_options) {
         Ok(outcome) => outcome,
         Err(
@@ -593,27 +593,6 @@ fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
         };
     }
     parser.parse_update(text).is_ok()
-}
-
-/// A SELECT whose solutions are cut after `length` rows (an outer slice: the
-/// query's own LIMIT, if smaller, still applies).
-fn with_row_limit(query: spargebra::Query, length: usize) -> spargebra::Query {
-    match query {
-        spargebra::Query::Select {
-            dataset,
-            pattern,
-            base_iri,
-        } => spargebra::Query::Select {
-            dataset,
-            pattern: GraphPattern::Slice {
-                inner: Box::new(pattern),
-                start: 0,
-                length: Some(length),
-            },
-            base_iri,
-        },
-        other => other,
-    }
 }
 
 /// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.
