@@ -264,7 +264,9 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
         check.rows
     );
     println!(
-        "\nTry next:\n  kgfuse --data {0} console\n  kgfuse --data {0} sparql --file queries/classes.rq",
+        "\nTry next:\n  kgfuse --data {0} console\n  kgfuse --data {0} sparql --file queries/classes.rq\n  \
+         kgfuse --data {0} serve      (web console and SPARQL endpoint on http://127.0.0.1:7878/)\n  \
+         kgfuse --data {0} mcp        (tools for an MCP client, on stdin/stdout)",
         data.display()
     );
     Ok(())
