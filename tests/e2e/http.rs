@@ -524,7 +524,16 @@ fn http_row_limit_and_updates_behind_the_flag_and_the_token() {
     );
     assert!(found("Quokka census bureau").contains(&"urn:test:quokka".to_owned()));
     assert_eq!(write("POST", "application/n-triples", wombat), 200);
-    assert_eq!(read_triples().len(), 2);
+    assert_eq!(
+        write("POST", "text/turtle", "<#relative> <urn:test:p> \"r\" ."),
+        200
+    );
+    let triples = read_triples();
+    assert_eq!(triples.len(), 3);
+    assert!(
+        triples.contains(&"<urn:test:gsp#relative> <urn:test:p> \"r\" .".to_owned()),
+        "relative IRIs resolve against the graph: {triples:?}"
+    );
     assert_eq!(write("PUT", "application/n-triples", wombat), 200);
     assert_eq!(read_triples().len(), 1);
     assert!(

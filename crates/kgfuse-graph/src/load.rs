@@ -49,6 +49,9 @@ pub struct LoadRequest {
     /// With `graph`: replace what the graph holds instead of adding to it, in one
     /// transaction (the Graph Store Protocol's PUT).
     pub replace: bool,
+    /// The base for relative IRIs in every source; by default each file's own
+    /// `file://` IRI. (A Graph Store upload resolves against the graph it goes to.)
+    pub base_iri: Option<NamedNode>,
 }
 
 /// What will happen to one file.
@@ -71,7 +74,8 @@ pub struct PlannedFile {
     pub format: RdfFormat,
     /// Graph receiving the file's default-graph triples.
     pub graph: NamedNode,
-    /// The file's own `file://` IRI, the base for its relative IRIs.
+    /// The base for its relative IRIs: the request's `base_iri`, else the file's
+    /// own `file://` IRI.
     pub base: NamedNode,
     /// SHA-256 of the file bytes.
     pub content_hash: String,
@@ -269,14 +273,15 @@ impl Graph {
                 None => crate::format_from_path(&source.path)?,
             };
             let content_hash = hash_file(&source.path)?;
-            let base = file_graph_iri(&source.path)?;
+            let own_iri = file_graph_iri(&source.path)?;
+            let base = request.base_iri.clone().unwrap_or_else(|| own_iri.clone());
             let (graph, action) = match &request.graph {
                 Some(graph) if request.replace && self.store.contains_named_graph(graph)? => {
                     (graph.clone(), LoadAction::Replace)
                 }
                 Some(graph) => (graph.clone(), LoadAction::Insert),
                 None => {
-                    let graph = base.clone();
+                    let graph = own_iri;
                     let action = if !self.store.contains_named_graph(&graph)? {
                         LoadAction::Insert
                     } else if self.store.contains(QuadRef::new(
@@ -416,6 +421,7 @@ mod tests {
                 .collect(),
             graph: None,
             replace: false,
+            base_iri: None,
         }
     }
 
@@ -527,6 +533,23 @@ mod tests {
         assert_eq!(plan.replaced_graphs().collect::<Vec<_>>(), vec![&target]);
         load_request(&graph, &req);
         assert_eq!(graph.len().expect("len"), 2, "urn:a's two triples are gone");
+
+        let relative = write(dir.path(), "relative.ttl", "<#thing> <urn:p> <other> .\n");
+        let mut with_base = request(&[&relative]);
+        with_base.graph = Some(NamedNode::new("urn:based").expect("iri"));
+        with_base.base_iri = Some(NamedNode::new("http://example.org/graphs/g1").expect("iri"));
+        load_request(&graph, &with_base);
+        let based = graph
+            .query(
+                "ASK { <http://example.org/graphs/g1#thing> <urn:p> <http://example.org/graphs/other> }",
+                &crate::QueryOptions::default(),
+            )
+            .expect("ask");
+        assert_eq!(
+            based,
+            crate::QueryOutcome::Boolean(true),
+            "relative IRIs use the base"
+        );
 
         let mut two_files = request(&[&first, &second]);
         two_files.graph = Some(target.clone());

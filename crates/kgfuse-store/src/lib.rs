@@ -322,6 +322,7 @@ impl Store {
             sources: sources.to_vec(),
             graph,
             replace: false,
+            base_iri: None,
         };
         self.load(&request, progress).await
     }

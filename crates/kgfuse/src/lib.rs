@@ -191,7 +191,7 @@ impl Engine {
     /// Loads one RDF source into the named graph `graph`: added to what the graph
     /// holds, or replacing it when `replace` is set (the Graph Store Protocol's POST
     /// and PUT), in one write with the vectors following. Relative IRIs in the source
-    /// resolve against its file's `file://` IRI.
+    /// resolve against `graph`.
     pub async fn load_into_graph(
         &self,
         source: RdfSource,
@@ -199,10 +199,12 @@ impl Engine {
         replace: bool,
         progress: &dyn Progress,
     ) -> Result<LoadSummary, Error> {
+        let graph = named_graph(graph)?;
         let request = kgfuse_graph::LoadRequest {
             sources: vec![source],
-            graph: Some(named_graph(graph)?),
+            graph: Some(graph.clone()),
             replace,
+            base_iri: Some(graph),
         };
         self.store.load(&request, progress).await
     }
