@@ -4,8 +4,8 @@ mod sparql;
 mod text;
 
 use kgfuse::{
-    Answer, AnswerStatus, AskOptions, CaseInfo, Engine, EntityDescription, EntityStatus,
-    FusedContext, RetrieveOptions, Strategy, TraceStage,
+    Answer, AnswerStatus, CaseInfo, Engine, EntityDescription, EntityStatus, FusedContext,
+    RetrieveOptions, Strategy, TraceStage,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -312,10 +312,11 @@ impl KgfuseMcp {
         let query = required_text("query", &args.query)?;
         let strategy = strategy(&args.strategy)?;
         let top_k = in_range("top_k", args.top_k, 1, 50)?;
+        // The engine's defaults (Engine::builder), with the tool's arguments on top.
         let options = RetrieveOptions {
             strategy,
             top_k,
-            ..RetrieveOptions::default()
+            ..self.engine.retrieve_options().clone()
         };
         let started = Instant::now();
         let context: FusedContext = match self.engine.retrieve(query, &options).await {
@@ -416,7 +417,7 @@ impl KgfuseMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let question = required_text("question", &args.question)?;
         let started = Instant::now();
-        let answer: Answer = self.engine.ask(question, &AskOptions::default()).await;
+        let answer: Answer = self.engine.ask_default(question).await;
         done("ask", started, answer.citations.len());
         let summary = text::answer(&answer);
         let mut result = structured(&answer, summary)?;
