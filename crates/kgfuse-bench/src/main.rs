@@ -13,8 +13,13 @@
 //! Then it runs the 14 LUBM queries (`queries/lubm/`) on P, Q (union default graph)
 //! and K (`Engine::sparql`), and reports medians and the ratios K/Q (what the
 //! kgfuse layer costs on the same layout) and K/P (layer + layout).
+//!
+//! Other modes: `--ingest DIR` (code ingestion), `--retrieval N,...` (strategies
+//! on synthetic API graphs), `--peer RESULT.json` (the Python peer), `--http`
+//! (in-process vs `kgfuse serve` on loopback).
 #![allow(clippy::print_stdout)]
 
+mod http;
 mod ingest;
 mod peer;
 mod retrieval;
@@ -61,6 +66,10 @@ struct Args {
     /// The questions the peer ran (JSON list).
     #[arg(long, default_value = "bench/peer/questions.json")]
     peer_questions: PathBuf,
+    /// Measure what serving over HTTP costs on LUBM-1 (queries, retrieval,
+    /// throughput at 1/4/16 clients) instead of the LUBM comparison.
+    #[arg(long)]
+    http: bool,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -218,6 +227,13 @@ async fn main() -> Result<()> {
             format!("Q{i}"),
             std::fs::read_to_string(&path).with_context(|| path.display().to_string())?,
         ));
+    }
+
+    if args.http {
+        std::fs::create_dir_all(&scratch)?;
+        let result = http::run(&args.lubm, &queries, &scratch).await;
+        let _ = std::fs::remove_dir_all(&scratch);
+        return result;
     }
 
     for size in &args.sizes {
