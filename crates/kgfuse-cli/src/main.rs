@@ -600,13 +600,13 @@ struct ServeArgs {
     #[arg(long)]
     allow_updates: bool,
     /// Largest request body in MiB.
-    #[arg(long, default_value_t = 10)]
-    max_body_mib: usize,
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    max_body_mib: u64,
     /// SPARQL queries are cancelled after this many seconds.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     query_timeout: u64,
     /// /retrieve and /ask are cancelled after this many seconds.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     request_timeout: u64,
     /// Most rows or triples a query returns (the response says when it was cut).
     #[arg(long, default_value_t = 10_000)]
@@ -641,7 +641,8 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
     };
     let config = kgfuse_http::ServerConfig {
         bind: args.bind,
-        max_body_bytes: args.max_body_mib.saturating_mul(1024 * 1024),
+        max_body_bytes: usize::try_from(args.max_body_mib.saturating_mul(1024 * 1024))
+            .unwrap_or(usize::MAX),
         query_timeout: Duration::from_secs(args.query_timeout),
         request_timeout: Duration::from_secs(args.request_timeout),
         max_rows: args.max_rows,
