@@ -9,11 +9,9 @@
 //! 3. throughput of a short query from 1, 4 and 16 clients at once, in-process
 //!    (threads calling the engine) vs HTTP (threads with their own connections).
 
-use crate::{extract, median, ms};
+use crate::{extract, lubm_embedded, median, ms};
 use anyhow::{Context, Result, bail};
-use kgfuse::{
-    Engine, EngineInit, NoProgress, ReadOnlyOptions, RetrieveOptions, StoreConfig, Strategy,
-};
+use kgfuse::{Engine, NoProgress, ReadOnlyOptions, RetrieveOptions, Strategy};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,11 +37,7 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         bail!("{} not found", archive.display());
     }
     let files = extract(&archive, &scratch.join("data"))?;
-    let mut config = StoreConfig::new("hash", 384);
-    config
-        .text_predicates
-        .push("http://swat.cse.lehigh.edu/onto/univ-bench.owl#name".into());
-    let engine = Engine::init(scratch.join("store"), EngineInit::from_config(config)).await?;
+    let engine = Engine::init(scratch.join("store"), lubm_embedded()).await?;
     let loaded = engine.load(&files, None, &NoProgress).await?;
     let server_config = kgfuse_http::ServerConfig {
         bind: "127.0.0.1:0".parse()?,

@@ -160,6 +160,16 @@ fn count_kgfuse(engine: &Engine, query: &str) -> Result<usize> {
     })
 }
 
+/// A store that embeds LUBM's `ub:name` (hash embedder): variant E, and the
+/// `--http` store.
+fn lubm_embedded() -> EngineInit {
+    let mut config = StoreConfig::new("hash", 384);
+    config
+        .text_predicates
+        .push("http://swat.cse.lehigh.edu/onto/univ-bench.owl#name".into());
+    EngineInit::from_config(config)
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -256,11 +266,7 @@ async fn main() -> Result<()> {
         let k_time = start.elapsed();
 
         let start = Instant::now();
-        let mut config = StoreConfig::new("hash", 384);
-        config
-            .text_predicates
-            .push("http://swat.cse.lehigh.edu/onto/univ-bench.owl#name".into());
-        let embedded = Engine::init(root.join("e"), EngineInit::from_config(config)).await?;
+        let embedded = Engine::init(root.join("e"), lubm_embedded()).await?;
         let e_summary = embedded.load(&files, None, &NoProgress).await?;
         let e_time = start.elapsed();
 
