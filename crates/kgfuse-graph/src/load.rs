@@ -276,7 +276,7 @@ impl Graph {
             let own_iri = file_graph_iri(&source.path)?;
             let base = request.base_iri.clone().unwrap_or_else(|| own_iri.clone());
             let (graph, action) = match &request.graph {
-                Some(graph) if request.replace && self.store.contains_named_graph(graph)? => {
+                Some(graph) if request.replace && self.contains_graph(graph)? => {
                     (graph.clone(), LoadAction::Replace)
                 }
                 Some(graph) => (graph.clone(), LoadAction::Insert),

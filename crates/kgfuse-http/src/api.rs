@@ -48,14 +48,8 @@ impl QuestionRequest {
             )));
         }
         if let Some(name) = &self.strategy {
-            options.strategy = Strategy::from_name(name).ok_or_else(|| {
-                let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
-                ApiError::bad_request(format!(
-                    "unknown strategy '{}'; valid strategies: {}",
-                    one_line(name),
-                    names.join(", ")
-                ))
-            })?;
+            options.strategy = Strategy::from_name(name)
+                .map_err(|unknown| ApiError::bad_request(unknown.to_string()))?;
         }
         if let Some(top_k) = self.top_k {
             if !(1..=MAX_TOP_K).contains(&top_k) {

@@ -53,9 +53,6 @@ pub(crate) async fn get(
     let engine = state.engine.clone();
     let timeout = state.config.query_timeout;
     let read = tokio::task::spawn_blocking(move || {
-        if !engine.has_graph(graph.as_str())? {
-            return Ok(None);
-        }
         // A fixed query; the graph arrives as the protocol dataset, never as text.
         let limits = ReadOnlyOptions {
             timeout,
@@ -63,9 +60,12 @@ pub(crate) async fn get(
             default_graphs: vec![graph],
             named_graphs: Vec::new(),
         };
-        engine
-            .sparql_read_only("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &limits)
-            .map(Some)
+        let triples =
+            engine.sparql_read_only("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &limits)?;
+        // A graph exists while it holds triples (Engine::has_graph), so no triples
+        // means no graph.
+        let empty = matches!(&triples.outcome, kgfuse::QueryOutcome::Graph(t) if t.is_empty());
+        Ok::<_, kgfuse::Error>((!empty).then_some(triples))
     })
     .await
     .map_err(|e| {

@@ -19,17 +19,6 @@ use std::time::Instant;
 
 pub use sparql::{SPARQL_MAX_ROWS, SPARQL_TIMEOUT};
 
-/// The retrieval strategies `retrieve_context` accepts, by name.
-pub const STRATEGIES: [&str; 7] = [
-    "auto",
-    "flat",
-    "hybrid",
-    "unified",
-    "domain",
-    "paths",
-    "neighborhood",
-];
-
 /// Longest question or query text a tool accepts, in characters (SPARQL excepted).
 const MAX_TEXT_CHARS: usize = 10_000;
 
@@ -440,16 +429,8 @@ impl ServerHandler for KgfuseMcp {
 
 /// A strategy by name, or an invalid-params error listing the valid names.
 fn strategy(name: &str) -> Result<Strategy, ErrorData> {
-    Strategy::from_name(name).ok_or_else(|| {
-        ErrorData::invalid_params(
-            format!(
-                "unknown strategy '{}'; valid strategies: {}",
-                one_line(name),
-                STRATEGIES.join(", ")
-            ),
-            None,
-        )
-    })
+    Strategy::from_name(name)
+        .map_err(|unknown| ErrorData::invalid_params(unknown.to_string(), None))
 }
 
 /// A non-blank text argument of bounded length.

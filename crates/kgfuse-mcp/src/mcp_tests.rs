@@ -249,7 +249,7 @@ async fn mcp_tools_serve_an_in_process_client() {
         panic!("expected a JSON-RPC error, got {error}");
     };
     assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-    for name in STRATEGIES {
+    for name in Strategy::ALL.map(Strategy::name) {
         assert!(error.message.contains(name), "{}", error.message);
     }
     assert!(error.message.contains("bogus"));
@@ -589,7 +589,7 @@ async fn mcp_tools_serve_an_in_process_client() {
 
 #[test]
 fn mcp_strategy_names_are_the_cli_ones() {
-    for name in STRATEGIES {
+    for name in Strategy::ALL.map(Strategy::name) {
         let strategy = strategy(name).expect(name);
         assert_eq!(strategy.name(), name);
     }

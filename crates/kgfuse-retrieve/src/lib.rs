@@ -92,15 +92,19 @@ impl Strategy {
         Self::Neighborhood,
     ];
 
-    /// The strategy with this [`Strategy::name`] (any case; `neighbourhood` too).
-    pub fn from_name(name: &str) -> Option<Self> {
-        let name = name.trim().to_ascii_lowercase();
-        let name = if name == "neighbourhood" {
+    /// The strategy with this [`Strategy::name`] (any case; `neighbourhood` too),
+    /// or an error naming the valid ones.
+    pub fn from_name(name: &str) -> Result<Self, UnknownStrategy> {
+        let wanted = name.trim().to_ascii_lowercase();
+        let wanted = if wanted == "neighbourhood" {
             "neighborhood"
         } else {
-            name.as_str()
+            wanted.as_str()
         };
-        Self::ALL.into_iter().find(|s| s.name() == name)
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name() == wanted)
+            .ok_or_else(|| UnknownStrategy(name.split_whitespace().collect::<Vec<_>>().join(" ")))
     }
 
     /// Name used on the command line and in `FusedContext::strategy`.
@@ -116,6 +120,12 @@ impl Strategy {
         }
     }
 }
+
+/// A strategy name [`Strategy::from_name`] does not know; its message lists the
+/// valid names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown strategy '{0}'; valid strategies: {names}", names = Strategy::ALL.map(Strategy::name).join(", "))]
+pub struct UnknownStrategy(pub String);
 
 /// What to retrieve and how much.
 #[derive(Debug, Clone)]

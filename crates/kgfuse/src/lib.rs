@@ -27,7 +27,7 @@ pub use kgfuse_llm::{
 pub use kgfuse_retrieve::answer::AskOptions;
 pub use kgfuse_retrieve::{
     CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
-    RetrieveOptions, Strategy,
+    RetrieveOptions, Strategy, UnknownStrategy,
 };
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
 pub use kgfuse_vector::VectorHit;
