@@ -1,6 +1,7 @@
 //! Loading RDF: fixtures, atomicity on bad input, re-loading, dump.
 
 use crate::harness::{Kgfuse, root, turtle_files};
+use serde_json::Value;
 
 #[test]
 fn every_fixture_loads_and_check_passes() {
@@ -30,6 +31,29 @@ fn every_fixture_loads_and_check_passes() {
             "{class} missing: {classes}"
         );
     }
+
+    // Far below the automatic size, so no vector index until asked for one.
+    assert_eq!(stats["vector_index"], Value::Null);
+    let flat = |k: &Kgfuse| {
+        let context = k.json(&[
+            "retrieve",
+            "How do I decode a signal from a CAN frame?",
+            "--strategy",
+            "flat",
+            "--format",
+            "json",
+        ]);
+        context["unstructured"][0]["iri"].clone()
+    };
+    let before = flat(&k);
+    assert!(before.is_string(), "a hit without the index");
+    let index = k.json(&["index", "vectors", "--json"]);
+    assert_eq!(index["indexed_rows"].as_u64(), Some(rows), "{index}");
+    assert_eq!(index["unindexed_rows"].as_u64(), Some(0), "{index}");
+    assert_eq!(k.stats()["vector_index"], index);
+    assert!(k.ok(&["stats"]).contains("vector index IVF-PQ"));
+    assert_eq!(flat(&k), before, "the same best hit with the index");
+    k.assert_consistent();
 }
 
 #[test]
@@ -139,6 +163,8 @@ fn clear_errors_for_misuse() {
     assert!(stderr.contains("--format"), "{stderr}");
     let stderr = k.fails(&["load", "no/such/file.ttl"]);
     assert!(stderr.contains("no/such/file.ttl"), "{stderr}");
+    let stderr = k.fails(&["index", "vectors"]);
+    assert!(stderr.contains("vector table is empty"), "{stderr}");
 
     // A store whose recorded dimension no longer matches its table is refused.
     let config = k.data().join("kgfuse.toml");

@@ -7,10 +7,17 @@
 //! strategy answers the same 20 questions (after one warm-up pass) and the table
 //! reports p50/p95 latency, the ratio to `flat` measured in the same run, and where
 //! the time went: inside Oxigraph, inside LanceDB, embedding the question, and
-//! kgfuse's own code (the rest).
+//! kgfuse's own code (the rest). The store is made without its automatic vector
+//! index, so that table measures exact search; from 10,000 functions on, the
+//! IVF-PQ index is then built (its recall against exact search printed) and the
+//! strategies run again, with their latency against the exact run and the share
+//! of the exact run's retrieved items they still return.
 
 use anyhow::Result;
-use kgfuse::{CaseBaseOptions, Engine, EngineInit, NoProgress, RetrieveOptions, Strategy};
+use kgfuse::{
+    CaseBaseOptions, Engine, EngineInit, NoProgress, RetrieveOptions, Strategy, VectorIndexConfig,
+};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -113,13 +120,35 @@ pub(crate) async fn answer_all(
     questions: &[String],
     options: &RetrieveOptions,
 ) -> Result<Vec<Duration>> {
-    let mut times = Vec::with_capacity(questions.len());
+    Ok(answer_and_keep(engine, questions, options)
+        .await?
+        .into_iter()
+        .map(|(time, _)| time)
+        .collect())
+}
+
+/// Answers every question once; returns each answer's wall time and the IRIs of
+/// what it retrieved (text hits, functions, cases), in question order.
+async fn answer_and_keep(
+    engine: &Engine,
+    questions: &[String],
+    options: &RetrieveOptions,
+) -> Result<Vec<(Duration, BTreeSet<String>)>> {
+    let mut answers = Vec::with_capacity(questions.len());
     for question in questions {
         let start = Instant::now();
-        engine.retrieve(question, options).await?;
-        times.push(start.elapsed());
+        let context = engine.retrieve(question, options).await?;
+        let time = start.elapsed();
+        let items = context
+            .unstructured
+            .iter()
+            .map(|hit| hit.iri.clone())
+            .chain(context.functions.iter().map(|f| f.iri.clone()))
+            .chain(context.cases.iter().map(|c| c.iri.clone()))
+            .collect();
+        answers.push((time, items));
     }
-    Ok(times)
+    Ok(answers)
 }
 
 /// The `p` quantile of sorted durations, in milliseconds.
@@ -128,23 +157,73 @@ pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     kgfuse_eval::percentile(&ms, p)
 }
 
+const STRATEGIES: [Strategy; 6] = [
+    Strategy::Flat,
+    Strategy::Hybrid,
+    Strategy::Unified,
+    Strategy::Paths,
+    Strategy::Neighborhood,
+    Strategy::Domain,
+];
+
+/// One strategy's timed pass over the questions.
+struct StrategyRun {
+    strategy: Strategy,
+    /// Wall time per question, sorted.
+    times: Vec<Duration>,
+    /// Share of the time inside Oxigraph, LanceDB and embedding, in percent.
+    graph: f64,
+    vectors: f64,
+    embedding: f64,
+    /// What each question retrieved, in question order.
+    items: Vec<BTreeSet<String>>,
+}
+
+/// Every strategy answers every question twice (a warm-up pass, then the timed one).
+async fn time_strategies(engine: &Engine, questions: &[String]) -> Result<Vec<StrategyRun>> {
+    let mut runs = Vec::new();
+    for strategy in STRATEGIES {
+        let options = RetrieveOptions {
+            strategy,
+            top_k: 8,
+            ..RetrieveOptions::default()
+        };
+        answer_all(engine, questions, &options).await?; // warm-up
+        let before = engine.store().time_spent();
+        let answers = answer_and_keep(engine, questions, &options).await?;
+        let after = engine.store().time_spent();
+        let (mut times, items): (Vec<Duration>, Vec<BTreeSet<String>>) =
+            answers.into_iter().unzip();
+        let total: f64 = times.iter().map(Duration::as_secs_f64).sum();
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / total.max(f64::EPSILON);
+        times.sort();
+        runs.push(StrategyRun {
+            strategy,
+            times,
+            graph: share(after.graph - before.graph),
+            vectors: share(after.vectors - before.vectors),
+            embedding: share(after.embedding - before.embedding),
+            items,
+        });
+    }
+    Ok(runs)
+}
+
 /// Builds the synthetic store for each size and prints the latency table.
 pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
-    let strategies = [
-        Strategy::Flat,
-        Strategy::Hybrid,
-        Strategy::Unified,
-        Strategy::Paths,
-        Strategy::Neighborhood,
-        Strategy::Domain,
-    ];
     for &n in sizes {
         let dir = scratch.join(format!("retrieval-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(scratch)?;
         let file = scratch.join(format!("synthetic-{n}.ttl"));
         std::fs::write(&file, generate(n))?;
-        let engine = Engine::init(&dir, EngineInit::hash(384)).await?;
+        // No automatic vector index: the first table measures exact search, then
+        // the index is built and the strategies run again.
+        let init = EngineInit::hash(384).vector_index(VectorIndexConfig {
+            auto_build_rows: 0,
+            ..VectorIndexConfig::default()
+        });
+        let engine = Engine::init(&dir, init).await?;
         let start = Instant::now();
         engine.load(&[&file], None, &NoProgress).await?;
         println!(
@@ -166,31 +245,19 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
         );
         println!("|---|---|---|---|---|---|---|---|");
         let questions = questions();
-        let mut flat_p50 = None;
-        for strategy in strategies {
-            let options = RetrieveOptions {
-                strategy,
-                top_k: 8,
-                ..RetrieveOptions::default()
-            };
-            answer_all(&engine, &questions, &options).await?; // warm-up
-            let before = engine.store().time_spent();
-            let mut times = answer_all(&engine, &questions, &options).await?;
-            let after = engine.store().time_spent();
-            let total: f64 = times.iter().map(Duration::as_secs_f64).sum();
-            let share = |d: Duration| 100.0 * d.as_secs_f64() / total.max(f64::EPSILON);
-            let graph = share(after.graph - before.graph);
-            let vectors = share(after.vectors - before.vectors);
-            let embedding = share(after.embedding - before.embedding);
-            times.sort();
-            let p50 = percentile(&times, 0.5);
-            let base = *flat_p50.get_or_insert(p50);
+        let exact = time_strategies(&engine, &questions).await?;
+        let flat_p50 = percentile(&exact[0].times, 0.5);
+        for run in &exact {
+            let p50 = percentile(&run.times, 0.5);
             println!(
-                "| {} | {p50:.1} | {:.1} | {:.2}x | {graph:.0}% | {vectors:.0}% | {embedding:.0}% | {:.0}% |",
-                strategy.name(),
-                percentile(&times, 0.95),
-                p50 / base,
-                (100.0 - graph - vectors - embedding).max(0.0)
+                "| {} | {p50:.1} | {:.1} | {:.2}x | {:.0}% | {:.0}% | {:.0}% | {:.0}% |",
+                run.strategy.name(),
+                percentile(&run.times, 0.95),
+                p50 / flat_p50,
+                run.graph,
+                run.vectors,
+                run.embedding,
+                (100.0 - run.graph - run.vectors - run.embedding).max(0.0)
             );
         }
         println!(
@@ -201,10 +268,39 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
         scan_rate(&engine).await?;
         if n >= 10_000 {
             vector_index(&engine, &questions).await?;
+            with_index(&engine, &questions, &exact).await?;
         }
         drop(engine);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_file(&file);
+    }
+    Ok(())
+}
+
+/// The strategies again, now that the vector index exists: latency against the
+/// exact run above, and how much of what the exact run retrieved they still find.
+async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]) -> Result<()> {
+    println!("\nWith the IVF-PQ index (what a store of 50,000 rows or more builds by itself):\n");
+    println!("| strategy | p50 ms | p95 ms | p50 / exact p50 | LanceDB | same items as exact |");
+    println!("|---|---|---|---|---|---|");
+    let indexed = time_strategies(engine, questions).await?;
+    for (run, base) in indexed.iter().zip(exact) {
+        let (mut kept, mut wanted) = (0usize, 0usize);
+        for (now, before) in run.items.iter().zip(&base.items) {
+            wanted += before.len();
+            kept += before.intersection(now).count();
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let agreement = kept as f64 / wanted.max(1) as f64;
+        let p50 = percentile(&run.times, 0.5);
+        println!(
+            "| {} | {p50:.1} | {:.1} | {:.2}x | {:.0}% | {:.3} |",
+            run.strategy.name(),
+            percentile(&run.times, 0.95),
+            p50 / percentile(&base.times, 0.5),
+            run.vectors,
+            agreement
+        );
     }
     Ok(())
 }

@@ -320,6 +320,16 @@ enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The approximate nearest-neighbour index (IVF-PQ, cosine) over the vectors:
+    /// builds it, or rebuilds it with fresh partitions. Stores build it by
+    /// themselves once a write leaves `vector_index.auto_build_rows` rows
+    /// (kgfuse.toml, 50,000 by default) and fold new rows into it; this is for
+    /// smaller stores or to retrain it after large changes.
+    Vectors {
+        /// Print the index status as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -832,6 +842,13 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     "embedder     {} ({} dimensions)",
                     stats.embedder, stats.dimension
                 );
+                match stats.vector_index {
+                    Some(index) => println!(
+                        "vector index IVF-PQ, {} rows indexed, {} newer rows scanned exactly",
+                        index.indexed_rows, index.unindexed_rows
+                    ),
+                    None => println!("vector index none (every search scans all rows)"),
+                }
                 if !stats.nodes_by_class.is_empty() {
                     println!("nodes by class:");
                     for (class, n) in &stats.nodes_by_class {
@@ -1016,6 +1033,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     report.cases,
                     report.package_coverage * 100.0,
                     report.cluster_coverage * 100.0
+                );
+            }
+        }
+        Command::Index(IndexCommand::Vectors { json }) => {
+            let engine = open(&cli.data).await?;
+            let started = std::time::Instant::now();
+            let status = engine.build_vector_index(&progress).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                println!(
+                    "vector index: IVF-PQ over {} rows, built in {:.1} s",
+                    status.indexed_rows,
+                    started.elapsed().as_secs_f64()
                 );
             }
         }

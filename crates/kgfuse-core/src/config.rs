@@ -64,6 +64,45 @@ pub struct StoreConfig {
     /// Prefixes declared by loaded files, offered to queries and the console.
     #[serde(default)]
     pub prefixes: BTreeMap<String, String>,
+    /// When the approximate nearest-neighbour index over the vectors is built and
+    /// refreshed.
+    #[serde(default)]
+    pub vector_index: VectorIndexConfig,
+}
+
+/// When kgfuse builds and refreshes the IVF-PQ index over the vector column.
+///
+/// Below a few ten thousand rows an exact scan is fast (about 13 ms for 10,000 rows
+/// in the release profile) and needs no upkeep; at 100,000 rows it takes about
+/// 85 ms and the index answers in about 10 ms with the same top 10 (BENCHMARKS.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorIndexConfig {
+    /// Build the index when a write leaves at least this many vector rows and there
+    /// is none yet (0 = never automatically; `kgfuse index vectors` builds it on
+    /// demand).
+    #[serde(default = "default_auto_build_rows")]
+    pub auto_build_rows: usize,
+    /// Once an index exists, fold rows written since into it when they exceed this
+    /// share of the indexed rows (until then they are scanned exactly beside it).
+    #[serde(default = "default_refresh_share")]
+    pub refresh_share: f64,
+}
+
+fn default_auto_build_rows() -> usize {
+    50_000
+}
+
+fn default_refresh_share() -> f64 {
+    0.1
+}
+
+impl Default for VectorIndexConfig {
+    fn default() -> Self {
+        Self {
+            auto_build_rows: default_auto_build_rows(),
+            refresh_share: default_refresh_share(),
+        }
+    }
 }
 
 /// Which embedder a store uses and how to reach it.
@@ -158,6 +197,7 @@ impl StoreConfig {
             text_predicates: default_text_predicates(),
             sparql: SparqlConfig::default(),
             prefixes: BTreeMap::new(),
+            vector_index: VectorIndexConfig::default(),
         }
     }
 

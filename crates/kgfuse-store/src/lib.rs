@@ -26,8 +26,9 @@
 mod derived;
 mod journal;
 mod sync;
+mod vector_index;
 
-pub use kgfuse_vector::VectorHit;
+pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
 pub use sync::{CheckReport, SyncReport};
 
 use journal::Journal;
@@ -103,6 +104,9 @@ pub struct StoreStats {
     pub embedder: String,
     /// Vector dimension.
     pub dimension: usize,
+    /// How much of the vector table the approximate index covers (`null`: no index,
+    /// searches scan every row).
+    pub vector_index: Option<VectorIndexStatus>,
 }
 
 /// Cumulative wall time inside each external component (see [`Store::time_spent`]).
@@ -377,6 +381,7 @@ impl Store {
         let vectors = self.sync_subjects(&affected, progress).await?;
         self.remember_prefixes(&report.prefixes)?;
         journal.finish()?;
+        self.maintain_vector_index(progress).await;
         Ok(LoadSummary {
             files: report
                 .files
@@ -434,6 +439,7 @@ impl Store {
         let affected: Vec<String> = affected.into_iter().collect();
         let report = self.sync_subjects(&affected, progress).await?;
         journal.finish()?;
+        self.maintain_vector_index(progress).await;
         Ok(report)
     }
 
@@ -455,6 +461,7 @@ impl Store {
         }
         let report = self.reconcile_all(progress).await?;
         journal.finish()?;
+        self.maintain_vector_index(progress).await;
         Ok(report)
     }
 
@@ -464,6 +471,7 @@ impl Store {
         let journal = Journal::begin(&self.dir, "repair", "requested")?;
         let report = self.reconcile_all(progress).await?;
         journal.finish()?;
+        self.maintain_vector_index(progress).await;
         Ok(report)
     }
 
@@ -543,6 +551,7 @@ impl Store {
             vector_rows: self.vectors.len().await?,
             embedder: self.config.embedder.kind.clone(),
             dimension: self.config.embedder.dimension,
+            vector_index: self.vectors.vector_index_status().await?,
         })
     }
 

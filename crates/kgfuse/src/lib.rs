@@ -8,7 +8,7 @@ pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
-pub use kgfuse_core::config::{EmbedderConfig, StoreConfig};
+pub use kgfuse_core::config::{EmbedderConfig, StoreConfig, VectorIndexConfig};
 pub use kgfuse_core::context::{
     CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
 };
@@ -30,7 +30,7 @@ pub use kgfuse_retrieve::{
     RetrieveOptions, Strategy, UnknownStrategy,
 };
 pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
-pub use kgfuse_vector::VectorHit;
+pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
 
 mod builder;
 mod describe;
@@ -52,6 +52,14 @@ pub struct EngineInit {
 }
 
 impl EngineInit {
+    /// Sets when the vector index is built and refreshed (default: built once a
+    /// write leaves 50,000 rows; see [`VectorIndexConfig`]).
+    #[must_use]
+    pub fn vector_index(mut self, settings: VectorIndexConfig) -> Self {
+        self.config.vector_index = settings;
+        self
+    }
+
     /// The model-free hashing embedder with vectors of `dimension`.
     pub fn hash(dimension: usize) -> Self {
         Self {
@@ -374,6 +382,18 @@ impl Engine {
     /// Rewrites whatever vector rows disagree with the graph.
     pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, Error> {
         self.store.repair(progress).await
+    }
+
+    /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-PQ) over
+    /// the vectors now. Stores build it by themselves once a write leaves
+    /// `vector_index.auto_build_rows` rows (kgfuse.toml, 50,000 by default) and
+    /// keep it up to date; this is for smaller stores or to retrain it after large
+    /// changes.
+    pub async fn build_vector_index(
+        &self,
+        progress: &dyn Progress,
+    ) -> Result<VectorIndexStatus, Error> {
+        self.store.build_vector_index(progress).await
     }
 
     /// Sizes of both sides.
