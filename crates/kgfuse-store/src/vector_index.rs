@@ -190,6 +190,10 @@ mod tests {
             .expect("search");
         assert_eq!(hits[0].iri, "urn:thing:677");
         assert!(store.check().await.expect("check").is_ok());
+        // Replacing a file rewrites and deletes rows through the indexed iri column.
+        load("a.ttl", things(0, 100)).await;
+        assert_eq!(store.stats().await.expect("stats").vector_rows, 380);
+        assert!(store.check().await.expect("check").is_ok());
     }
 
     fn status(indexed_rows: usize, unindexed_rows: usize) -> Option<VectorIndexStatus> {

@@ -18,7 +18,7 @@ use lance_index::optimize::OptimizeOptions;
 use lance_index::scalar::FullTextSearchQuery;
 use lancedb::DistanceType;
 use lancedb::index::Index;
-use lancedb::index::scalar::FtsIndexBuilder;
+use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuilder};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use std::collections::HashMap;
@@ -480,6 +480,20 @@ impl VectorStore {
             .replace(true)
             .execute()
             .await?;
+        // Scalar indexes for the filters searches use: `iri IN (...)` (scoring given
+        // nodes, reading their vectors) and `kind = ...`.
+        self.table
+            .create_index(&["iri"], Index::BTree(BTreeIndexBuilder::default()))
+            .name(IRI_INDEX.to_owned())
+            .replace(true)
+            .execute()
+            .await?;
+        self.table
+            .create_index(&["kind"], Index::Bitmap(BitmapIndexBuilder::default()))
+            .name(KIND_INDEX.to_owned())
+            .replace(true)
+            .execute()
+            .await?;
         self.indexed
             .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(self
@@ -614,6 +628,10 @@ const TEXT_INDEX: &str = "text_idx";
 /// Name of the IVF-PQ index on the `vector` column (LanceDB's default name for it,
 /// so indexes built before it was named are found too).
 const VECTOR_INDEX: &str = "vector_idx";
+/// Name of the B-tree index on the `iri` column.
+const IRI_INDEX: &str = "iri_idx";
+/// Name of the bitmap index on the `kind` column.
+const KIND_INDEX: &str = "kind_idx";
 
 /// Reads hits from result batches; `score` maps the named score column.
 fn hits_from(
@@ -814,6 +832,15 @@ mod tests {
             .await
             .expect("search new rows");
         assert_eq!(newest[0].iri, "urn:row2150");
+        // The iri B-tree index covers old rows; rows written since are still found.
+        let mixed = vec!["urn:row5".to_owned(), "urn:row2299".to_owned()];
+        let among = reopened
+            .search_among(&queries[2], &mixed)
+            .await
+            .expect("among old and new");
+        assert_eq!(among.len(), 2, "{among:?}");
+        let read = reopened.vectors_of(&mixed).await.expect("vectors of");
+        assert_eq!(read.len(), 2);
         reopened.refresh_indexes().await.expect("refresh");
         let status = reopened.vector_index_status().await.expect("status");
         assert_eq!(
