@@ -79,7 +79,7 @@ pub struct StoreConfig {
 pub struct VectorIndexConfig {
     /// Build the index when a write leaves at least this many vector rows and there
     /// is none yet (0 = never automatically; `kgfuse index vectors` builds it on
-    /// demand).
+    /// demand). Never below 256 rows, the fewest an index is trained on.
     #[serde(default = "default_auto_build_rows")]
     pub auto_build_rows: usize,
     /// Once an index exists, fold rows written since into it when they exceed this

@@ -9,7 +9,7 @@
 
 use crate::{Store, StoreError};
 use kgfuse_core::progress::Progress;
-use kgfuse_vector::VectorIndexStatus;
+use kgfuse_vector::{MIN_ROWS_FOR_VECTOR_INDEX, VectorIndexStatus};
 
 /// What [`Store::maintain_vector_index`] decided after a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,8 @@ pub(crate) enum IndexUpkeep {
     Refresh,
 }
 
-/// The upkeep a table of `rows` rows needs, given its index `status`.
+/// The upkeep a table of `rows` rows needs, given its index `status` (never a
+/// build below [`MIN_ROWS_FOR_VECTOR_INDEX`], whatever the configuration says).
 pub(crate) fn upkeep(
     rows: usize,
     status: Option<VectorIndexStatus>,
@@ -30,7 +31,9 @@ pub(crate) fn upkeep(
     refresh_share: f64,
 ) -> IndexUpkeep {
     match status {
-        None if auto_build_rows > 0 && rows >= auto_build_rows => IndexUpkeep::Build,
+        None if auto_build_rows > 0 && rows >= auto_build_rows.max(MIN_ROWS_FOR_VECTOR_INDEX) => {
+            IndexUpkeep::Build
+        }
         None => IndexUpkeep::None,
         Some(status) => {
             #[allow(clippy::cast_precision_loss)]
@@ -212,6 +215,12 @@ mod tests {
             IndexUpkeep::None,
             "0 = never"
         );
+        assert_eq!(
+            upkeep(100, None, 10, 0.1),
+            IndexUpkeep::None,
+            "too few to train"
+        );
+        assert_eq!(upkeep(256, None, 10, 0.1), IndexUpkeep::Build);
     }
 
     #[test]

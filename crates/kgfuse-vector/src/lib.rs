@@ -26,4 +26,6 @@ pub use embed::hash::HashEmbedder;
 pub use embed::minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
 pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
-pub use table::{VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore};
+pub use table::{
+    MIN_ROWS_FOR_VECTOR_INDEX, VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore,
+};

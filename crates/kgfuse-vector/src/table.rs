@@ -26,6 +26,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 const TABLE: &str = "nodes";
+/// Fewest rows a vector index is built over: product quantisation trains 256
+/// centroids per sub-vector.
+pub const MIN_ROWS_FOR_VECTOR_INDEX: usize = 256;
 /// With an ANN index, how many times `k` candidates are re-ranked exactly.
 const REFINE_FACTOR: u32 = 10;
 /// IRIs per `IN (...)` filter, to keep SQL predicates small.
@@ -447,16 +450,19 @@ impl VectorStore {
     /// 8 when 16 does not divide the dimension). Later searches use it and re-rank
     /// `REFINE_FACTOR` times `k` candidates with their full vectors; rows written
     /// afterwards are searched exactly until [`Self::refresh_indexes`] folds them
-    /// in. Replaces an existing vector index.
+    /// in. Also builds the scalar indexes the search filters use (B-tree on `iri`,
+    /// bitmap on `kind`). Replaces existing ones; needs at least
+    /// [`MIN_ROWS_FOR_VECTOR_INDEX`] rows to train on.
     pub async fn build_vector_index(&self) -> Result<VectorIndexStatus, VectorError> {
         use lancedb::index::vector::IvfPqIndexBuilder;
         let _one_at_a_time = self.index_lock.lock().await;
         let rows = self.len().await?;
-        if rows == 0 {
-            return Err(VectorError::Invalid(
-                "the vector table is empty: load or ingest something before building its index"
-                    .to_owned(),
-            ));
+        if rows < MIN_ROWS_FOR_VECTOR_INDEX {
+            return Err(VectorError::Invalid(format!(
+                "the vector table has {rows} rows; a vector index needs at least \
+                 {MIN_ROWS_FOR_VECTOR_INDEX} to train its codebooks (and below a few \
+                 thousand rows an exact scan is as fast)"
+            )));
         }
         #[allow(
             clippy::cast_possible_truncation,
@@ -517,9 +523,9 @@ impl VectorStore {
             }))
     }
 
-    /// Folds rows written since the indexes were built into them (every index:
-    /// the vector index and the full-text index) without retraining; retried when
-    /// a concurrent commit wins the race.
+    /// Folds rows written since the indexes were built into them (every index of
+    /// the table: vector, scalar and full-text) without retraining; retried when a
+    /// concurrent commit wins the race.
     pub async fn refresh_indexes(&self) -> Result<(), VectorError> {
         let _one_at_a_time = self.index_lock.lock().await;
         retry_on_conflict(|| async {
@@ -764,10 +770,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let e = HashEmbedder::new(32);
         let store = VectorStore::create(dir.path(), 32).await.expect("create");
-        assert!(
-            store.build_vector_index().await.is_err(),
-            "an empty table has nothing to train on"
-        );
+        let error = store.build_vector_index().await.expect_err("empty");
+        assert!(error.to_string().contains("has 0 rows"), "{error}");
         store.add(&many_rows(&e, 0, 2_000)).await.expect("add");
         assert_eq!(store.vector_index_status().await.expect("status"), None);
         let queries: Vec<Vec<f32>> = ["decode the signal", "merchant fee policy", "remote token"]
