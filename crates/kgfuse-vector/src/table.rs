@@ -480,26 +480,18 @@ impl VectorStore {
             .distance_type(DistanceType::Cosine)
             .num_partitions(partitions)
             .num_sub_vectors(sub_vectors);
-        self.table
-            .create_index(&["vector"], Index::IvfPq(builder))
-            .name(VECTOR_INDEX.to_owned())
-            .replace(true)
-            .execute()
+        self.replace_index("vector", Index::IvfPq(builder), VECTOR_INDEX)
             .await?;
         // Scalar indexes for the filters searches use: `iri IN (...)` (scoring given
         // nodes, reading their vectors) and `kind = ...`.
-        self.table
-            .create_index(&["iri"], Index::BTree(BTreeIndexBuilder::default()))
-            .name(IRI_INDEX.to_owned())
-            .replace(true)
-            .execute()
+        self.replace_index("iri", Index::BTree(BTreeIndexBuilder::default()), IRI_INDEX)
             .await?;
-        self.table
-            .create_index(&["kind"], Index::Bitmap(BitmapIndexBuilder::default()))
-            .name(KIND_INDEX.to_owned())
-            .replace(true)
-            .execute()
-            .await?;
+        self.replace_index(
+            "kind",
+            Index::Bitmap(BitmapIndexBuilder::default()),
+            KIND_INDEX,
+        )
+        .await?;
         self.indexed
             .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(self
@@ -509,6 +501,22 @@ impl VectorStore {
                 indexed_rows: rows,
                 unindexed_rows: 0,
             }))
+    }
+
+    /// Creates (or replaces) the index `name` on `column`.
+    async fn replace_index(
+        &self,
+        column: &str,
+        index: Index,
+        name: &str,
+    ) -> Result<(), VectorError> {
+        self.table
+            .create_index(&[column], index)
+            .name(name.to_owned())
+            .replace(true)
+            .execute()
+            .await?;
+        Ok(())
     }
 
     /// How much of the table the vector index covers; `None` without an index.
