@@ -49,7 +49,8 @@ pub(crate) fn upkeep(
 
 impl Store {
     /// Builds (or rebuilds, retraining its partitions) the vector index now,
-    /// whatever the table's size. Waits for running writes.
+    /// whatever the automatic threshold says (but not below
+    /// [`MIN_ROWS_FOR_VECTOR_INDEX`] rows). Waits for running writes.
     pub async fn build_vector_index(
         &self,
         progress: &dyn Progress,

@@ -100,8 +100,6 @@ pub struct VectorStore {
     dimension: usize,
     /// Time spent in searches (see [`VectorStore::time_spent`]).
     spent: kgfuse_core::timing::TimeSpent,
-    /// Whether the vector column has an ANN index (searches then refine).
-    indexed: Arc<std::sync::atomic::AtomicBool>,
     /// Held while an index (full-text or vector) is created or refreshed:
     /// concurrent searches (a server's handlers) would otherwise race to commit the
     /// same index change, and all but one would fail with a commit conflict.
@@ -164,7 +162,6 @@ impl VectorStore {
             schema,
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
-            indexed: Arc::default(),
             index_lock: Arc::default(),
         })
     }
@@ -187,17 +184,11 @@ impl VectorStore {
                 found,
             });
         }
-        let indexed = table
-            .list_indices()
-            .await?
-            .iter()
-            .any(|index| index.columns.iter().any(|c| c == "vector"));
         Ok(Self {
             table,
             schema: schema(dimension),
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
-            indexed: Arc::new(std::sync::atomic::AtomicBool::new(indexed)),
             index_lock: Arc::default(),
         })
     }
@@ -398,10 +389,6 @@ impl VectorStore {
         out
     }
 
-    fn is_indexed(&self) -> bool {
-        self.indexed.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
     /// Nearest rows by cosine; `exact` ignores any ANN index.
     async fn nearest(
         &self,
@@ -435,8 +422,10 @@ impl VectorStore {
         }
         if exact {
             query = query.bypass_vector_index();
-        } else if self.is_indexed() {
-            // Re-rank REFINE_FACTOR x k quantised candidates with their full vectors.
+        } else {
+            // When LanceDB finds an index (whoever built it, this process or
+            // another), re-rank REFINE_FACTOR x k quantised candidates with their
+            // full vectors; without one it scans exactly and ignores this.
             query = query.refine_factor(REFINE_FACTOR);
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
@@ -492,8 +481,6 @@ impl VectorStore {
             KIND_INDEX,
         )
         .await?;
-        self.indexed
-            .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(self
             .vector_index_status()
             .await?
@@ -800,7 +787,10 @@ mod tests {
             }
         );
         let reopened = VectorStore::open(dir.path(), 32).await.expect("reopen");
-        assert!(reopened.is_indexed(), "an index on disk is found on open");
+        assert!(
+            reopened.vector_index_status().await.expect("status").is_some(),
+            "an index on disk is found on open"
+        );
         for (query, truth) in queries.iter().zip(&exact) {
             let hits = reopened.search(query, 10, None).await.expect("indexed");
             // Approximate, and trained from a random sample, so not always the
