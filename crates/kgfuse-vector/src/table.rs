@@ -788,7 +788,11 @@ mod tests {
         );
         let reopened = VectorStore::open(dir.path(), 32).await.expect("reopen");
         assert!(
-            reopened.vector_index_status().await.expect("status").is_some(),
+            reopened
+                .vector_index_status()
+                .await
+                .expect("status")
+                .is_some(),
             "an index on disk is found on open"
         );
         for (query, truth) in queries.iter().zip(&exact) {
