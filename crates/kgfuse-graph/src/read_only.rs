@@ -139,23 +139,36 @@ impl Graph {
             Err(e) => return Err(e),
         };
         let query = with_dataset(query, &limits.default_graphs, &limits.named_graphs);
-        let probe = limits.max_rows.saturating_add(1);
-        let outcome = self.query_algebra(limit_solutions(query, probe), &[], &options)?;
+        self.query_algebra_limited(query, limits.max_rows, &options)
+    }
+
+    /// Runs a parsed query with its solutions cut at `max_rows` inside the
+    /// algebra (one more is asked for, to know whether any were left out), and
+    /// its triples cut again for CONSTRUCT and DESCRIBE. Nothing is checked: the
+    /// caller has parsed and vetted `query`.
+    pub fn query_algebra_limited(
+        &self,
+        query: Query,
+        max_rows: usize,
+        options: &QueryOptions,
+    ) -> Result<LimitedOutcome, GraphError> {
+        let probe = max_rows.saturating_add(1);
+        let outcome = self.query_algebra(limit_solutions(query, probe), &[], options)?;
         Ok(match outcome {
             QueryOutcome::Solutions {
                 variables,
                 mut rows,
             } => {
-                let truncated = rows.len() > limits.max_rows;
-                rows.truncate(limits.max_rows);
+                let truncated = rows.len() > max_rows;
+                rows.truncate(max_rows);
                 LimitedOutcome {
                     outcome: QueryOutcome::Solutions { variables, rows },
                     truncated,
                 }
             }
             QueryOutcome::Graph(mut triples) => {
-                let truncated = triples.len() > limits.max_rows;
-                triples.truncate(limits.max_rows);
+                let truncated = triples.len() > max_rows;
+                triples.truncate(max_rows);
                 LimitedOutcome {
                     outcome: QueryOutcome::Graph(triples),
                     truncated,

@@ -27,7 +27,9 @@ use crate::sparql::{run, values, with_values};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
-use kgfuse_graph::{GraphError, QueryOutcome, parse_query, query_vocabulary};
+use kgfuse_graph::{
+    GraphError, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
+};
 use kgfuse_llm::{LanguageModel, LlmError, SparqlRequest};
 use kgfuse_store::Store;
 use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
@@ -544,9 +546,12 @@ fn check_and_run(
         )));
     }
     query_options.timeout = Some(options.timeout);
-    let limited = kgfuse_graph::limit_solutions(query.clone(), options.row_limit.saturating_add(1));
-    let outcome = match store.graph().query_algebra(limited, &[], &query_options) {
-        Ok(outcome) => outcome,
+    let limited =
+        store
+            .graph()
+            .query_algebra_limited(query.clone(), options.row_limit, &query_options);
+    let LimitedOutcome { outcome, truncated } = match limited {
+        Ok(limited) => limited,
         Err(
             error @ (GraphError::Timeout(_)
             | GraphError::Evaluation(_)
@@ -556,20 +561,13 @@ fn check_and_run(
         Err(other) => return Err(other.into()),
     };
     Ok(Ok(match outcome {
-        QueryOutcome::Solutions {
+        QueryOutcome::Solutions { variables, rows } => Run {
+            query,
             variables,
-            mut rows,
-        } => {
-            let truncated = rows.len() > options.row_limit;
-            rows.truncate(options.row_limit);
-            Run {
-                query,
-                variables,
-                rows,
-                answer: None,
-                truncated,
-            }
-        }
+            rows,
+            answer: None,
+            truncated,
+        },
         QueryOutcome::Boolean(answer) => Run {
             query,
             variables: Vec::new(),
@@ -581,18 +579,6 @@ fn check_and_run(
             return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
         }
     }))
-}
-
-/// Whether `text` parses as a SPARQL Update (to say so instead of a syntax error).
-fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
-    let mut parser = spargebra::SparqlParser::new();
-    for (prefix, iri) in prefixes {
-        parser = match parser.clone().with_prefix(prefix, iri) {
-            Ok(with) => with,
-            Err(_) => parser,
-        };
-    }
-    parser.parse_update(text).is_ok()
 }
 
 /// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.
