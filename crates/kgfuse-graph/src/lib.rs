@@ -38,7 +38,7 @@ pub use load::{
 pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
 pub use oxigraph::model;
-pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update, limit_solutions, with_dataset};
+pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};

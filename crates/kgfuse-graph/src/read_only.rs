@@ -58,7 +58,7 @@ pub fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
 /// inside). CONSTRUCT and DESCRIBE are cut on solutions too: each solution gives
 /// at least one triple unless the template is empty, so their triples are cut again
 /// afterwards.
-pub fn limit_solutions(query: Query, max: usize) -> Query {
+pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
     let slice = |pattern: GraphPattern| GraphPattern::Slice {
         inner: Box::new(pattern),
         start: 0,
@@ -100,7 +100,7 @@ pub fn limit_solutions(query: Query, max: usize) -> Query {
 
 /// The query running on the given dataset instead of its own FROM / FROM NAMED
 /// (nothing changes when both lists are empty).
-pub fn with_dataset(mut query: Query, default: &[NamedNode], named: &[NamedNode]) -> Query {
+pub(crate) fn with_dataset(mut query: Query, default: &[NamedNode], named: &[NamedNode]) -> Query {
     if default.is_empty() && named.is_empty() {
         return query;
     }
