@@ -5,7 +5,11 @@
 #
 # - stdlib: CPython's json, csv, textwrap, statistics and pathlib with their tests,
 #   leave-one-out over the test cases (`kgfuse eval make-loo`);
-# - sgkr:   the payment-fees fixture, leave-one-out over its solved examples.
+# - sgkr:   the payment-fees fixture, leave-one-out over its solved examples;
+# - email:  CPython's email package alone; the questions come from its tests
+#           (leave-one-out in a second store that holds them), but the store that is
+#           evaluated never saw the tests: function retrieval on an unseen package;
+# - lubm:   LUBM-1 (../shared/data/lubm) loaded as it comes, for eval/lubm/lubm1.jsonl.
 # Needs the `kgfuse` binary on PATH (or KGFUSE=path) and python3 for the stdlib path.
 set -euo pipefail
 
@@ -52,5 +56,28 @@ init "$OUT/sgkr"
 "$KGFUSE" --data "$OUT/sgkr" index cases >&2
 "$KGFUSE" --data "$OUT/sgkr" eval make-loo --package payment_fees \
   --tests "$ROOT/fixtures/payment-fees/examples" > "$OUT/sgkr-loo.jsonl"
+
+echo "== email store ($EMBEDDER) in $OUT/email, questions from its tests" >&2
+init "$OUT/email-tests"
+"$KGFUSE" --data "$OUT/email-tests" ingest code "$LIB/email" >&2
+"$KGFUSE" --data "$OUT/email-tests" ingest code "$LIB/test/test_email" >&2
+"$KGFUSE" --data "$OUT/email-tests" eval make-loo --package email \
+  --tests "$LIB/test/test_email" > "$OUT/email-loo.jsonl"
+rm -rf "$OUT/email-tests"
+init "$OUT/email"
+"$KGFUSE" --data "$OUT/email" ingest code "$LIB/email" >&2
+"$KGFUSE" --data "$OUT/email" index cases >&2
+
+LUBM="${LUBM:-$ROOT/../shared/data/lubm/lubm1.tar.gz}"
+if [ -f "$LUBM" ]; then
+  echo "== lubm store ($EMBEDDER) in $OUT/lubm1" >&2
+  rm -rf "$OUT/lubm1-files" && mkdir -p "$OUT/lubm1-files"
+  tar xzf "$LUBM" -C "$OUT/lubm1-files" --wildcards '*.owl'
+  init "$OUT/lubm1"
+  find "$OUT/lubm1-files" -name '*.owl' -print0 | sort -z \
+    | xargs -0 "$KGFUSE" --data "$OUT/lubm1" load >&2
+else
+  echo "== no LUBM archive at $LUBM: lubm store skipped" >&2
+fi
 
 wc -l "$OUT"/*.jsonl >&2

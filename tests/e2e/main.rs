@@ -13,6 +13,7 @@ mod eval;
 mod examples;
 mod http;
 mod ingest;
+mod linking;
 mod load;
 mod mcp;
 mod minilm;

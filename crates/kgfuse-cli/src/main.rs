@@ -244,6 +244,7 @@ impl StrategyChoice {
     fn strategy(self) -> kgfuse::Strategy {
         match self {
             Self::Auto => kgfuse::Strategy::Auto,
+            Self::Bm25 => kgfuse::Strategy::Bm25,
             Self::Flat => kgfuse::Strategy::Flat,
             Self::Hybrid => kgfuse::Strategy::Hybrid,
             Self::Unified => kgfuse::Strategy::Unified,
@@ -336,6 +337,9 @@ enum IndexCommand {
 enum StrategyChoice {
     /// Pick a strategy from the question and the structure in the store.
     Auto,
+    /// BM25 over names and descriptions only, no vectors, no graph (the lexical
+    /// baseline).
+    Bm25,
     /// Vector top-k over every embedded node (the baseline).
     Flat,
     /// BM25 full-text + vector, fused by reciprocal rank.
@@ -1117,6 +1121,7 @@ async fn run_eval(data: &Path, args: EvalArgs) -> Result<()> {
     let items = kgfuse_eval::read_items(&file)?;
     let strategies: Vec<kgfuse::Strategy> = if args.strategies.is_empty() {
         vec![
+            kgfuse::Strategy::Bm25,
             kgfuse::Strategy::Flat,
             kgfuse::Strategy::Hybrid,
             kgfuse::Strategy::Unified,

@@ -160,6 +160,14 @@ pub struct StrategyScores {
     pub ndcg_at_k: f64,
     /// Distinct nodes in the context (ranked nodes and fact ends), averaged.
     pub avg_nodes: f64,
+    /// Facts in the context, averaged.
+    #[serde(default)]
+    pub avg_facts: f64,
+    /// Share of questions whose context holds every gold item somewhere: ranked,
+    /// as a fact's subject or object, or on a path (what a lookup question needs,
+    /// where the answers are many and need not be ranked).
+    #[serde(default)]
+    pub all_in_context: f64,
     /// Approximate tokens of the rendered context ([`approx_tokens`]), averaged.
     pub avg_context_tokens: f64,
     /// Share of questions with `gold_answers` whose context contains one of them.
@@ -312,6 +320,20 @@ fn node_count(context: &FusedContext, ranked: &[String]) -> usize {
     nodes.len()
 }
 
+/// Every node a context mentions anywhere: ranked nodes, both ends of its facts,
+/// the nodes of its paths.
+fn context_nodes<'a>(context: &'a FusedContext, ranked: &'a [String]) -> BTreeSet<&'a str> {
+    let mut nodes: BTreeSet<&str> = ranked.iter().map(String::as_str).collect();
+    for fact in &context.structured_facts {
+        nodes.insert(&fact.subject);
+        nodes.insert(&fact.object);
+    }
+    for path in &context.paths {
+        nodes.extend(path.iter().map(String::as_str));
+    }
+    nodes
+}
+
 /// The package a context points at: `domain`'s first chosen package, else the
 /// package of its first function.
 fn predicted_package(context: &FusedContext) -> Option<String> {
@@ -394,6 +416,8 @@ pub async fn evaluate(
         let mut rr = Vec::new();
         let mut ndcgs = Vec::new();
         let mut nodes = Vec::new();
+        let mut facts = Vec::new();
+        let mut all_found = Vec::new();
         let mut tokens = Vec::new();
         let mut answers = Vec::new();
         let mut packages = Vec::new();
@@ -428,6 +452,13 @@ pub async fn evaluate(
             ndcgs.push(ndcg(&relevant, gold.len(), k));
             #[allow(clippy::cast_precision_loss)]
             nodes.push(node_count(&context, &ranked) as f64);
+            #[allow(clippy::cast_precision_loss)]
+            facts.push(context.structured_facts.len() as f64);
+            let mentioned = context_nodes(&context, &ranked);
+            let every = gold
+                .iter()
+                .all(|set| set.iter().any(|iri| mentioned.contains(iri.as_str())));
+            all_found.push(if every { 1.0 } else { 0.0 });
             let text = rendered(&context);
             #[allow(clippy::cast_precision_loss)]
             tokens.push(approx_tokens(&text) as f64);
@@ -460,6 +491,8 @@ pub async fn evaluate(
                 mrr: mean(&rr),
                 ndcg_at_k: mean(&ndcgs),
                 avg_nodes: mean(&nodes),
+                avg_facts: mean(&facts),
+                all_in_context: mean(&all_found),
                 avg_context_tokens: mean(&tokens),
                 answer_in_context: (!answers.is_empty()).then(|| mean(&answers)),
                 package_accuracy: (!packages.is_empty()).then(|| mean(&packages)),
@@ -484,6 +517,8 @@ pub fn table(report: &EvalReport, order: &[Strategy]) -> String {
         "MRR".to_owned(),
         format!("nDCG@{k}"),
         "nodes".to_owned(),
+        "facts".to_owned(),
+        "all in ctx".to_owned(),
         "tokens".to_owned(),
         "answer in ctx".to_owned(),
         "package acc".to_owned(),
@@ -503,6 +538,8 @@ pub fn table(report: &EvalReport, order: &[Strategy]) -> String {
             format!("{:.3}", s.mrr),
             format!("{:.3}", s.ndcg_at_k),
             format!("{:.1}", s.avg_nodes),
+            format!("{:.1}", s.avg_facts),
+            format!("{:.3}", s.all_in_context),
             format!("{:.0}", s.avg_context_tokens),
             optional(s.answer_in_context),
             optional(s.package_accuracy),
@@ -599,6 +636,8 @@ mod tests {
             "mrr",
             "ndcg@k",
             "avg_nodes",
+            "avg_facts",
+            "all_in_context",
             "avg_context_tokens",
             "answer_in_context",
             "package_accuracy",

@@ -5,6 +5,7 @@
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its
 //! judgement steps:
 //!
+//! - [`Strategy::Bm25`]: BM25 over names and descriptions, the lexical baseline;
 //! - [`Strategy::Flat`]: vector top-k, the baseline every other strategy is compared with;
 //! - [`Strategy::Hybrid`]: BM25 full-text and vector ranks fused by RRF;
 //! - [`Strategy::Unified`]: vector hits, entity linking, generated SPARQL, paths;
@@ -18,6 +19,7 @@
 //! - [`Strategy::Auto`]: picks one of the above and says why in the trace.
 
 pub mod answer;
+mod bm25;
 pub mod case_base;
 pub mod dispatch;
 mod domain;
@@ -25,8 +27,11 @@ mod flat;
 mod functions;
 mod hybrid;
 mod kmeans;
+mod lexicon;
+mod linking;
 mod neighborhood;
 mod paths;
+mod query_graphs;
 mod sources;
 mod sparql;
 pub mod text_to_sparql;
@@ -64,6 +69,8 @@ pub enum RetrieveError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Strategy {
+    /// BM25 over names and descriptions only: the lexical baseline.
+    Bm25,
     /// Vector top-k over every embedded node.
     Flat,
     /// BM25 full-text and vector search fused by reciprocal rank.
@@ -82,8 +89,9 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in the order help texts list them.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Auto,
+        Self::Bm25,
         Self::Flat,
         Self::Hybrid,
         Self::Unified,
@@ -110,6 +118,7 @@ impl Strategy {
     /// Name used on the command line and in `FusedContext::strategy`.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Bm25 => "bm25",
             Self::Flat => "flat",
             Self::Hybrid => "hybrid",
             Self::Paths => "paths",
@@ -318,6 +327,7 @@ pub async fn retrieve(
         other => (other, None),
     };
     let mut context = match strategy {
+        Strategy::Bm25 => bm25::retrieve(store, question, options.top_k)?,
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,

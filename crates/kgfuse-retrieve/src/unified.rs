@@ -1,29 +1,31 @@
 //! `unified`: the unified context retriever's iterative refinement.
 //!
 //! 1. vector retrieval gives the unstructured side (chunks with their sources);
-//! 2. entity extraction: the IRIs of the best hits, plus nodes whose label, alias
-//!    or name is a spelling of an entity the language model extracts from the
-//!    question (`KnowledgeGraphUpdateAgent` finds "Knowledge graph update agent");
-//! 3. generated SPARQL about those entities (outgoing and incoming facts with
-//!    labels and graphs, class membership) gives the structured side; each query is
-//!    parsed and checked against the loaded ontology and the data before it runs
-//!    (a predicate or class the store does not know rejects it, in the trace);
-//! 4. a second, last round: nodes that the first round's facts tie to two or more
-//!    entities become entities and their facts fill the remaining budget;
-//! 5. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence.
-//!
-//! With a real language model (not [`LanguageModel::is_offline`]), step 2 is followed
-//! by [text-to-SPARQL](crate::text_to_sparql): the model writes a query from the
-//! question, an ontology slice and the linked entities, kgfuse checks it (and asks
-//! for repairs) before running it; the accepted query joins `sparql`, the triples
-//! its rows assert come first among the facts (rows that are not triples go to its
-//! `text-to-sparql` trace stage). Offline, only the templates run.
+//! 2. entity linking ([`crate::linking`]): the question's mentions to nodes (partial
+//!    names, inflections, identifiers, ties broken by the rest of the question),
+//!    classes and properties; the entities are the linked nodes, then nodes whose
+//!    label is a spelling of a name the language model extracts, then the best hits;
+//! 3. generated SPARQL: the offline query graphs ([`crate::query_graphs`]: 1-3 joins
+//!    from the linked entities along linked properties to nodes of the linked
+//!    class), a real model's text-to-SPARQL query, and templates (outgoing and
+//!    incoming facts of every entity, class membership; a second round for nodes
+//!    the first round ties to two entities); every query is parsed and checked
+//!    against the loaded ontology and the data before it runs;
+//! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence;
+//! 5. one fact ranking under a bounded budget: the constructed query's rows first,
+//!    the model's next, then path evidence and template facts by relevance (a linked
+//!    property, a value of the linked class, a relation between entities), schema
+//!    bookkeeping (ranges, `isDefinedBy`, pictures) last; the trace says what the
+//!    budget cut.
 //!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 
 use crate::RetrieveError;
+use crate::lexicon::{Lexicon, local_name};
+use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence};
+use crate::query_graphs;
 use crate::sources::{cell_text, text_hit};
 use crate::sparql::{Rejected, run_checked, with_values};
 use crate::text_to_sparql::{TextToSparqlOptions, entity_labels, text_to_sparql};
@@ -31,7 +33,8 @@ use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::Store;
+use kgfuse_store::{Store, VectorHit};
+use std::collections::BTreeSet;
 
 /// Vector hits whose IRIs become linked entities.
 const HIT_ENTITIES: usize = 3;
@@ -161,7 +164,7 @@ const SECOND_ROUND_ENTITIES: usize = 3;
 /// Nodes that domain facts of the first round link to at least two different
 /// entities (a shared component, a common cause), most linked first.
 fn second_round_entities(facts: &[Fact], entities: &[String]) -> Vec<NamedNode> {
-    let mut links: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+    let mut links: std::collections::BTreeMap<&str, BTreeSet<&str>> =
         std::collections::BTreeMap::new();
     for fact in facts {
         if BOOKKEEPING.contains(&fact.predicate.as_str()) {
@@ -265,7 +268,7 @@ fn surroundings(store: &Store, from: &NamedNode) -> Result<Adjacency, RetrieveEr
     Ok(adjacency)
 }
 
-/// Runs the strategy.
+/// Runs the strategy, stage by stage.
 pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
@@ -274,22 +277,100 @@ pub(crate) async fn retrieve(
     top_k: usize,
 ) -> Result<FusedContext, RetrieveError> {
     let mut context = FusedContext::default();
-    // 1. Vector side.
+    let hits = vector_stage(store, question, dispatch, top_k, &mut context).await?;
+    let linked = linking::link(store, question)?;
+    context.trace.push(linked.trace());
+    let mut rejected = Vec::new();
+    let entities = entity_stage(
+        store,
+        model,
+        question,
+        &hits,
+        &linked,
+        &mut context,
+        &mut rejected,
+    )?;
+    let generated = model_query_stage(store, model, question, &entities, &mut context).await?;
+    let constructed = query_graphs::construct(store, &linked)?;
+    if let Some(query) = &constructed.query {
+        context.sparql.push(query.clone());
+    }
+    rejected.extend(constructed.rejected.iter().cloned());
+    context.trace.push(constructed.trace.clone());
+    let budget = fact_budget(dispatch, top_k);
+    let mut template = Vec::new();
+    if !entities.is_empty() {
+        template = facts_about(store, &entities, &mut context.sparql, &mut rejected)?;
+        let entity_iris: Vec<String> = entities.iter().map(|e| e.as_str().to_owned()).collect();
+        let fresh = second_round_entities(&template, &entity_iris);
+        if !fresh.is_empty() {
+            let more = facts_about(store, &fresh, &mut context.sparql, &mut rejected)?;
+            template.extend(
+                more.into_iter()
+                    .filter(|f| !BOOKKEEPING.contains(&f.predicate.as_str())),
+            );
+            context.trace.push(TraceStage {
+                stage: "second round".into(),
+                kept: fresh
+                    .iter()
+                    .map(|n| format!("entity {}", n.as_str()))
+                    .collect(),
+                dropped: Vec::new(),
+            });
+        }
+    }
+    context.trace.push(TraceStage {
+        stage: "ontology check".into(),
+        kept: vec![format!(
+            "{} generated queries use only known predicates and classes",
+            context.sparql.len()
+        )],
+        dropped: rejected.iter().map(Rejected::dropped).collect(),
+    });
+    let path_facts = path_stage(store, &entities, &mut context)?;
+    let relevance = Relevance::new(store, &linked, &entities)?;
+    let facts = rank_facts(
+        constructed.facts,
+        generated,
+        path_facts,
+        template,
+        &relevance,
+    );
+    budget_stage(facts, budget, dispatch, &mut context);
+    Ok(context)
+}
+
+/// Most facts kept for a question of this kind.
+fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
+    match dispatch {
+        Dispatch::Semantic => top_k * 2,
+        _ => top_k * 6,
+    }
+}
+
+/// 1. Vector retrieval: the unstructured side (a FACTUAL question keeps half).
+async fn vector_stage(
+    store: &Store,
+    question: &str,
+    dispatch: Dispatch,
+    top_k: usize,
+    context: &mut FusedContext,
+) -> Result<Vec<VectorHit>, RetrieveError> {
     let hits = store.search(question, top_k, None).await?;
     let text_budget = match dispatch {
         Dispatch::Factual => top_k.div_ceil(2),
         _ => top_k,
     };
-    let mut vector_kept = Vec::new();
-    let mut vector_dropped = Vec::new();
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
     for (i, hit) in hits.iter().enumerate() {
         if i < text_budget {
-            vector_kept.push(format!("{} ({:.3})", hit.iri, hit.score));
+            kept.push(format!("{} ({:.3})", hit.iri, hit.score));
             context
                 .unstructured
                 .push(text_hit(store, hit.clone(), hit.score));
         } else {
-            vector_dropped.push(Dropped {
+            dropped.push(Dropped {
                 iri: hit.iri.clone(),
                 why: "factual question: text budget halved in favour of facts".into(),
             });
@@ -297,21 +378,34 @@ pub(crate) async fn retrieve(
     }
     context.trace.push(TraceStage {
         stage: "vector".into(),
-        kept: vector_kept,
-        dropped: vector_dropped,
+        kept,
+        dropped,
     });
+    Ok(hits)
+}
 
-    // 2. Entities: best hits, then nodes named like the question's entities.
+/// 2. Entities: linked mentions first (best candidates of each), then nodes whose
+/// label is a spelling of a name the language model extracts, then the best
+/// vector hits; at most `MAX_ENTITIES`.
+fn entity_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    hits: &[VectorHit],
+    linked: &Linked,
+    context: &mut FusedContext,
+    rejected: &mut Vec<Rejected>,
+) -> Result<Vec<NamedNode>, RetrieveError> {
     let names = model.extract_entities(question).unwrap_or_default();
-    let mut entities: Vec<String> = hits
-        .iter()
-        .take(HIT_ENTITIES)
-        .map(|h| h.iri.clone())
-        .collect();
-    let mut rejected = Vec::new();
-    for node in nodes_named(store, &names, &mut context.sparql, &mut rejected)? {
+    let mut entities: Vec<String> = linked.entities().map(|c| c.iri.clone()).collect();
+    for node in nodes_named(store, &names, &mut context.sparql, rejected)? {
         if !entities.contains(&node) {
-            entities.insert(0, node);
+            entities.push(node);
+        }
+    }
+    for hit in hits.iter().take(HIT_ENTITIES) {
+        if !entities.contains(&hit.iri) {
+            entities.push(hit.iri.clone());
         }
     }
     let mut dropped = Vec::new();
@@ -323,10 +417,6 @@ pub(crate) async fn retrieve(
             });
         }
     }
-    let nodes: Vec<NamedNode> = entities
-        .iter()
-        .filter_map(|e| NamedNode::new(e.as_str()).ok())
-        .collect();
     context.trace.push(TraceStage {
         stage: "entities".into(),
         kept: names
@@ -336,167 +426,230 @@ pub(crate) async fn retrieve(
             .collect(),
         dropped,
     });
+    Ok(entities
+        .iter()
+        .filter_map(|e| NamedNode::new(e.as_str()).ok())
+        .collect())
+}
 
-    // A query written by the language model about the question and these
-    // entities, checked before it runs (a real model only: templates otherwise).
-    let mut generated_facts = Vec::new();
-    if !model.is_offline() {
-        let linked = entity_labels(store, &nodes)?;
-        let generated = text_to_sparql(
-            store,
-            model,
-            question,
-            &linked,
-            &TextToSparqlOptions::default(),
-        )
-        .await?;
-        let mut stage = generated.trace.clone();
-        if let Some(query) = &generated.query {
-            context.sparql.push(query.clone());
-            if generated.facts.is_empty() {
-                stage.kept.extend(generated.row_summaries());
-            }
-        }
-        context.trace.push(stage);
-        generated_facts = generated.facts;
+/// A query written by a real language model about the question and the
+/// entities, checked before it runs; offline, nothing (the query graphs are the
+/// offline half).
+async fn model_query_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    entities: &[NamedNode],
+    context: &mut FusedContext,
+) -> Result<Vec<Fact>, RetrieveError> {
+    if model.is_offline() {
+        return Ok(Vec::new());
     }
-
-    // 3. Generated SPARQL about the entities.
-    if !nodes.is_empty() {
-        let mut facts = facts_about(store, &nodes, &mut context.sparql, &mut rejected)?;
-        let fact_budget = match dispatch {
-            Dispatch::Semantic => top_k * 2,
-            _ => top_k * 6,
-        };
-        let mut kept_facts = Vec::new();
-        let mut dropped_facts = Vec::new();
-        // Relations between entities first, then domain relations, then bookkeeping
-        // (types, labels, chunk links), each in a stable order.
-        facts.sort_by_key(|f| {
-            let both = entities.contains(&f.subject) && entities.contains(&f.object);
-            let bookkeeping = BOOKKEEPING.contains(&f.predicate.as_str());
-            (
-                !both,
-                bookkeeping,
-                f.subject.clone(),
-                f.predicate.clone(),
-                f.object.clone(),
-            )
-        });
-        for (i, fact) in facts.into_iter().enumerate() {
-            if i < fact_budget {
-                kept_facts.push(format!(
-                    "{} {} {}",
-                    fact.subject, fact.predicate, fact.object
-                ));
-                context.structured_facts.push(fact);
-            } else {
-                dropped_facts.push(Dropped {
-                    iri: fact.subject,
-                    why: format!("fact budget {fact_budget} for a {dispatch:?} question"),
-                });
-            }
-        }
-        context.trace.push(TraceStage {
-            stage: "sparql".into(),
-            kept: kept_facts,
-            dropped: dropped_facts,
-        });
-
-        // Second (and last) round: nodes the first round's facts tie to several
-        // entities are entities too; read their facts with what budget is left.
-        let fresh = second_round_entities(&context.structured_facts, &entities);
-        if !fresh.is_empty() && context.structured_facts.len() < fact_budget {
-            let more = facts_about(store, &fresh, &mut context.sparql, &mut rejected)?;
-            let mut kept = Vec::new();
-            for fact in more {
-                if context.structured_facts.len() >= fact_budget {
-                    break;
-                }
-                if BOOKKEEPING.contains(&fact.predicate.as_str())
-                    || context.structured_facts.iter().any(|f| {
-                        f.subject == fact.subject
-                            && f.predicate == fact.predicate
-                            && f.object == fact.object
-                    })
-                {
-                    continue;
-                }
-                kept.push(format!(
-                    "{} {} {}",
-                    fact.subject, fact.predicate, fact.object
-                ));
-                context.structured_facts.push(fact);
-            }
-            context.trace.push(TraceStage {
-                stage: "second round".into(),
-                kept: fresh
-                    .iter()
-                    .map(|n| format!("entity {}", n.as_str()))
-                    .chain(kept)
-                    .collect(),
-                dropped: Vec::new(),
-            });
+    let linked = entity_labels(store, entities)?;
+    let generated = text_to_sparql(
+        store,
+        model,
+        question,
+        &linked,
+        &TextToSparqlOptions::default(),
+    )
+    .await?;
+    let mut stage = generated.trace.clone();
+    if let Some(query) = &generated.query {
+        context.sparql.push(query.clone());
+        if generated.facts.is_empty() {
+            stage.kept.extend(generated.row_summaries());
         }
     }
-    // Every generated query is checked against the ontology and the data first.
-    context.trace.push(TraceStage {
-        stage: "ontology check".into(),
-        kept: vec![format!(
-            "{} generated queries use only known predicates and classes",
-            context.sparql.len()
-        )],
-        dropped: rejected.iter().map(Rejected::dropped).collect(),
-    });
+    context.trace.push(stage);
+    Ok(generated.facts)
+}
 
-    // 4. Paths between pairs of entities.
-    let mut path_kept = Vec::new();
-    for (i, from) in nodes.iter().enumerate() {
-        if i + 1 >= nodes.len() {
+/// 4. Paths between pairs of entities, as evidence; their facts are returned.
+fn path_stage(
+    store: &Store,
+    entities: &[NamedNode],
+    context: &mut FusedContext,
+) -> Result<Vec<Fact>, RetrieveError> {
+    let mut kept = Vec::new();
+    let mut facts = Vec::new();
+    for (i, from) in entities.iter().enumerate() {
+        if i + 1 >= entities.len() {
             break;
         }
         let adjacency = surroundings(store, from)?;
-        for to in nodes.iter().skip(i + 1) {
-            if let Some((path, facts)) =
+        for to in entities.iter().skip(i + 1) {
+            if let Some((path, path_facts)) =
                 evidence(&adjacency, &[from.as_str().to_owned()], to.as_str())
             {
-                path_kept.push(path.join(" -> "));
-                for fact in facts {
-                    if !context.structured_facts.iter().any(|f| {
-                        f.subject == fact.subject
-                            && f.predicate == fact.predicate
-                            && f.object == fact.object
-                    }) {
-                        context.structured_facts.push(fact);
-                    }
-                }
+                kept.push(path.join(" -> "));
+                facts.extend(path_facts);
                 context.paths.push(path);
             }
         }
     }
     context.trace.push(TraceStage {
         stage: "paths".into(),
-        kept: path_kept,
+        kept,
         dropped: Vec::new(),
     });
+    Ok(facts)
+}
 
-    // The generated query's facts answer the question directly: they come first.
-    if !generated_facts.is_empty() {
-        let template_facts = std::mem::replace(&mut context.structured_facts, generated_facts);
-        for fact in template_facts {
-            let same = context.structured_facts.iter_mut().find(|f| {
-                f.subject == fact.subject
-                    && f.predicate == fact.predicate
-                    && f.object == fact.object
-            });
-            match same {
-                Some(known) if known.graph.is_empty() => known.graph = fact.graph,
-                Some(_) => {}
-                None => context.structured_facts.push(fact),
+/// What makes a fact relevant to this question.
+struct Relevance<'a> {
+    properties: BTreeSet<&'a str>,
+    classes: BTreeSet<&'a str>,
+    mentioned: BTreeSet<&'a str>,
+    entities: BTreeSet<String>,
+    lexicon: std::sync::Arc<Lexicon>,
+}
+
+impl<'a> Relevance<'a> {
+    fn new(
+        store: &Store,
+        linked: &'a Linked,
+        entities: &[NamedNode],
+    ) -> Result<Self, RetrieveError> {
+        Ok(Self {
+            properties: linked.properties.iter().map(|p| p.iri.as_str()).collect(),
+            classes: linked.classes.iter().map(|c| local_name(&c.iri)).collect(),
+            mentioned: linked.entities().map(|c| c.iri.as_str()).collect(),
+            entities: entities.iter().map(|e| e.as_str().to_owned()).collect(),
+            lexicon: Lexicon::of(store)?,
+        })
+    }
+
+    /// Higher is more relevant: a linked property, a value of a linked class, a
+    /// relation between entities, a fact about a mentioned entity; schema
+    /// bookkeeping about classes (ranges, definitions, pictures) lowest.
+    fn score(&self, fact: &Fact) -> i32 {
+        let mut score = 0;
+        if self.properties.contains(fact.predicate.as_str()) {
+            score += 3;
+        }
+        let of_class = |iri: &str| {
+            self.lexicon.find(iri).is_some_and(|e| {
+                self.lexicon
+                    .entry(e)
+                    .kinds
+                    .iter()
+                    .any(|k| self.classes.contains(k.as_str()))
+            })
+        };
+        let (s, o) = (fact.subject.as_str(), fact.object.as_str());
+        if (self.entities.contains(s) && of_class(o)) || (self.entities.contains(o) && of_class(s))
+        {
+            score += 2;
+        }
+        if self.entities.contains(s) && self.entities.contains(o) {
+            score += 2;
+        }
+        if self.mentioned.contains(s) || self.mentioned.contains(o) {
+            score += 1;
+        }
+        if BOOKKEEPING.contains(&fact.predicate.as_str()) {
+            score -= 2;
+        }
+        if is_schema_bookkeeping(&fact.predicate) {
+            score -= 4;
+        }
+        score
+    }
+}
+
+/// Predicates that describe a vocabulary or decorate a node rather than state a
+/// domain fact: RDFS/OWL axioms other than labels and comments, pictures and icons.
+fn is_schema_bookkeeping(predicate: &str) -> bool {
+    let axiom = (predicate.starts_with(kgfuse_core::vocab::RDFS)
+        || predicate.starts_with(kgfuse_core::vocab::OWL))
+        && predicate != w3c::RDFS_LABEL
+        && predicate != w3c::RDFS_COMMENT;
+    let local = local_name(predicate).to_ascii_lowercase();
+    let decoration = ["depiction", "icon", "image", "logo", "thumbnail"]
+        .iter()
+        .any(|d| local.contains(d));
+    axiom || decoration
+}
+
+/// All candidate facts in one order: the constructed query's rows first (they
+/// answer the question), then the language model's, then path evidence and the
+/// template facts by relevance; no repeats.
+fn rank_facts(
+    constructed: Vec<Fact>,
+    generated: Vec<Fact>,
+    paths: Vec<Fact>,
+    template: Vec<Fact>,
+    relevance: &Relevance<'_>,
+) -> Vec<(Fact, String)> {
+    let mut rest: Vec<(Fact, i32, bool)> = paths
+        .into_iter()
+        .map(|f| (f, 1, true))
+        .chain(template.into_iter().map(|f| (f, 0, false)))
+        .map(|(f, bonus, path)| {
+            let score = relevance.score(&f) + bonus;
+            (f, score, path)
+        })
+        .collect();
+    rest.sort_by(|a, b| b.1.cmp(&a.1));
+    let mut out: Vec<(Fact, String)> = Vec::new();
+    let mut push = |fact: Fact, why: String| {
+        if let Some((known, _)) = out.iter_mut().find(|(f, _)| {
+            f.subject == fact.subject && f.predicate == fact.predicate && f.object == fact.object
+        }) {
+            if known.graph.is_empty() {
+                known.graph = fact.graph;
             }
+        } else {
+            out.push((fact, why));
+        }
+    };
+    for fact in constructed {
+        push(fact, "row of the constructed query".into());
+    }
+    for fact in generated {
+        push(fact, "row of the model's query".into());
+    }
+    for (fact, score, path) in rest {
+        let why = if path {
+            format!("path evidence, relevance {score}")
+        } else {
+            format!("relevance {score}")
+        };
+        push(fact, why);
+    }
+    out
+}
+
+/// 3. The facts that fit the budget, in rank order; the trace says what the
+/// budget cut.
+fn budget_stage(
+    facts: Vec<(Fact, String)>,
+    budget: usize,
+    dispatch: Dispatch,
+    context: &mut FusedContext,
+) {
+    let mut kept = vec![format!("fact budget {budget} for a {dispatch:?} question")];
+    let mut dropped = Vec::new();
+    for (i, (fact, why)) in facts.into_iter().enumerate() {
+        if i < budget {
+            kept.push(format!(
+                "{} {} {} ({why})",
+                fact.subject, fact.predicate, fact.object
+            ));
+            context.structured_facts.push(fact);
+        } else {
+            dropped.push(Dropped {
+                iri: fact.subject,
+                why: format!("beyond the fact budget {budget} ({why})"),
+            });
         }
     }
-    Ok(context)
+    context.trace.push(TraceStage {
+        stage: "sparql".into(),
+        kept,
+        dropped,
+    });
 }
 
 #[cfg(test)]

@@ -1,0 +1,716 @@
+//! The lexicon: every named node of the store, its names and descriptions as
+//! search terms, built from the graph once per write (kept in
+//! [`Store::derived`]).
+//!
+//! It serves two jobs that need the same analysis of text ([`analyze`]):
+//!
+//! - **BM25 over names and descriptions** ([`Lexicon::bm25`]): labels, aliases,
+//!   names (identifiers split into words) count twice, comments, docstrings,
+//!   signatures, definitions and document text once; code bodies are left out, so
+//!   a function is found by what it is called and what it says it does;
+//! - **label candidates for entity linking** ([`Lexicon::name_matches`]): how much
+//!   of a node's name the question covers, and how much of the question's words the
+//!   name explains, term by term, with inflections, identifier parts and stem
+//!   prefixes (`advises` ~ `advisor`) taken into account.
+//!
+//! Which literals are names is read off the data, not configured: the usual label
+//! predicates (`rdfs:label`, `skos:prefLabel`/`altLabel`, `dcterms:title`,
+//! `kgfuse:name`) and any predicate whose local name ends in `name`, `label`,
+//! `title` or `alias` (`ub:name`, `foaf:name`, `ex:lastName`). Descriptions are the
+//! usual comment predicates and any whose local name ends in `description`,
+//! `comment`, `summary`, `abstract` or `definition`. Classes and properties are
+//! named by their labels, else by their local names (`worksFor` -> works for).
+
+pub(crate) mod analyze;
+
+use crate::RetrieveError;
+use crate::sources::cell_text;
+use crate::sparql;
+use analyze::{Term, analyze};
+use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_graph::model::NamedNode;
+use kgfuse_store::Store;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// What a lexicon entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// An instance: a person, a function, a chunk.
+    Entity,
+    /// A class (used as the object of `rdf:type`, or declared one).
+    Class,
+    /// A property (used as a predicate, or declared one).
+    Property,
+}
+
+/// One node of the lexicon.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    /// The node.
+    pub iri: String,
+    /// What it is.
+    pub role: Role,
+    /// Local names of its types (`Function`, `GraduateStudent`).
+    pub kinds: Vec<String>,
+    /// Its first name, for display.
+    pub name: String,
+    /// Names and descriptions as one text (what BM25 scored), for display.
+    pub text: String,
+    /// Its names in [`Lexicon::names`].
+    names: std::ops::Range<u32>,
+}
+
+/// One name of one entry, analysed.
+#[derive(Debug, Clone)]
+struct Name {
+    entry: u32,
+    /// Stemmed parts, without repeats.
+    parts: Vec<String>,
+    /// Whole identifiers of the name (`graduatestudent12`).
+    wholes: Vec<String>,
+}
+
+/// A name of an entry that a question matches, and how well.
+#[derive(Debug, Clone)]
+pub(crate) struct NameMatch {
+    /// Index of the entry.
+    pub entry: u32,
+    /// Share of the name's term weight the question covers (1 = all of it).
+    pub name_coverage: f32,
+    /// Share of the touched question words' term weight the name explains.
+    pub word_coverage: f32,
+    /// Question words the match touches.
+    pub words: Vec<usize>,
+    /// Whether the matched parts include the name's last part (its head noun:
+    /// "students" matches the class "graduate student" by its head).
+    pub head: bool,
+}
+
+impl NameMatch {
+    /// Coverage both ways.
+    pub fn score(&self) -> f32 {
+        self.name_coverage * self.word_coverage
+    }
+}
+
+/// A BM25 hit.
+#[derive(Debug, Clone)]
+pub(crate) struct LexicalHit {
+    /// Index of the entry.
+    pub entry: u32,
+    /// BM25 score.
+    pub score: f32,
+}
+
+/// BM25 parameters (Robertson's usual values).
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// Names weigh this many times a description term in BM25.
+const NAME_WEIGHT: f32 = 2.0;
+/// A question part and a name part match by prefix when the shorter has this
+/// many characters at least (`advis` ~ `advisor`, `teach` ~ `teacher`).
+const MIN_PREFIX: usize = 4;
+/// A prefix match counts this much of an exact one.
+const PREFIX_WEIGHT: f32 = 0.8;
+/// Longest description text kept per entry for display.
+const MAX_TEXT: usize = 1_500;
+
+/// Name and description terms of every named node.
+#[derive(Debug, Default)]
+pub(crate) struct Lexicon {
+    entries: Vec<Entry>,
+    by_iri: HashMap<String, u32>,
+    names: Vec<Name>,
+    /// Name term -> names holding it (parts and wholes), sorted for prefix scans.
+    name_postings: BTreeMap<String, Vec<u32>>,
+    /// Name term -> number of entries whose names hold it.
+    name_df: HashMap<String, u32>,
+    /// BM25 postings over entity documents: term -> (entry, weighted tf).
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    doc_len: Vec<f32>,
+    avg_len: f32,
+    documents: u32,
+}
+
+/// Predicates whose literals name a node, whatever their local name.
+const NAME_PREDICATES: &[&str] = &[
+    w3c::RDFS_LABEL,
+    w3c::SKOS_PREF_LABEL,
+    w3c::SKOS_ALT_LABEL,
+    w3c::DCTERMS_TITLE,
+    kgfuse::NAME,
+];
+/// Predicates whose literals describe a node, whatever their local name.
+const DESCRIPTION_PREDICATES: &[&str] = &[
+    w3c::RDFS_COMMENT,
+    w3c::SKOS_DEFINITION,
+    w3c::DCTERMS_DESCRIPTION,
+    kgfuse::SIGNATURE,
+    kgfuse::KNOWLEDGE,
+    kgfuse::TEXT,
+];
+/// Name predicates that alone do not make a node worth searching (a parameter has
+/// a `kgfuse:name` and nothing else).
+const SECONDARY_NAMES: &[&str] = &[kgfuse::NAME];
+
+/// The local name of an IRI: after the last `#`, else the last `/`.
+pub(crate) fn local_name(iri: &str) -> &str {
+    iri.rsplit(['#', '/'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(iri)
+}
+
+fn is_name_predicate(iri: &str) -> bool {
+    if NAME_PREDICATES.contains(&iri) {
+        return true;
+    }
+    let local = local_name(iri).to_ascii_lowercase();
+    ["name", "label", "title", "alias"]
+        .iter()
+        .any(|end| local.ends_with(end))
+        && local != "qualifiedname"
+}
+
+fn is_description_predicate(iri: &str) -> bool {
+    if DESCRIPTION_PREDICATES.contains(&iri) {
+        return true;
+    }
+    let local = local_name(iri).to_ascii_lowercase();
+    [
+        "description",
+        "comment",
+        "summary",
+        "abstract",
+        "definition",
+    ]
+    .iter()
+    .any(|end| local.ends_with(end))
+}
+
+/// What the graph holds for the lexicon, read with a few scans.
+struct Harvest {
+    /// (subject, value, is primary name) for names; descriptions separately.
+    names: Vec<(String, String, bool)>,
+    descriptions: Vec<(String, String)>,
+    types: Vec<(String, String)>,
+    classes: Vec<String>,
+    properties: Vec<String>,
+}
+
+fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
+    let predicates = sparql::run(
+        store,
+        "SELECT DISTINCT ?p ?literal WHERE { ?s ?p ?o BIND(isLiteral(?o) AS ?literal) }".into(),
+    )?;
+    let mut name_predicates = Vec::new();
+    let mut description_predicates = Vec::new();
+    let mut properties = Vec::new();
+    for row in &predicates.rows {
+        let Some(p) = cell_text(row.first()) else {
+            continue;
+        };
+        let literal = cell_text(row.get(1)).is_some_and(|v| v == "true");
+        if literal && is_name_predicate(&p) {
+            name_predicates.push(p.clone());
+        } else if literal && is_description_predicate(&p) {
+            description_predicates.push(p.clone());
+        }
+        properties.push(p);
+    }
+    let declared = sparql::run(
+        store,
+        format!(
+            "SELECT DISTINCT ?x ?kind WHERE {{ ?x a ?kind . VALUES ?kind {{ <{owl}Class> <{rdfs}Class> <{rdf}Property> <{owl}ObjectProperty> <{owl}DatatypeProperty> }} FILTER(isIRI(?x)) }}",
+            owl = kgfuse_core::vocab::OWL,
+            rdfs = kgfuse_core::vocab::RDFS,
+            rdf = kgfuse_core::vocab::RDF,
+        ),
+    )?;
+    let mut classes = Vec::new();
+    for row in &declared.rows {
+        let (Some(x), Some(kind)) = (cell_text(row.first()), cell_text(row.get(1))) else {
+            continue;
+        };
+        if kind.ends_with("Class") {
+            classes.push(x);
+        } else {
+            properties.push(x);
+        }
+    }
+    let typed = sparql::run(
+        store,
+        "SELECT ?s ?t WHERE { ?s a ?t FILTER(isIRI(?s) && isIRI(?t)) }".into(),
+    )?;
+    let mut types = Vec::with_capacity(typed.rows.len());
+    for row in &typed.rows {
+        if let (Some(s), Some(t)) = (cell_text(row.first()), cell_text(row.get(1))) {
+            classes.push(t.clone());
+            types.push((s, t));
+        }
+    }
+    classes.sort();
+    classes.dedup();
+    properties.sort();
+    properties.dedup();
+    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
+        let nodes: Vec<NamedNode> = iris
+            .iter()
+            .filter_map(|p| NamedNode::new(p.as_str()).ok())
+            .collect();
+        Ok(store.graph().text_literals(&nodes)?)
+    };
+    let names = read(&name_predicates)?
+        .into_iter()
+        .map(|l| {
+            let primary = !SECONDARY_NAMES.contains(&name_predicates[l.predicate].as_str());
+            (l.subject, l.value, primary)
+        })
+        .collect();
+    let descriptions = read(&description_predicates)?
+        .into_iter()
+        .map(|l| (l.subject, l.value))
+        .collect();
+    Ok(Harvest {
+        names,
+        descriptions,
+        types,
+        classes,
+        properties,
+    })
+}
+
+impl Lexicon {
+    /// The store's lexicon, built on first use after each write.
+    pub(crate) fn of(store: &Store) -> Result<Arc<Self>, RetrieveError> {
+        store.derived("retrieve/lexicon", || Self::build(store))
+    }
+
+    fn build(store: &Store) -> Result<Self, RetrieveError> {
+        let harvest = harvest(store)?;
+        let mut lexicon = Self::default();
+        let is_class: std::collections::HashSet<&str> =
+            harvest.classes.iter().map(String::as_str).collect();
+        let is_property: std::collections::HashSet<&str> =
+            harvest.properties.iter().map(String::as_str).collect();
+        let role_of = |iri: &str| {
+            if is_class.contains(iri) {
+                Role::Class
+            } else if is_property.contains(iri) {
+                Role::Property
+            } else {
+                Role::Entity
+            }
+        };
+        // Entities: nodes with a primary name or a description.
+        let mut texts: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+        for (subject, value, _) in harvest.names.iter().filter(|n| n.2) {
+            texts.entry(subject).or_default().0.push(value);
+        }
+        for (subject, value) in &harvest.descriptions {
+            texts.entry(subject).or_default().1.push(value);
+        }
+        for (subject, value, primary) in &harvest.names {
+            if !primary && let Some(entry) = texts.get_mut(subject.as_str()) {
+                entry.0.push(value);
+            }
+        }
+        let mut kinds: HashMap<&str, Vec<String>> = HashMap::new();
+        for (s, t) in &harvest.types {
+            kinds.entry(s).or_default().push(local_name(t).to_owned());
+        }
+        for (iri, (names, descriptions)) in &texts {
+            let role = role_of(iri);
+            let mut names = names.clone();
+            names.sort_unstable();
+            names.dedup();
+            let id = lexicon.add_entry(
+                iri,
+                role,
+                kinds.get(iri).cloned().unwrap_or_default(),
+                &names,
+            );
+            if role == Role::Entity {
+                lexicon.add_document(id, &names, descriptions);
+            }
+        }
+        // Classes and properties without a label are named by their local names.
+        for iri in harvest.classes.iter().chain(&harvest.properties) {
+            if !lexicon.by_iri.contains_key(iri.as_str()) {
+                let role = role_of(iri);
+                lexicon.add_entry(iri, role, Vec::new(), &[local_name(iri)]);
+            }
+        }
+        lexicon.finish();
+        Ok(lexicon)
+    }
+
+    fn add_entry(&mut self, iri: &str, role: Role, kinds: Vec<String>, names: &[&str]) -> u32 {
+        let id = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+        let first_name = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        let mut seen_terms: Vec<String> = Vec::new();
+        for name in names {
+            let terms = analyze(name);
+            let mut parts: Vec<String> = terms
+                .iter()
+                .filter(|t| !t.whole)
+                .map(|t| t.text.clone())
+                .collect();
+            parts.dedup();
+            let wholes: Vec<String> = terms
+                .iter()
+                .filter(|t| t.whole)
+                .map(|t| t.text.clone())
+                .collect();
+            if parts.is_empty() && wholes.is_empty() {
+                continue;
+            }
+            let name_id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+            for term in parts.iter().chain(&wholes) {
+                let posting = self.name_postings.entry(term.clone()).or_default();
+                if posting.last() != Some(&name_id) {
+                    posting.push(name_id);
+                }
+                if !seen_terms.contains(term) {
+                    seen_terms.push(term.clone());
+                }
+            }
+            self.names.push(Name {
+                entry: id,
+                parts,
+                wholes,
+            });
+        }
+        for term in seen_terms {
+            *self.name_df.entry(term).or_default() += 1;
+        }
+        self.by_iri.insert(iri.to_owned(), id);
+        self.entries.push(Entry {
+            iri: iri.to_owned(),
+            role,
+            kinds,
+            name: names.first().map(|n| (*n).to_owned()).unwrap_or_default(),
+            text: String::new(),
+            names: first_name..u32::try_from(self.names.len()).unwrap_or(u32::MAX),
+        });
+        id
+    }
+
+    fn add_document(&mut self, id: u32, names: &[&str], descriptions: &[&str]) {
+        let mut tf: HashMap<String, f32> = HashMap::new();
+        let mut length = 0.0;
+        for (texts, weight) in [(names, NAME_WEIGHT), (descriptions, 1.0)] {
+            for text in texts {
+                for term in analyze(text) {
+                    *tf.entry(term.text).or_default() += weight;
+                    length += weight;
+                }
+            }
+        }
+        for (term, count) in tf {
+            self.postings.entry(term).or_default().push((id, count));
+        }
+        let index = id as usize;
+        if self.doc_len.len() <= index {
+            self.doc_len.resize(index + 1, 0.0);
+        }
+        self.doc_len[index] = length;
+        self.documents += 1;
+        let mut text = names.join(" / ");
+        for description in descriptions {
+            if text.len() >= MAX_TEXT {
+                break;
+            }
+            text.push('\n');
+            text.push_str(description);
+        }
+        if text.len() > MAX_TEXT {
+            let cut = (0..=MAX_TEXT)
+                .rev()
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(0);
+            text.truncate(cut);
+        }
+        self.entries[index].text = text;
+    }
+
+    fn finish(&mut self) {
+        self.doc_len.resize(self.entries.len(), 0.0);
+        #[allow(clippy::cast_precision_loss)]
+        let documents = self.documents.max(1) as f32;
+        self.avg_len = self.doc_len.iter().sum::<f32>() / documents;
+    }
+
+    /// The entry at `index`.
+    pub(crate) fn entry(&self, index: u32) -> &Entry {
+        &self.entries[index as usize]
+    }
+
+    /// The name terms (parts and wholes) of an entry.
+    pub(crate) fn name_terms(&self, index: u32) -> impl Iterator<Item = &str> {
+        let range = self.entry(index).names.clone();
+        self.names[range.start as usize..range.end as usize]
+            .iter()
+            .flat_map(|n| n.parts.iter().chain(&n.wholes).map(String::as_str))
+    }
+
+    /// The entry of an IRI.
+    pub(crate) fn find(&self, iri: &str) -> Option<u32> {
+        self.by_iri.get(iri).copied()
+    }
+
+    /// Inverse document frequency of a name term among the entries' names.
+    pub(crate) fn name_idf(&self, term: &str) -> f32 {
+        #[allow(clippy::cast_precision_loss)]
+        let n = self.entries.len().max(1) as f32;
+        #[allow(clippy::cast_precision_loss)]
+        let df = self.name_df.get(term).copied().unwrap_or(0) as f32;
+        (1.0 + n / (df + 1.0)).ln()
+    }
+
+    /// The `k` entity entries that best match `text` by BM25, optionally only those
+    /// `keep` accepts.
+    pub(crate) fn bm25(
+        &self,
+        text: &str,
+        k: usize,
+        keep: &dyn Fn(&Entry) -> bool,
+    ) -> Vec<LexicalHit> {
+        let mut query: Vec<String> = analyze(text).into_iter().map(|t| t.text).collect();
+        query.sort_unstable();
+        query.dedup();
+        #[allow(clippy::cast_precision_loss)]
+        let n = self.documents.max(1) as f32;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for term in &query {
+            let Some(posting) = self.postings.get(term) else {
+                continue;
+            };
+            #[allow(clippy::cast_precision_loss)]
+            let df = posting.len() as f32;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for &(doc, tf) in posting {
+                let length = self.doc_len[doc as usize] / self.avg_len.max(f32::EPSILON);
+                let score = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length));
+                *scores.entry(doc).or_default() += score;
+            }
+        }
+        let mut hits: Vec<LexicalHit> = scores
+            .into_iter()
+            .filter(|(doc, _)| keep(self.entry(*doc)))
+            .map(|(entry, score)| LexicalHit { entry, score })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.entry(a.entry).iri.cmp(&self.entry(b.entry).iri))
+        });
+        hits.truncate(k);
+        hits
+    }
+
+    /// Name terms that match a question part: the part itself, and by prefix
+    /// (either way) when both are long enough; with the weight of the match.
+    fn matching_terms<'a>(&'a self, part: &'a str) -> Vec<(&'a str, f32)> {
+        let mut out: Vec<(&str, f32)> = Vec::new();
+        if self.name_postings.contains_key(part) {
+            out.push((part, 1.0));
+        }
+        if part.chars().count() >= MIN_PREFIX {
+            // Name terms extending the part (`teach` -> `teacher`).
+            for (term, _) in self
+                .name_postings
+                .range::<str, _>((std::ops::Bound::Excluded(part), std::ops::Bound::Unbounded))
+                .take_while(|(t, _)| t.starts_with(part))
+            {
+                out.push((term, PREFIX_WEIGHT));
+            }
+            // Name terms the part extends (`advisor` -> `advis`).
+            for (end, _) in part.char_indices().skip(MIN_PREFIX) {
+                let prefix = &part[..end];
+                if let Some((term, _)) = self.name_postings.get_key_value(prefix) {
+                    out.push((term, PREFIX_WEIGHT));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every name the question's terms touch, scored by coverage both ways; only
+    /// entries of `role`.
+    pub(crate) fn name_matches(&self, question: &[Term], role: Role) -> Vec<NameMatch> {
+        // Question part -> (words it occurs in); whole identifiers separately.
+        let mut parts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut wholes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for term in question {
+            let map = if term.whole { &mut wholes } else { &mut parts };
+            map.entry(term.text.as_str()).or_default().push(term.word);
+        }
+        // Name -> (name term -> (match weight, question words)).
+        let mut touched: BTreeMap<u32, HashMap<&str, (f32, Vec<usize>)>> = BTreeMap::new();
+        for (part, words) in &parts {
+            for (term, weight) in self.matching_terms(part) {
+                for &name in self.name_postings.get(term).into_iter().flatten() {
+                    let slot = touched
+                        .entry(name)
+                        .or_default()
+                        .entry(term)
+                        .or_insert((0.0, Vec::new()));
+                    slot.0 = slot.0.max(weight);
+                    slot.1.extend(words);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (name_id, matched) in touched {
+            let name = &self.names[name_id as usize];
+            let entry = self.entry(name.entry);
+            if entry.role != role {
+                continue;
+            }
+            let whole_words: Vec<usize> = name
+                .wholes
+                .iter()
+                .filter_map(|w| wholes.get(w.as_str()))
+                .flatten()
+                .copied()
+                .collect();
+            let total: f32 = name.parts.iter().map(|p| self.name_idf(p)).sum();
+            let covered: f32 = name
+                .parts
+                .iter()
+                .filter_map(|p| matched.get(p.as_str()).map(|(w, _)| w * self.name_idf(p)))
+                .sum();
+            let mut words: Vec<usize> = matched
+                .iter()
+                .filter(|(term, _)| name.parts.iter().any(|p| p == *term))
+                .flat_map(|(_, (_, words))| words.iter().copied())
+                .collect();
+            let name_coverage = if whole_words.is_empty() {
+                if total > 0.0 { covered / total } else { 0.0 }
+            } else {
+                words = whole_words;
+                1.0
+            };
+            words.sort_unstable();
+            words.dedup();
+            if words.is_empty() {
+                continue;
+            }
+            // How much of the touched words the name explains.
+            let mut word_total = 0.0;
+            let mut word_covered = 0.0;
+            for term in question
+                .iter()
+                .filter(|t| !t.whole && words.contains(&t.word))
+            {
+                let idf = self.name_idf(&term.text);
+                word_total += idf;
+                if let Some(best) = self
+                    .matching_terms(&term.text)
+                    .into_iter()
+                    .filter(|(t, _)| name.parts.iter().any(|p| p == t))
+                    .map(|(_, w)| w)
+                    .reduce(f32::max)
+                {
+                    word_covered += best * idf;
+                }
+            }
+            let word_coverage = if word_total > 0.0 {
+                word_covered / word_total
+            } else {
+                1.0
+            };
+            let head = name
+                .parts
+                .last()
+                .is_some_and(|last| matched.contains_key(last.as_str()));
+            out.push(NameMatch {
+                entry: name.entry,
+                name_coverage,
+                word_coverage,
+                words,
+                head,
+            });
+        }
+        // One match per entry: its best name.
+        out.sort_by(|a, b| {
+            a.entry
+                .cmp(&b.entry)
+                .then_with(|| b.score().total_cmp(&a.score()))
+        });
+        out.dedup_by_key(|m| m.entry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexicon(entries: &[(&str, Role, &[&str], &[&str])]) -> Lexicon {
+        let mut lexicon = Lexicon::default();
+        for (iri, role, names, descriptions) in entries {
+            let id = lexicon.add_entry(iri, *role, Vec::new(), names);
+            if *role == Role::Entity {
+                lexicon.add_document(id, names, descriptions);
+            }
+        }
+        lexicon.finish();
+        lexicon
+    }
+
+    fn best(lexicon: &Lexicon, question: &str, role: Role) -> Vec<(String, f32)> {
+        let mut matches = lexicon.name_matches(&analyze(question), role);
+        matches.sort_by(|a, b| b.score().total_cmp(&a.score()));
+        matches
+            .into_iter()
+            .map(|m| (lexicon.entry(m.entry).iri.clone(), m.score()))
+            .collect()
+    }
+
+    #[test]
+    fn partial_names_and_identifiers_match_by_coverage() {
+        let lexicon = lexicon(&[
+            ("urn:anna", Role::Entity, &["Anna Keller"], &[]),
+            ("urn:bob", Role::Entity, &["Bob Berg"], &[]),
+            ("urn:gc0", Role::Entity, &["GraduateCourse0"], &[]),
+            ("urn:c0", Role::Entity, &["Course0"], &[]),
+            ("urn:advisor", Role::Property, &["advisor"], &[]),
+        ]);
+        let found = best(&lexicon, "Where does Dr. Keller work?", Role::Entity);
+        assert_eq!(found[0].0, "urn:anna");
+        assert!(found[0].1 > 0.3 && found[0].1 < 1.0, "{found:?}");
+        let found = best(&lexicon, "Who takes GraduateCourse0?", Role::Entity);
+        assert_eq!(found[0], ("urn:gc0".to_owned(), 1.0));
+        assert!(
+            found[1].1 < 1.0,
+            "Course0 explains only part of the word: {found:?}"
+        );
+        let found = best(&lexicon, "who takes graduate course 0", Role::Entity);
+        assert_eq!(found[0].0, "urn:gc0");
+        let found = best(&lexicon, "Who advises her?", Role::Property);
+        assert_eq!(found[0].0, "urn:advisor");
+    }
+
+    #[test]
+    fn bm25_prefers_the_named_function_and_ignores_code() {
+        let lexicon = lexicon(&[
+            (
+                "urn:get_content_type",
+                Role::Entity,
+                &["get_content_type"],
+                &["Return the message's content type."],
+            ),
+            (
+                "urn:set_payload",
+                Role::Entity,
+                &["set_payload"],
+                &["Set the payload to the given value."],
+            ),
+        ]);
+        let hits = lexicon.bm25("content type of a message", 5, &|_| true);
+        assert_eq!(lexicon.entry(hits[0].entry).iri, "urn:get_content_type");
+        assert_eq!(hits.len(), 1);
+    }
+}

@@ -1,0 +1,417 @@
+//! Entity linking as people write: the question's words to the store's nodes,
+//! classes and properties, through the [lexicon](crate::lexicon).
+//!
+//! 1. **Candidates.** Every name a question term touches is scored by coverage
+//!    both ways: how much of the name the question says (idf-weighted; "Keller"
+//!    covers half of "Anna Keller") times how much of the touched question words
+//!    the name explains ("GraduateCourse0" is explained fully by the course of that
+//!    name, only in part by "Course0"). Inflections, identifier parts, titles and
+//!    stem prefixes are the analyser's business.
+//! 2. **Mentions.** Candidates are grouped by the question words they cover; the
+//!    best-scoring group claims its words, a candidate over words already claimed
+//!    by a better one is dropped.
+//! 3. **Ties.** A mention with several equally good candidates (the same course name
+//!    in fifteen departments, two people called Anna) asks the rest of the question:
+//!    the other question terms found in a candidate's IRI, in the names of its
+//!    neighbours in the graph, or a linked class it belongs to. The best few stay; a
+//!    mention that still names too many nodes is a class word, not an entity.
+//! 4. **Classes and properties** are linked the same way, a class also by its head
+//!    noun ("students" -> graduate student, undergraduate student).
+
+use crate::RetrieveError;
+use crate::lexicon::analyze::{Term, analyze};
+use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
+use crate::sources::cell_text;
+use crate::sparql::{run, values};
+use kgfuse_core::context::{Dropped, TraceStage};
+use kgfuse_graph::model::{NamedNode, Term as RdfTerm};
+use kgfuse_store::Store;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// A name match below this score is not a candidate.
+const MIN_SCORE: f32 = 0.45;
+/// A class matched only by its head noun needs this much.
+const MIN_HEAD_SCORE: f32 = 0.25;
+/// Candidates within this share of a mention's best stay beside it.
+const TIE_SHARE: f32 = 0.95;
+/// Most candidates a mention keeps.
+const MAX_KEPT: usize = 3;
+/// A mention whose best candidates are more than this, after the tie-break, names a
+/// kind of thing rather than one; it is dropped.
+const MAX_TIED: usize = 12;
+/// Most candidates a mention examines for the tie-break.
+const MAX_EXAMINED: usize = 64;
+/// How much the rest of the question can lift a candidate: a name match of 0.5
+/// that the context explains fully (0.75) stays below a full name match (1.0).
+const CONTEXT_WEIGHT: f32 = 0.5;
+/// Neighbours read for the tie-break, in all.
+const MAX_NEIGHBOURS: usize = 5_000;
+
+/// A node a mention may mean.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Candidate {
+    /// The node.
+    pub iri: String,
+    /// Its name as stored.
+    pub name: String,
+    /// Name-match score times the context bonus.
+    pub score: f32,
+    /// Local names of its types.
+    pub kinds: Vec<String>,
+    /// The question words it was linked from.
+    pub words: Vec<usize>,
+    /// For a class: whether the question asks for things of it ("which vendors",
+    /// "what countries"): its words follow a question word with only stop words
+    /// between.
+    pub asked: bool,
+}
+
+/// Question words that name something, with what they may name.
+#[derive(Debug, Clone)]
+pub(crate) struct Mention {
+    /// Word indices in the question.
+    pub words: Vec<usize>,
+    /// The best candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// How many candidates tied before the tie-break.
+    pub tied: usize,
+    /// Whether the mention only told another mention's candidates apart ("of
+    /// Department0" in "GraduateCourse0 of Department0"): it is context, not a
+    /// thing the question asks about.
+    pub qualifier: bool,
+}
+
+/// What a question links to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Linked {
+    /// Entity mentions in question order.
+    pub mentions: Vec<Mention>,
+    /// Classes the question names, best first.
+    pub classes: Vec<Candidate>,
+    /// Properties the question names, best first.
+    pub properties: Vec<Candidate>,
+    /// Mentions given up, with why.
+    pub dropped: Vec<Dropped>,
+}
+
+impl Linked {
+    /// Every kept entity candidate, mention by mention.
+    pub fn entities(&self) -> impl Iterator<Item = &Candidate> {
+        self.mentions.iter().flat_map(|m| &m.candidates)
+    }
+
+    /// As a trace stage.
+    pub fn trace(&self) -> TraceStage {
+        let mut kept = Vec::new();
+        for mention in &self.mentions {
+            let names: Vec<String> = mention
+                .candidates
+                .iter()
+                .map(|c| format!("{} \"{}\" ({:.2})", c.iri, c.name, c.score))
+                .collect();
+            let tie = if mention.tied > mention.candidates.len() {
+                format!(", best of {} tied", mention.tied)
+            } else {
+                String::new()
+            };
+            kept.push(format!(
+                "entity at words {:?}{tie}: {}",
+                mention.words,
+                names.join(" | ")
+            ));
+        }
+        for class in &self.classes {
+            kept.push(format!("class {} ({:.2})", class.iri, class.score));
+        }
+        for property in &self.properties {
+            kept.push(format!("property {} ({:.2})", property.iri, property.score));
+        }
+        TraceStage {
+            stage: "linking".into(),
+            kept,
+            dropped: self.dropped.clone(),
+        }
+    }
+}
+
+fn candidate(lexicon: &Lexicon, m: &NameMatch, score: f32) -> Candidate {
+    let entry = lexicon.entry(m.entry);
+    Candidate {
+        iri: entry.iri.clone(),
+        name: entry.name.clone(),
+        score,
+        kinds: entry.kinds.clone(),
+        words: m.words.clone(),
+        asked: false,
+    }
+}
+
+/// Words that open a question about things of some class.
+const QUESTION_WORDS: &[&str] = &["which", "what", "who", "list", "name", "many", "show"];
+
+/// Whether the match's first word follows a question word with only stop words
+/// (or nothing) between.
+fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
+    let Some(&first) = m.words.first() else {
+        return false;
+    };
+    let words: Vec<String> = question
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let Some(opener) = words
+        .iter()
+        .take(first)
+        .rposition(|w| QUESTION_WORDS.contains(&w.as_str()))
+    else {
+        return false;
+    };
+    !terms.iter().any(|t| t.word > opener && t.word < first)
+}
+
+/// Links the question.
+pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
+    let lexicon = Lexicon::of(store)?;
+    let terms = analyze(question);
+    let mut linked = Linked {
+        classes: classes(&lexicon, question, &terms),
+        properties: properties(&lexicon, &terms),
+        ..Linked::default()
+    };
+    let mut groups = mention_groups(&lexicon, &terms);
+    let mut evidence = Vec::with_capacity(groups.len());
+    for group in &mut groups {
+        evidence.push(break_ties(store, &lexicon, &terms, group, &linked.classes)?);
+    }
+    let qualifiers: Vec<bool> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, group)| {
+            let words = &group[0].0.words;
+            let own: Vec<&str> = terms
+                .iter()
+                .filter(|t| !t.whole && words.contains(&t.word))
+                .map(|t| t.text.as_str())
+                .collect();
+            !own.is_empty()
+                && evidence
+                    .iter()
+                    .enumerate()
+                    .any(|(j, found)| j != i && own.iter().all(|t| found.contains(*t)))
+        })
+        .collect();
+    for (group, qualifier) in groups.into_iter().zip(qualifiers) {
+        let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
+        let tied = group
+            .iter()
+            .filter(|c| c.1 >= best_name * TIE_SHARE)
+            .count();
+        let words = group.first().map(|c| c.0.words.clone()).unwrap_or_default();
+        let top = group.first().map_or(0.0, |c| c.2);
+        let best: Vec<&(NameMatch, f32, f32)> =
+            group.iter().filter(|c| c.2 >= top * TIE_SHARE).collect();
+        if best.len() > MAX_TIED {
+            linked.dropped.push(Dropped {
+                iri: format!("words {words:?}"),
+                why: format!(
+                    "{} nodes match as well as each other: a kind of thing, not one",
+                    best.len()
+                ),
+            });
+            continue;
+        }
+        linked.mentions.push(Mention {
+            words,
+            candidates: best
+                .iter()
+                .take(MAX_KEPT)
+                .map(|c| candidate(&lexicon, &c.0, c.2))
+                .collect(),
+            tied,
+            qualifier,
+        });
+    }
+    linked.mentions.sort_by(|a, b| a.words.cmp(&b.words));
+    Ok(linked)
+}
+
+/// Entity candidates grouped into mentions: (match, name score, score after the
+/// tie-break), best first within each group.
+fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32, f32)>> {
+    let mut matches: Vec<NameMatch> = lexicon
+        .name_matches(terms, Role::Entity)
+        .into_iter()
+        .filter(|m| m.score() >= MIN_SCORE)
+        .collect();
+    matches.sort_by(|a, b| {
+        b.score()
+            .total_cmp(&a.score())
+            .then_with(|| b.words.len().cmp(&a.words.len()))
+            .then_with(|| lexicon.entry(a.entry).iri.cmp(&lexicon.entry(b.entry).iri))
+    });
+    let mut groups: Vec<Vec<(NameMatch, f32, f32)>> = Vec::new();
+    let mut claimed: BTreeSet<usize> = BTreeSet::new();
+    for m in matches {
+        let score = m.score();
+        if let Some(group) = groups.iter_mut().find(|g| g[0].0.words == m.words) {
+            if group.len() < MAX_EXAMINED {
+                group.push((m, score, score));
+            }
+            continue;
+        }
+        if m.words.iter().any(|w| claimed.contains(w)) {
+            continue;
+        }
+        claimed.extend(&m.words);
+        groups.push(vec![(m, score, score)]);
+    }
+    groups
+}
+
+/// Orders a mention's candidates by their name score times a context bonus: the
+/// share of the question's other terms that the candidate's IRI, its neighbours'
+/// names or a linked class it belongs to account for. Returns the other terms the
+/// best candidate accounts for (empty when there was no tie to break).
+fn break_ties(
+    store: &Store,
+    lexicon: &Lexicon,
+    terms: &[Term],
+    group: &mut [(NameMatch, f32, f32)],
+    classes: &[Candidate],
+) -> Result<HashSet<String>, RetrieveError> {
+    if group.len() < 2 {
+        return Ok(HashSet::new());
+    }
+    let words = group[0].0.words.clone();
+    let others: BTreeMap<&str, f32> = terms
+        .iter()
+        .filter(|t| !words.contains(&t.word))
+        .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
+        .collect();
+    if others.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let total: f32 = others.values().sum();
+    let share = |found: &HashSet<&str>| -> f32 {
+        others
+            .iter()
+            .filter(|(t, _)| found.contains(*t))
+            .map(|(_, idf)| idf)
+            .sum::<f32>()
+            / total
+    };
+    let neighbours = neighbour_terms(store, lexicon, group)?;
+    let class_kinds: HashSet<&str> = classes.iter().map(|c| local_name(&c.iri)).collect();
+    let mut accounted: Vec<HashSet<String>> = Vec::with_capacity(group.len());
+    for (m, name_score, score) in group.iter_mut() {
+        let entry = lexicon.entry(m.entry);
+        let iri_terms: Vec<String> = analyze(&entry.iri).into_iter().map(|t| t.text).collect();
+        let mut found: HashSet<&str> = iri_terms.iter().map(String::as_str).collect();
+        if let Some(near) = neighbours.get(entry.iri.as_str()) {
+            found.extend(near);
+        }
+        let mut bonus = share(&found);
+        if entry.kinds.iter().any(|k| class_kinds.contains(k.as_str())) {
+            bonus = bonus.max(0.5);
+        }
+        *score = *name_score * (1.0 + CONTEXT_WEIGHT * bonus);
+        accounted.push(
+            others
+                .keys()
+                .filter(|t| found.contains(*t))
+                .map(|t| (*t).to_owned())
+                .collect(),
+        );
+    }
+    let mut order: Vec<usize> = (0..group.len()).collect();
+    order.sort_by(|&a, &b| {
+        group[b].2.total_cmp(&group[a].2).then_with(|| {
+            lexicon
+                .entry(group[a].0.entry)
+                .iri
+                .cmp(&lexicon.entry(group[b].0.entry).iri)
+        })
+    });
+    let best_accounted = order
+        .first()
+        .map(|&i| accounted[i].clone())
+        .unwrap_or_default();
+    group.sort_by(|a, b| {
+        b.2.total_cmp(&a.2).then_with(|| {
+            lexicon
+                .entry(a.0.entry)
+                .iri
+                .cmp(&lexicon.entry(b.0.entry).iri)
+        })
+    });
+    Ok(best_accounted)
+}
+
+/// For each candidate of a group, the name terms of its neighbours (both
+/// directions, one hop).
+fn neighbour_terms<'a>(
+    store: &Store,
+    lexicon: &'a Lexicon,
+    group: &[(NameMatch, f32, f32)],
+) -> Result<BTreeMap<String, HashSet<&'a str>>, RetrieveError> {
+    let nodes: Vec<RdfTerm> = group
+        .iter()
+        .filter_map(|(m, _, _)| NamedNode::new(lexicon.entry(m.entry).iri.as_str()).ok())
+        .map(RdfTerm::from)
+        .collect();
+    let query = format!(
+        "SELECT ?c ?x WHERE {{ {} {{ ?c ?p ?x }} UNION {{ ?x ?p ?c }} FILTER(isIRI(?x)) }} LIMIT {MAX_NEIGHBOURS}",
+        values("c", &nodes)
+    );
+    let solutions = run(store, query)?;
+    let mut out: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
+    for row in &solutions.rows {
+        let (Some(c), Some(x)) = (cell_text(row.first()), cell_text(row.get(1))) else {
+            continue;
+        };
+        if let Some(entry) = lexicon.find(&x) {
+            out.entry(c).or_default().extend(lexicon.name_terms(entry));
+        }
+    }
+    Ok(out)
+}
+
+/// Classes the question names: fully, or by their head noun when no class is
+/// named fully by the same words.
+fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> {
+    let matches = lexicon.name_matches(terms, Role::Class);
+    let exact: Vec<&NameMatch> = matches.iter().filter(|m| m.score() >= MIN_SCORE).collect();
+    let mut out: Vec<Candidate> = Vec::new();
+    let with = |m: &NameMatch| Candidate {
+        asked: is_asked(question, terms, m),
+        ..candidate(lexicon, m, m.score())
+    };
+    out.extend(exact.iter().map(|m| with(m)));
+    // By head noun: "courses" also means "graduate course" (a kind of course),
+    // unless a class named by more of the words claims them ("graduate students"
+    // is not "undergraduate student").
+    for m in &matches {
+        let by_head = m.head && m.word_coverage >= 0.99 && m.score() >= MIN_HEAD_SCORE;
+        let claimed = exact
+            .iter()
+            .any(|e| e.words != m.words && e.words.iter().any(|w| m.words.contains(w)));
+        if by_head && m.score() < MIN_SCORE && !claimed {
+            out.push(with(m));
+        }
+    }
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out
+}
+
+/// Properties the question names.
+fn properties(lexicon: &Lexicon, terms: &[Term]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = lexicon
+        .name_matches(terms, Role::Property)
+        .iter()
+        .filter(|m| m.score() >= MIN_SCORE)
+        .map(|m| candidate(lexicon, m, m.score()))
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out
+}

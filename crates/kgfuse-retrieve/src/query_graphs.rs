@@ -1,0 +1,591 @@
+//! Ontology-guided query construction, offline: small query graphs from what the
+//! question links to, built as SPARQL algebra, checked and run read-only.
+//!
+//! The linked entities are the anchors (each mention's kept candidates become a
+//! `VALUES` table, so the data picks among them), the linked properties the
+//! edges, the linked classes the answer's type (`rdf:type/rdfs:subClassOf*`, so a
+//! loaded ontology's subclasses count). The shapes, one to three joins:
+//!
+//! | shape | pattern | e.g. |
+//! |---|---|---|
+//! | one hop | `a P ?x`, `?x P a` | "who is the head of Department3" |
+//! | two hops | `a P1 ?y . ?y P2 ?x` | "courses taught by the advisor of GraduateStudent12" |
+//! | two anchors | `?x P1 a . ?x P2 b` | "vendors in Norway that sell pumps" (when direct) |
+//! | two anchors, one two hops away | `?x P1 a . ?x P2 ?y . ?y P3 b` | "vendors in Norway (through their city) that sell pumps" |
+//!
+//! Each edge runs in either direction and is labelled by a linked property (each
+//! used once) or by any property (`?p`, at a small cost). A linked class, when
+//! there is one, types the answer in each shape ("which full professors work for
+//! Department7": `?x a FullProfessor . ?x ?p Department7`); without one, a shape
+//! that leaves an edge unlabelled needs two anchors. Each query
+//! graph is scored by what of the question it uses (mentions, properties and
+//! classes, by their link scores) less a cost per join and for every mention left
+//! out; they run best first, and the first that returns rows wins. Its rows become
+//! facts (each row's triples), which the strategy puts before every other fact.
+//! The terms enter as RDF terms in the algebra, never as query text; the query is
+//! checked against the store's vocabulary like every generated query, runs with a
+//! row limit and a short timeout.
+
+use crate::RetrieveError;
+use crate::linking::{Candidate, Linked};
+use crate::sources::cell_text;
+use crate::sparql::Rejected;
+use kgfuse_core::context::{Dropped, Fact, TraceStage};
+use kgfuse_core::vocab::w3c;
+use kgfuse_graph::QueryOutcome;
+use kgfuse_graph::model::{NamedNode, Variable};
+use kgfuse_store::Store;
+use spargebra::Query;
+use spargebra::algebra::{GraphPattern, PropertyPathExpression};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+use std::time::Duration;
+
+/// Most rows a constructed query returns.
+const MAX_ROWS: usize = 60;
+/// Most constructed queries run for one question (each is anchored at linked
+/// nodes, so an empty one costs an index lookup or two).
+const MAX_RUNS: usize = 40;
+/// Longest a constructed query may run.
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// Most linked properties and mentions tried.
+const MAX_PROPERTIES: usize = 4;
+const MAX_MENTIONS: usize = 3;
+/// Cost of each triple pattern beyond the first.
+const JOIN_COST: f32 = 0.15;
+/// Cost of each linked mention a query graph leaves out.
+const UNUSED_MENTION_COST: f32 = 0.6;
+/// What a property named by the answer class's own words adds.
+const OVERLAPPING_PROPERTY: f32 = 0.3;
+/// Cost of each edge labelled by any property rather than a linked one.
+const ANY_COST: f32 = 0.1;
+
+/// One edge of a query graph.
+#[derive(Debug, Clone, PartialEq)]
+enum Edge {
+    /// `subject P object`.
+    Property {
+        subject: String,
+        property: NamedNode,
+        object: String,
+    },
+    /// `subject ?p object`, any property.
+    Any { subject: String, object: String },
+    /// `subject rdf:type/rdfs:subClassOf* ?class`.
+    Typed { subject: String },
+}
+
+/// A candidate query: its edges over variables (`a0`, `a1` for anchors, `x` for
+/// the answer, `y` for a middle node), and its score.
+#[derive(Debug, Clone)]
+struct QueryGraph {
+    edges: Vec<Edge>,
+    anchors: Vec<usize>,
+    score: f32,
+    shape: &'static str,
+}
+
+/// The rows of the winning query as facts, with the query text.
+#[derive(Debug, Default)]
+pub(crate) struct Constructed {
+    /// The query that ran and answered, as SPARQL text.
+    pub query: Option<String>,
+    /// Its rows as facts, row by row.
+    pub facts: Vec<Fact>,
+    /// Answer-variable values, in row order (what the question asks for).
+    pub answers: Vec<String>,
+    /// Queries rejected by the vocabulary check.
+    pub rejected: Vec<Rejected>,
+    /// What was tried.
+    pub trace: TraceStage,
+}
+
+fn anchor(i: usize) -> String {
+    format!("a{i}")
+}
+
+/// An edge label: a linked property (with its score) or any property.
+#[derive(Clone, Copy)]
+enum Label<'a> {
+    Linked(&'a Candidate),
+    Any,
+}
+
+/// A path shape between the answer `x` and anchors: the nodes in order, from an
+/// anchor to `x` (and on to a second anchor).
+const SHAPES: &[(&str, &[&str])] = &[
+    ("one hop", &["a", "x"]),
+    ("two hops", &["a", "y", "x"]),
+    ("two anchors", &["a", "x", "b"]),
+    ("two anchors, one two hops away", &["a", "x", "y", "b"]),
+];
+
+/// The query graphs worth trying for what the question links to, best first:
+/// every shape, every direction of every edge, every edge labelled by a linked
+/// property (each used once) or by any property.
+fn candidates(linked: &Linked) -> Vec<QueryGraph> {
+    // (index in `linked.mentions`, score) of the mentions that name what the
+    // question is about; qualifiers already chose among another mention's nodes.
+    let mentions: Vec<(usize, f32)> = linked
+        .mentions
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.qualifier)
+        .take(MAX_MENTIONS)
+        .map(|(i, m)| (i, m.candidates.first().map_or(0.0, |c| c.score.min(1.0))))
+        .collect();
+    let mut labels: Vec<Label> = linked
+        .properties
+        .iter()
+        .take(MAX_PROPERTIES)
+        .map(Label::Linked)
+        .collect();
+    labels.push(Label::Any);
+    let answer = answer_classes(linked);
+    let class_score = answer.first().map(|c| c.score.min(1.0));
+    // A property named by the same words as the answer's class ("countries":
+    // the class Country and the property inCountry) adds little: the words
+    // count once.
+    let class_words: Vec<usize> = answer.iter().flat_map(|c| c.words.clone()).collect();
+    let weight = |p: &Candidate| {
+        if !p.words.is_empty() && p.words.iter().all(|w| class_words.contains(w)) {
+            OVERLAPPING_PROPERTY
+        } else {
+            p.score.min(1.0)
+        }
+    };
+    let mut out = Vec::new();
+    for (shape, nodes) in SHAPES {
+        let two_anchors = nodes.contains(&"b");
+        // A symmetric shape (a-x-b) needs each pair once, the others both ways.
+        let symmetric = nodes.len() == 3 && two_anchors;
+        let pairs: Vec<(usize, f32, Option<(usize, f32)>)> = if two_anchors {
+            mentions
+                .iter()
+                .enumerate()
+                .flat_map(|(n, a)| {
+                    mentions
+                        .iter()
+                        .enumerate()
+                        .filter(move |(m, _)| if symmetric { *m > n } else { *m != n })
+                        .map(move |(_, b)| (a.0, a.1, Some(*b)))
+                })
+                .collect()
+        } else {
+            mentions.iter().map(|a| (a.0, a.1, None)).collect()
+        };
+        for (a, a_score, b) in pairs {
+            let name = |node: &str| match node {
+                "a" => anchor(a),
+                "b" => b.map_or_else(String::new, |b| anchor(b.0)),
+                other => other.to_owned(),
+            };
+            let steps: Vec<(String, String)> =
+                nodes.windows(2).map(|w| (name(w[0]), name(w[1]))).collect();
+            for labelled in label_choices(&labels, steps.len()) {
+                for directions in 0..(1u32 << steps.len()) {
+                    let mut edges = Vec::new();
+                    let mut uses = a_score + b.map_or(0.0, |b| b.1);
+                    let mut any = 0;
+                    for (i, ((from, to), label)) in steps.iter().zip(&labelled).enumerate() {
+                        let (subject, object) = if directions & (1 << i) == 0 {
+                            (from.clone(), to.clone())
+                        } else {
+                            (to.clone(), from.clone())
+                        };
+                        match label {
+                            Label::Linked(p) => {
+                                let Ok(property) = NamedNode::new(p.iri.as_str()) else {
+                                    continue;
+                                };
+                                uses += weight(p);
+                                edges.push(Edge::Property {
+                                    subject,
+                                    property,
+                                    object,
+                                });
+                            }
+                            Label::Any => {
+                                any += 1;
+                                edges.push(Edge::Any { subject, object });
+                            }
+                        }
+                    }
+                    if edges.len() != steps.len() {
+                        continue;
+                    }
+                    if let Some(class) = class_score {
+                        edges.push(Edge::Typed {
+                            subject: "x".into(),
+                        });
+                        uses += class;
+                    } else if any > 0 && !two_anchors {
+                        // "a ?p ?x" alone is every neighbour: too loose to answer.
+                        continue;
+                    }
+                    let anchors: Vec<usize> = std::iter::once(a).chain(b.map(|b| b.0)).collect();
+                    let unused = mentions.len().saturating_sub(anchors.len());
+                    #[allow(clippy::cast_precision_loss)]
+                    let score = uses
+                        - JOIN_COST * (steps.len() - 1) as f32
+                        - ANY_COST * any as f32
+                        - UNUSED_MENTION_COST * unused as f32;
+                    out.push(QueryGraph {
+                        edges,
+                        anchors,
+                        score,
+                        shape,
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    out
+}
+
+/// Every way to label `steps` edges, a linked property at most once per graph.
+fn label_choices<'a>(labels: &[Label<'a>], steps: usize) -> Vec<Vec<Label<'a>>> {
+    let mut out: Vec<Vec<Label<'a>>> = vec![Vec::new()];
+    for _ in 0..steps {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for label in labels {
+                let repeated = match label {
+                    Label::Linked(p) => prefix
+                        .iter()
+                        .any(|l| matches!(l, Label::Linked(q) if q.iri == p.iri)),
+                    Label::Any => false,
+                };
+                if !repeated {
+                    let mut choice = prefix.clone();
+                    choice.push(*label);
+                    next.push(choice);
+                }
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// The classes that type the answer: those the question asks for ("which
+/// countries ..."), else every linked class.
+fn answer_classes(linked: &Linked) -> Vec<&Candidate> {
+    let asked: Vec<&Candidate> = linked.classes.iter().filter(|c| c.asked).collect();
+    if asked.is_empty() {
+        linked.classes.iter().collect()
+    } else {
+        asked
+    }
+}
+
+fn variable(name: &str) -> Variable {
+    Variable::new_unchecked(name)
+}
+
+fn var(name: &str) -> TermPattern {
+    TermPattern::Variable(variable(name))
+}
+
+/// The query graph as a SELECT in SPARQL algebra: the anchors' and classes'
+/// `VALUES`, the edges, DISTINCT, a row limit.
+fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
+    let mut patterns = Vec::new();
+    let mut paths = Vec::new();
+    let mut any = 0;
+    for edge in &graph.edges {
+        match edge {
+            Edge::Property {
+                subject,
+                property,
+                object,
+            } => patterns.push(TriplePattern {
+                subject: var(subject),
+                predicate: NamedNodePattern::NamedNode(property.clone()),
+                object: var(object),
+            }),
+            Edge::Any { subject, object } => {
+                patterns.push(TriplePattern {
+                    subject: var(subject),
+                    predicate: NamedNodePattern::Variable(variable(&format!("p{any}"))),
+                    object: var(object),
+                });
+                any += 1;
+            }
+            Edge::Typed { subject } => paths.push(GraphPattern::Path {
+                subject: var(subject),
+                path: PropertyPathExpression::Sequence(
+                    Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
+                        w3c::RDF_TYPE,
+                    ))),
+                    Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
+                        PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
+                            w3c::RDFS_SUBCLASS_OF,
+                        )),
+                    ))),
+                ),
+                object: var("class"),
+            }),
+        }
+    }
+    let mut pattern = GraphPattern::Bgp { patterns };
+    for &i in &graph.anchors {
+        let bindings = linked.mentions[i]
+            .candidates
+            .iter()
+            .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+            .map(|n| vec![Some(GroundTerm::NamedNode(n))])
+            .collect();
+        pattern = join(
+            GraphPattern::Values {
+                variables: vec![variable(&anchor(i))],
+                bindings,
+            },
+            pattern,
+        );
+    }
+    for path in paths {
+        let bindings = answer_classes(linked)
+            .iter()
+            .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+            .map(|n| vec![Some(GroundTerm::NamedNode(n))])
+            .collect();
+        pattern = join(
+            pattern,
+            join(
+                GraphPattern::Values {
+                    variables: vec![variable("class")],
+                    bindings,
+                },
+                path,
+            ),
+        );
+    }
+    Query::Select {
+        dataset: None,
+        pattern: GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Distinct {
+                inner: Box::new(pattern),
+            }),
+            start: 0,
+            length: Some(MAX_ROWS),
+        },
+        base_iri: None,
+    }
+}
+
+fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
+    GraphPattern::Join {
+        left: Box::new(left),
+        right: Box::new(right),
+    }
+}
+
+/// A row of a query graph as facts: each edge with the row's values.
+fn row_facts(
+    graph: &QueryGraph,
+    variables: &[String],
+    row: &[Option<kgfuse_graph::model::Term>],
+) -> Vec<Fact> {
+    let value = |name: &str| {
+        variables
+            .iter()
+            .position(|v| v == name)
+            .and_then(|i| cell_text(row.get(i)))
+    };
+    let mut facts = Vec::new();
+    let mut any = 0;
+    for edge in &graph.edges {
+        let (subject, predicate, object) = match edge {
+            Edge::Property {
+                subject,
+                property,
+                object,
+            } => (
+                value(subject),
+                Some(property.as_str().to_owned()),
+                value(object),
+            ),
+            Edge::Any { subject, object } => {
+                let p = value(&format!("p{any}"));
+                any += 1;
+                (value(subject), p, value(object))
+            }
+            Edge::Typed { subject } => (
+                value(subject),
+                Some(w3c::RDF_TYPE.to_owned()),
+                value("class"),
+            ),
+        };
+        if let (Some(subject), Some(predicate), Some(object)) = (subject, predicate, object) {
+            facts.push(Fact {
+                subject,
+                predicate,
+                object,
+                graph: String::new(),
+            });
+        }
+    }
+    facts
+}
+
+/// Builds the query graphs for what the question links to and runs them best
+/// first; the first with rows answers.
+pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, RetrieveError> {
+    let mut out = Constructed {
+        trace: TraceStage {
+            stage: "query graphs".into(),
+            ..TraceStage::default()
+        },
+        ..Constructed::default()
+    };
+    if linked.mentions.is_empty() {
+        out.trace
+            .kept
+            .push("no linked entity to anchor a query".into());
+        return Ok(out);
+    }
+    let mut options = store.query_options();
+    options.timeout = Some(options.timeout.map_or(TIMEOUT, |t| t.min(TIMEOUT)));
+    for graph in candidates(linked).into_iter().take(MAX_RUNS) {
+        let query = algebra(&graph, linked);
+        let text = query.to_string();
+        let unknown = store
+            .graph()
+            .unknown_terms(&kgfuse_graph::query_vocabulary(&query))?;
+        if !unknown.is_empty() {
+            out.rejected.push(Rejected { text, unknown });
+            continue;
+        }
+        let (variables, rows) = match store.graph().query_algebra(query, &[], &options) {
+            Ok(QueryOutcome::Solutions { variables, rows }) => (variables, rows),
+            Ok(_) => continue,
+            Err(e) => {
+                out.trace.dropped.push(Dropped {
+                    iri: text,
+                    why: format!("failed: {e}"),
+                });
+                continue;
+            }
+        };
+        if rows.is_empty() {
+            out.trace.dropped.push(Dropped {
+                iri: text,
+                why: format!("{} ({:.2}): no rows", graph.shape, graph.score),
+            });
+            continue;
+        }
+        let answer = variables.iter().position(|v| v == "x");
+        for row in &rows {
+            for fact in row_facts(&graph, &variables, row) {
+                if !out.facts.contains(&fact) {
+                    out.facts.push(fact);
+                }
+            }
+            if let Some(value) = answer.and_then(|i| cell_text(row.get(i)))
+                && !out.answers.contains(&value)
+            {
+                out.answers.push(value);
+            }
+        }
+        out.trace.kept.push(format!(
+            "{} ({:.2}): {} rows{}: {text}",
+            graph.shape,
+            graph.score,
+            rows.len(),
+            if rows.len() >= MAX_ROWS {
+                ", cut at the row limit"
+            } else {
+                ""
+            }
+        ));
+        out.query = Some(text);
+        break;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linking::Mention;
+
+    fn node(iri: &str, score: f32) -> Candidate {
+        Candidate {
+            iri: iri.into(),
+            name: iri.into(),
+            score,
+            kinds: Vec::new(),
+            words: Vec::new(),
+            asked: false,
+        }
+    }
+
+    fn mention(iri: &str) -> Mention {
+        Mention {
+            words: vec![0],
+            candidates: vec![node(iri, 1.0)],
+            tied: 1,
+            qualifier: false,
+        }
+    }
+
+    #[test]
+    fn a_property_edge_beats_any_edge_and_every_mention_is_used_first() {
+        let linked = Linked {
+            mentions: vec![mention("urn:pumps"), mention("urn:norway")],
+            classes: vec![node("urn:Vendor", 1.0)],
+            properties: vec![node("urn:sells", 0.9)],
+            ..Linked::default()
+        };
+        let graphs = candidates(&linked);
+        let best = &graphs[0];
+        assert_eq!(best.anchors.len(), 2, "{:?}", best.edges);
+        assert!(
+            best.edges
+                .iter()
+                .any(|e| matches!(e, Edge::Property { .. }))
+        );
+        assert!(best.edges.iter().any(|e| matches!(e, Edge::Typed { .. })));
+        // Every graph types its answer when a class is linked.
+        assert!(
+            graphs
+                .iter()
+                .all(|g| g.edges.iter().any(|e| matches!(e, Edge::Typed { .. })))
+        );
+        let text = algebra(best, &linked).to_string();
+        assert!(
+            text.contains("VALUES ( ?a0 ) { ( <urn:pumps> )  }"),
+            "{text}"
+        );
+        assert!(text.contains("LIMIT 60"), "{text}");
+    }
+
+    #[test]
+    fn without_a_class_an_unlabelled_edge_needs_two_anchors() {
+        let linked = Linked {
+            mentions: vec![mention("urn:valves")],
+            properties: vec![node("urn:expertIn", 1.0)],
+            ..Linked::default()
+        };
+        for graph in candidates(&linked) {
+            assert!(
+                graph
+                    .edges
+                    .iter()
+                    .all(|e| matches!(e, Edge::Property { .. })),
+                "{:?}",
+                graph.edges
+            );
+        }
+    }
+
+    #[test]
+    fn a_property_is_used_once_per_graph() {
+        let p = node("urn:p", 1.0);
+        let q = node("urn:q", 1.0);
+        let choices = label_choices(&[Label::Linked(&p), Label::Linked(&q), Label::Any], 2);
+        // p q, p any, q p, q any, any p, any q, any any.
+        assert_eq!(choices.len(), 7);
+    }
+}
