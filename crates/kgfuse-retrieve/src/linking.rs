@@ -19,7 +19,7 @@
 //!    noun ("students" -> graduate student, undergraduate student).
 
 use crate::RetrieveError;
-use crate::lexicon::analyze::{Term, analyze};
+use crate::lexicon::analyze::{Term, analyze, analyze_question};
 use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
 use crate::sources::cell_text;
 use crate::sparql::{run, values};
@@ -30,8 +30,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// A name match below this score is not a candidate.
 const MIN_SCORE: f32 = 0.45;
-/// A class matched only by its head noun needs this much.
-const MIN_HEAD_SCORE: f32 = 0.25;
+/// The score of a class linked by its head noun only.
+const HEAD_SCORE: f32 = 0.4;
 /// Candidates within this share of a mention's best stay beside it.
 const TIE_SHARE: f32 = 0.95;
 /// Most candidates a mention keeps.
@@ -56,10 +56,14 @@ pub(crate) struct Candidate {
     pub name: String,
     /// Name-match score times the context bonus.
     pub score: f32,
+    /// Share of its name the question covers.
+    pub name_coverage: f32,
     /// Local names of its types.
     pub kinds: Vec<String>,
     /// The question words it was linked from.
     pub words: Vec<usize>,
+    /// For a class: linked by its head noun only ("courses" for graduate course).
+    pub by_head: bool,
     /// For a class: whether the question asks for things of it ("which vendors",
     /// "what countries"): its words follow a question word with only stop words
     /// between.
@@ -79,6 +83,9 @@ pub(crate) struct Mention {
     /// Department0" in "GraduateCourse0 of Department0"): it is context, not a
     /// thing the question asks about.
     pub qualifier: bool,
+    /// The question's other terms its best candidate accounts for (its IRI or
+    /// neighbours' names hold them), when a tie was broken.
+    pub accounts_for: HashSet<String>,
 }
 
 /// What a question links to.
@@ -140,8 +147,10 @@ fn candidate(lexicon: &Lexicon, m: &NameMatch, score: f32) -> Candidate {
         iri: entry.iri.clone(),
         name: entry.name.clone(),
         score,
+        name_coverage: m.name_coverage,
         kinds: entry.kinds.clone(),
         words: m.words.clone(),
+        by_head: false,
         asked: false,
     }
 }
@@ -173,7 +182,7 @@ fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
 /// Links the question.
 pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
     let lexicon = Lexicon::of(store)?;
-    let terms = analyze(question);
+    let terms = analyze_question(question);
     let mut linked = Linked {
         classes: classes(&lexicon, question, &terms),
         properties: properties(&lexicon, &terms),
@@ -184,24 +193,7 @@ pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveErro
     for group in &mut groups {
         evidence.push(break_ties(store, &lexicon, &terms, group, &linked.classes)?);
     }
-    let qualifiers: Vec<bool> = groups
-        .iter()
-        .enumerate()
-        .map(|(i, group)| {
-            let words = &group[0].0.words;
-            let own: Vec<&str> = terms
-                .iter()
-                .filter(|t| !t.whole && words.contains(&t.word))
-                .map(|t| t.text.as_str())
-                .collect();
-            !own.is_empty()
-                && evidence
-                    .iter()
-                    .enumerate()
-                    .any(|(j, found)| j != i && own.iter().all(|t| found.contains(*t)))
-        })
-        .collect();
-    for (group, qualifier) in groups.into_iter().zip(qualifiers) {
+    for (group, accounts_for) in groups.into_iter().zip(evidence) {
         let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
         let tied = group
             .iter()
@@ -229,11 +221,67 @@ pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveErro
                 .map(|c| candidate(&lexicon, &c.0, c.2))
                 .collect(),
             tied,
-            qualifier,
+            qualifier: false,
+            accounts_for,
         });
     }
+    settle_words(&mut linked);
+    mark_qualifiers(&mut linked, &terms);
     linked.mentions.sort_by(|a, b| a.words.cmp(&b.words));
     Ok(linked)
+}
+
+/// Words name a class or an entity, not both: an entity mention on exactly the
+/// words of a fully named class, matched only in part ("assistant professors" and
+/// the entity "AssistantProfessor0"), is the class; a class inside the words of a
+/// kept entity mention ("FullProfessor" inside "FullProfessor2") is the entity's.
+fn settle_words(linked: &mut Linked) {
+    let class_words: Vec<Vec<usize>> = linked
+        .classes
+        .iter()
+        .filter(|c| c.score >= 0.99)
+        .map(|c| c.words.clone())
+        .collect();
+    let (kept, dropped): (Vec<Mention>, Vec<Mention>) = std::mem::take(&mut linked.mentions)
+        .into_iter()
+        .partition(|m| {
+            let partial = m.candidates.first().is_none_or(|c| c.name_coverage < 0.99);
+            !(partial && class_words.contains(&m.words))
+        });
+    for mention in dropped {
+        linked.dropped.push(Dropped {
+            iri: format!("words {:?}", mention.words),
+            why: "these words name a class; the nodes match them only in part".into(),
+        });
+    }
+    linked.mentions = kept;
+    let entity_words: BTreeSet<usize> = linked
+        .mentions
+        .iter()
+        .flat_map(|m| m.words.iter().copied())
+        .collect();
+    linked
+        .classes
+        .retain(|c| !c.words.iter().all(|w| entity_words.contains(w)));
+}
+
+/// Marks the mentions whose every term another kept mention's best candidate
+/// accounts for: they told that mention's candidates apart.
+/// A mention qualified by another is not itself a qualifier, so two mentions never
+/// qualify each other away.
+fn mark_qualifiers(linked: &mut Linked, terms: &[Term]) {
+    for i in 0..linked.mentions.len() {
+        let own: Vec<&str> = terms
+            .iter()
+            .filter(|t| !t.whole && linked.mentions[i].words.contains(&t.word))
+            .map(|t| t.text.as_str())
+            .collect();
+        let qualifies = !own.is_empty()
+            && linked.mentions.iter().enumerate().any(|(j, other)| {
+                j != i && !other.qualifier && own.iter().all(|t| other.accounts_for.contains(*t))
+            });
+        linked.mentions[i].qualifier = qualifies;
+    }
 }
 
 /// Entity candidates grouped into mentions: (match, name score, score after the
@@ -280,29 +328,48 @@ fn break_ties(
     group: &mut [(NameMatch, f32, f32)],
     classes: &[Candidate],
 ) -> Result<HashSet<String>, RetrieveError> {
+    let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
+    let tied = group
+        .iter()
+        .filter(|c| c.1 >= best_name * TIE_SHARE)
+        .count();
     if group.len() < 2 {
         return Ok(HashSet::new());
     }
     let words = group[0].0.words.clone();
     let others: BTreeMap<&str, f32> = terms
         .iter()
-        .filter(|t| !words.contains(&t.word))
+        .filter(|t| t.span == 1 && !words.contains(&t.word))
         .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
         .collect();
     if others.is_empty() {
         return Ok(HashSet::new());
     }
+    // Words joined into identifiers ("department 0" -> department0) count when
+    // found, but do not dilute the share when not.
+    let joined: BTreeMap<&str, f32> = terms
+        .iter()
+        .filter(|t| t.span > 1 && !(t.word..t.word + t.span).any(|w| words.contains(&w)))
+        .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
+        .collect();
     let total: f32 = others.values().sum();
     let share = |found: &HashSet<&str>| -> f32 {
-        others
+        let found_idf: f32 = others
             .iter()
+            .chain(&joined)
             .filter(|(t, _)| found.contains(*t))
             .map(|(_, idf)| idf)
-            .sum::<f32>()
-            / total
+            .sum();
+        (found_idf / total).min(1.0)
     };
     let neighbours = neighbour_terms(store, lexicon, group)?;
-    let class_kinds: HashSet<&str> = classes.iter().map(|c| local_name(&c.iri)).collect();
+    // Classes named elsewhere in the question ("the department Sales"), not by the
+    // mention's own words ("FullProfessor2" also matches the class FullProfessor).
+    let class_kinds: HashSet<&str> = classes
+        .iter()
+        .filter(|c| !c.words.iter().any(|w| words.contains(w)))
+        .map(|c| local_name(&c.iri))
+        .collect();
     let mut accounted: Vec<HashSet<String>> = Vec::with_capacity(group.len());
     for (m, name_score, score) in group.iter_mut() {
         let entry = lexicon.entry(m.entry);
@@ -333,8 +400,11 @@ fn break_ties(
                 .cmp(&lexicon.entry(group[b].0.entry).iri)
         })
     });
+    // Only a real tie (several nodes named as well) makes the terms that broke it
+    // context rather than a thing asked about.
     let best_accounted = order
         .first()
+        .filter(|_| tied >= 2)
         .map(|&i| accounted[i].clone())
         .unwrap_or_default();
     group.sort_by(|a, b| {
@@ -388,16 +458,31 @@ fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> 
         ..candidate(lexicon, m, m.score())
     };
     out.extend(exact.iter().map(|m| with(m)));
-    // By head noun: "courses" also means "graduate course" (a kind of course),
-    // unless a class named by more of the words claims them ("graduate students"
-    // is not "undergraduate student").
+    // By head noun: a one-part word such as "courses" also means "graduate
+    // course" (a kind of course), unless a class named by more of the words
+    // claims it ("graduate students" is not "undergraduate student").
     for m in &matches {
-        let by_head = m.head && m.word_coverage >= 0.99 && m.score() >= MIN_HEAD_SCORE;
+        let [word] = m.head_words[..] else {
+            continue;
+        };
+        let one_part = terms.iter().filter(|t| !t.whole && t.word == word).count() == 1;
         let claimed = exact
             .iter()
-            .any(|e| e.words != m.words && e.words.iter().any(|w| m.words.contains(w)));
-        if by_head && m.score() < MIN_SCORE && !claimed {
-            out.push(with(m));
+            .any(|e| e.words != [word] && e.words.contains(&word));
+        let already = exact.iter().any(|e| e.entry == m.entry);
+        if one_part && !claimed && !already {
+            let head = NameMatch {
+                words: vec![word],
+                ..m.clone()
+            };
+            out.push(Candidate {
+                by_head: true,
+                ..candidate(lexicon, &head, HEAD_SCORE)
+            });
+            let asked = is_asked(question, terms, &head);
+            if let Some(last) = out.last_mut() {
+                last.asked = asked;
+            }
         }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));

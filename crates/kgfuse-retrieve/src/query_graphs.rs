@@ -20,8 +20,10 @@
 //! that leaves an edge unlabelled needs two anchors. Each query
 //! graph is scored by what of the question it uses (mentions, properties and
 //! classes, by their link scores) less a cost per join and for every mention left
-//! out; they run best first, and the first that returns rows wins. Its rows become
-//! facts (each row's triples), which the strategy puts before every other fact.
+//! out; they run best first, and the first that returns rows wins, with any scored
+//! within `TIE_MARGIN` of it (two readings as likely as each other). Their rows
+//! become facts (each row's triples), which the strategy puts before every other
+//! fact.
 //! The terms enter as RDF terms in the algebra, never as query text; the query is
 //! checked against the store's vocabulary like every generated query, runs with a
 //! row limit and a short timeout.
@@ -47,6 +49,9 @@ const MAX_ROWS: usize = 60;
 const MAX_RUNS: usize = 40;
 /// Longest a constructed query may run.
 const TIMEOUT: Duration = Duration::from_secs(5);
+/// Query graphs scored within this of the best that answered answer too: two
+/// readings of a question as likely as each other both count.
+const TIE_MARGIN: f32 = 0.05;
 /// Most linked properties and mentions tried.
 const MAX_PROPERTIES: usize = 4;
 const MAX_MENTIONS: usize = 3;
@@ -54,6 +59,10 @@ const MAX_MENTIONS: usize = 3;
 const JOIN_COST: f32 = 0.15;
 /// Cost of each linked mention a query graph leaves out.
 const UNUSED_MENTION_COST: f32 = 0.6;
+/// What typing a middle node by a named class adds, times the class's score.
+const MIDDLE_CLASS_WEIGHT: f32 = 0.5;
+/// Asked classes within this share of the best one type the answer too.
+const ANSWER_CLASS_SHARE: f32 = 0.9;
 /// What a property named by the answer class's own words adds.
 const OVERLAPPING_PROPERTY: f32 = 0.3;
 /// Cost of each edge labelled by any property rather than a linked one.
@@ -70,8 +79,26 @@ enum Edge {
     },
     /// `subject ?p object`, any property.
     Any { subject: String, object: String },
-    /// `subject rdf:type/rdfs:subClassOf* ?class`.
-    Typed { subject: String },
+    /// `subject rdf:type/rdfs:subClassOf* ?class_<subject>`, the class one of
+    /// `classes`.
+    Typed {
+        subject: String,
+        classes: Vec<NamedNode>,
+    },
+}
+
+impl Edge {
+    fn typed(subject: &str, classes: &[NamedNode]) -> Self {
+        Self::Typed {
+            subject: subject.to_owned(),
+            classes: classes.to_vec(),
+        }
+    }
+}
+
+/// The variable holding the class of a typed node.
+fn class_variable(subject: &str) -> String {
+    format!("class_{subject}")
 }
 
 /// A candidate query: its edges over variables (`a0`, `a1` for anchors, `x` for
@@ -87,8 +114,9 @@ struct QueryGraph {
 /// The rows of the winning query as facts, with the query text.
 #[derive(Debug, Default)]
 pub(crate) struct Constructed {
-    /// The query that ran and answered, as SPARQL text.
-    pub query: Option<String>,
+    /// The queries that answered, as SPARQL text: the best, and those scored as
+    /// well (within `TIE_MARGIN`), whose rows join the best's.
+    pub queries: Vec<String>,
     /// Its rows as facts, row by row.
     pub facts: Vec<Fact>,
     /// Answer-variable values, in row order (what the question asks for).
@@ -142,6 +170,11 @@ fn candidates(linked: &Linked) -> Vec<QueryGraph> {
     labels.push(Label::Any);
     let answer = answer_classes(linked);
     let class_score = answer.first().map(|c| c.score.min(1.0));
+    let answer_nodes: Vec<NamedNode> = answer
+        .iter()
+        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+        .collect();
+    let middle = middle_classes(linked, &answer);
     // A property named by the same words as the answer's class ("countries":
     // the class Country and the property inCountry) adds little: the words
     // count once.
@@ -213,13 +246,16 @@ fn candidates(linked: &Linked) -> Vec<QueryGraph> {
                     if edges.len() != steps.len() {
                         continue;
                     }
+                    // The answer is pinned by a linked property on its own edge,
+                    // by its class, or by two anchors; "a ?p ?x" alone is every
+                    // neighbour: too loose to answer.
+                    let x_by_property = edges.iter().any(|e| {
+                        matches!(e, Edge::Property { subject, object, .. } if subject == "x" || object == "x")
+                    });
                     if let Some(class) = class_score {
-                        edges.push(Edge::Typed {
-                            subject: "x".into(),
-                        });
+                        edges.push(Edge::typed("x", &answer_nodes));
                         uses += class;
-                    } else if any > 0 && !two_anchors {
-                        // "a ?p ?x" alone is every neighbour: too loose to answer.
+                    } else if any > 0 && !two_anchors && !x_by_property {
                         continue;
                     }
                     let anchors: Vec<usize> = std::iter::once(a).chain(b.map(|b| b.0)).collect();
@@ -229,6 +265,20 @@ fn candidates(linked: &Linked) -> Vec<QueryGraph> {
                         - JOIN_COST * (steps.len() - 1) as f32
                         - ANY_COST * any as f32
                         - UNUSED_MENTION_COST * unused as f32;
+                    // A middle node may be of the other class the question names
+                    // ("a course taught by ...": the course between).
+                    if nodes.contains(&"y")
+                        && let Some((middle, middle_score)) = &middle
+                    {
+                        let mut typed = edges.clone();
+                        typed.push(Edge::typed("y", middle));
+                        out.push(QueryGraph {
+                            edges: typed,
+                            anchors: anchors.clone(),
+                            score: score + MIDDLE_CLASS_WEIGHT * middle_score,
+                            shape,
+                        });
+                    }
                     out.push(QueryGraph {
                         edges,
                         anchors,
@@ -268,15 +318,57 @@ fn label_choices<'a>(labels: &[Label<'a>], steps: usize) -> Vec<Vec<Label<'a>>> 
     out
 }
 
-/// The classes that type the answer: those the question asks for ("which
-/// countries ..."), else every linked class.
+/// The classes that type the answer: the best of those the question asks for
+/// ("which countries ..."), with the kinds of it named by the same head noun
+/// ("courses": course, graduate course). None when the question asks for no class.
 fn answer_classes(linked: &Linked) -> Vec<&Candidate> {
-    let asked: Vec<&Candidate> = linked.classes.iter().filter(|c| c.asked).collect();
-    if asked.is_empty() {
-        linked.classes.iter().collect()
-    } else {
-        asked
+    // A class named only in part ("teaches" for teaching assistant) is no answer
+    // type; a class named fully or by its head noun is.
+    let asked: Vec<&Candidate> = linked
+        .classes
+        .iter()
+        .filter(|c| c.asked && (c.by_head || c.name_coverage >= 0.99))
+        .collect();
+    let best = asked
+        .iter()
+        .filter(|c| !c.by_head)
+        .map(|c| c.score)
+        .fold(0.0, f32::max);
+    let named: Vec<&Candidate> = asked
+        .iter()
+        .filter(|c| !c.by_head && c.score >= best * ANSWER_CLASS_SHARE)
+        .copied()
+        .collect();
+    if named.is_empty() {
+        return asked.into_iter().filter(|c| c.by_head).collect();
     }
+    let mut out = named.clone();
+    out.extend(
+        asked
+            .iter()
+            .filter(|c| c.by_head && named.iter().any(|n| n.words == c.words)),
+    );
+    out
+}
+
+/// The classes a middle node may have: the best fully named class the question
+/// mentions besides the answer's, with its kinds by head noun.
+fn middle_classes(linked: &Linked, answer: &[&Candidate]) -> Option<(Vec<NamedNode>, f32)> {
+    let others: Vec<&Candidate> = linked
+        .classes
+        .iter()
+        .filter(|c| !answer.iter().any(|a| a.iri == c.iri))
+        .collect();
+    let best = others
+        .iter()
+        .filter(|c| !c.by_head && c.score >= 0.99)
+        .max_by(|a, b| a.score.total_cmp(&b.score))?;
+    let nodes = others
+        .iter()
+        .filter(|c| c.iri == best.iri || (c.by_head && c.words == best.words))
+        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+        .collect();
+    Some((nodes, best.score.min(1.0)))
 }
 
 fn variable(name: &str) -> Variable {
@@ -312,20 +404,24 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
                 });
                 any += 1;
             }
-            Edge::Typed { subject } => paths.push(GraphPattern::Path {
-                subject: var(subject),
-                path: PropertyPathExpression::Sequence(
-                    Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
-                        w3c::RDF_TYPE,
-                    ))),
-                    Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
-                        PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
-                            w3c::RDFS_SUBCLASS_OF,
-                        )),
-                    ))),
-                ),
-                object: var("class"),
-            }),
+            Edge::Typed { subject, classes } => paths.push((
+                classes,
+                GraphPattern::Path {
+                    subject: var(subject),
+                    path: PropertyPathExpression::Sequence(
+                        Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
+                            w3c::RDF_TYPE,
+                        ))),
+                        Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
+                            PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
+                                w3c::RDFS_SUBCLASS_OF,
+                            )),
+                        ))),
+                    ),
+                    object: var(&class_variable(subject)),
+                },
+                class_variable(subject),
+            )),
         }
     }
     let mut pattern = GraphPattern::Bgp { patterns };
@@ -344,17 +440,16 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
             pattern,
         );
     }
-    for path in paths {
-        let bindings = answer_classes(linked)
+    for (classes, path, class) in paths {
+        let bindings = classes
             .iter()
-            .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
-            .map(|n| vec![Some(GroundTerm::NamedNode(n))])
+            .map(|n| vec![Some(GroundTerm::NamedNode(n.clone()))])
             .collect();
         pattern = join(
             pattern,
             join(
                 GraphPattern::Values {
-                    variables: vec![variable("class")],
+                    variables: vec![variable(&class)],
                     bindings,
                 },
                 path,
@@ -411,10 +506,10 @@ fn row_facts(
                 any += 1;
                 (value(subject), p, value(object))
             }
-            Edge::Typed { subject } => (
+            Edge::Typed { subject, .. } => (
                 value(subject),
                 Some(w3c::RDF_TYPE.to_owned()),
-                value("class"),
+                value(&class_variable(subject)),
             ),
         };
         if let (Some(subject), Some(predicate), Some(object)) = (subject, predicate, object) {
@@ -447,7 +542,11 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
     }
     let mut options = store.query_options();
     options.timeout = Some(options.timeout.map_or(TIMEOUT, |t| t.min(TIMEOUT)));
+    let mut answered: Option<f32> = None;
     for graph in candidates(linked).into_iter().take(MAX_RUNS) {
+        if answered.is_some_and(|best| graph.score < best - TIE_MARGIN) {
+            break;
+        }
         let query = algebra(&graph, linked);
         let text = query.to_string();
         let unknown = store
@@ -499,8 +598,8 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
                 ""
             }
         ));
-        out.query = Some(text);
-        break;
+        out.queries.push(text);
+        answered.get_or_insert(graph.score);
     }
     Ok(out)
 }
@@ -515,9 +614,11 @@ mod tests {
             iri: iri.into(),
             name: iri.into(),
             score,
+            name_coverage: 1.0,
             kinds: Vec::new(),
             words: Vec::new(),
-            asked: false,
+            by_head: false,
+            asked: true,
         }
     }
 
@@ -527,6 +628,7 @@ mod tests {
             candidates: vec![node(iri, 1.0)],
             tied: 1,
             qualifier: false,
+            accounts_for: std::collections::HashSet::new(),
         }
     }
 

@@ -292,9 +292,7 @@ pub(crate) async fn retrieve(
     )?;
     let generated = model_query_stage(store, model, question, &entities, &mut context).await?;
     let constructed = query_graphs::construct(store, &linked)?;
-    if let Some(query) = &constructed.query {
-        context.sparql.push(query.clone());
-    }
+    context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
     let budget = fact_budget(dispatch, top_k);

@@ -20,6 +20,9 @@ pub(crate) struct Term {
     pub word: usize,
     /// Whether this is a whole multi-part identifier rather than one part.
     pub whole: bool,
+    /// How many words it spans (more than one for words joined into an
+    /// identifier: "department 0" -> `department0`).
+    pub span: usize,
 }
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::new(Algorithm::English));
@@ -95,6 +98,7 @@ pub(crate) fn analyze(text: &str) -> Vec<Term> {
                 text: stem(&lower),
                 word: word_index,
                 whole: false,
+                span: 1,
             });
         }
         if parts.len() > 1 {
@@ -102,7 +106,39 @@ pub(crate) fn analyze(text: &str) -> Vec<Term> {
                 text: word.replace('_', "").to_lowercase(),
                 word: word_index,
                 whole: true,
+                span: 1,
             });
+        }
+    }
+    out
+}
+
+/// Longest run of words joined into one identifier.
+const MAX_JOINED: usize = 4;
+
+/// The terms of a question: [`analyze`], plus runs of 2 to 4 adjacent words
+/// (no stop word inside) joined as whole identifiers, because people write
+/// identifiers as words: "full professor 2" may mean `FullProfessor2`, "content
+/// type" `ContentType`.
+pub(crate) fn analyze_question(text: &str) -> Vec<Term> {
+    let mut out = analyze(text);
+    let all: Vec<&str> = words(text).collect();
+    for start in 0..all.len() {
+        let mut joined = String::new();
+        for (offset, word) in all[start..].iter().take(MAX_JOINED).enumerate() {
+            let lower = word.replace('_', "").to_lowercase();
+            if is_stop(&lower) {
+                break;
+            }
+            joined.push_str(&lower);
+            if offset > 0 {
+                out.push(Term {
+                    text: joined.clone(),
+                    word: start,
+                    whole: true,
+                    span: offset + 1,
+                });
+            }
         }
     }
     out
@@ -140,6 +176,28 @@ mod tests {
         assert_eq!(identifier_parts("worksFor"), ["works", "For"]);
         // "for" is a stop word; the whole identifier stays.
         assert_eq!(texts("worksFor"), ["work", "worksfor"]);
+    }
+
+    #[test]
+    fn questions_also_join_adjacent_words_into_identifiers() {
+        let joined: Vec<(String, usize, usize)> =
+            analyze_question("full professor 2 of department 0")
+                .into_iter()
+                .filter(|t| t.whole)
+                .map(|t| (t.text, t.word, t.span))
+                .collect();
+        assert!(
+            joined.contains(&("fullprofessor2".to_owned(), 0, 3)),
+            "{joined:?}"
+        );
+        assert!(
+            joined.contains(&("department0".to_owned(), 4, 2)),
+            "{joined:?}"
+        );
+        assert!(
+            !joined.iter().any(|(t, _, _)| t.contains("of")),
+            "{joined:?}"
+        );
     }
 
     #[test]

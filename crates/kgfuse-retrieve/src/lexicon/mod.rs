@@ -26,7 +26,7 @@ pub(crate) mod analyze;
 use crate::RetrieveError;
 use crate::sources::cell_text;
 use crate::sparql;
-use analyze::{Term, analyze};
+use analyze::{Term, analyze, analyze_question};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_store::Store;
@@ -82,9 +82,9 @@ pub(crate) struct NameMatch {
     pub word_coverage: f32,
     /// Question words the match touches.
     pub words: Vec<usize>,
-    /// Whether the matched parts include the name's last part (its head noun:
-    /// "students" matches the class "graduate student" by its head).
-    pub head: bool,
+    /// The question words where the name's last part (its head noun: "students"
+    /// for the class "graduate student") matched.
+    pub head_words: Vec<usize>,
 }
 
 impl NameMatch {
@@ -113,6 +113,9 @@ const NAME_WEIGHT: f32 = 2.0;
 const MIN_PREFIX: usize = 4;
 /// A prefix match counts this much of an exact one.
 const PREFIX_WEIGHT: f32 = 0.8;
+/// What a match whose parts appear in another order than the name's keeps of its
+/// word coverage.
+const OUT_OF_ORDER: f32 = 0.5;
 /// Longest description text kept per entry for display.
 const MAX_TEXT: usize = 1_500;
 
@@ -278,6 +281,42 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
         classes,
         properties,
     })
+}
+
+/// One question word per matched name part (index in `parts`, word): where a part
+/// occurs several times, the placement with the narrowest span of words wins
+/// ("graduate" in "graduate students take GraduateCourse0" is word 1 for the class
+/// graduate student, not the course's word).
+fn place(parts: &[String], matched: &HashMap<&str, (f32, Vec<usize>)>) -> Vec<(usize, usize)> {
+    let found: Vec<(usize, &Vec<usize>)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| matched.get(p.as_str()).map(|(_, words)| (i, words)))
+        .filter(|(_, words)| !words.is_empty())
+        .collect();
+    let Some((_, starts)) = found.first() else {
+        return Vec::new();
+    };
+    let mut best: Option<(usize, Vec<(usize, usize)>)> = None;
+    for &start in *starts {
+        let mut placed = vec![(found[0].0, start)];
+        let mut previous = start;
+        for (part, words) in found.iter().skip(1) {
+            let nearest = words
+                .iter()
+                .copied()
+                .min_by_key(|w| (w.abs_diff(previous), *w))
+                .unwrap_or(previous);
+            placed.push((*part, nearest));
+            previous = nearest;
+        }
+        let low = placed.iter().map(|p| p.1).min().unwrap_or(start);
+        let high = placed.iter().map(|p| p.1).max().unwrap_or(start);
+        if best.as_ref().is_none_or(|(span, _)| high - low < *span) {
+            best = Some((high - low, placed));
+        }
+    }
+    best.map(|(_, placed)| placed).unwrap_or_default()
 }
 
 impl Lexicon {
@@ -476,7 +515,7 @@ impl Lexicon {
         k: usize,
         keep: &dyn Fn(&Entry) -> bool,
     ) -> Vec<LexicalHit> {
-        let mut query: Vec<String> = analyze(text).into_iter().map(|t| t.text).collect();
+        let mut query: Vec<String> = analyze_question(text).into_iter().map(|t| t.text).collect();
         query.sort_unstable();
         query.dedup();
         #[allow(clippy::cast_precision_loss)]
@@ -544,7 +583,9 @@ impl Lexicon {
         let mut wholes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for term in question {
             let map = if term.whole { &mut wholes } else { &mut parts };
-            map.entry(term.text.as_str()).or_default().push(term.word);
+            map.entry(term.text.as_str())
+                .or_default()
+                .extend(term.word..term.word + term.span);
         }
         // Name -> (name term -> (match weight, question words)).
         let mut touched: BTreeMap<u32, HashMap<&str, (f32, Vec<usize>)>> = BTreeMap::new();
@@ -581,11 +622,9 @@ impl Lexicon {
                 .iter()
                 .filter_map(|p| matched.get(p.as_str()).map(|(w, _)| w * self.name_idf(p)))
                 .sum();
-            let mut words: Vec<usize> = matched
-                .iter()
-                .filter(|(term, _)| name.parts.iter().any(|p| p == *term))
-                .flat_map(|(_, (_, words))| words.iter().copied())
-                .collect();
+            let placed = place(&name.parts, &matched);
+            let mut words: Vec<usize> = placed.iter().map(|(_, w)| *w).collect();
+            let by_whole = !whole_words.is_empty();
             let name_coverage = if whole_words.is_empty() {
                 if total > 0.0 { covered / total } else { 0.0 }
             } else {
@@ -621,16 +660,42 @@ impl Lexicon {
             } else {
                 1.0
             };
-            let head = name
-                .parts
-                .last()
-                .is_some_and(|last| matched.contains_key(last.as_str()));
+            let last = name.parts.len().saturating_sub(1);
+            let head_words: Vec<usize> = placed
+                .iter()
+                .filter(|(part, _)| *part == last)
+                .map(|(_, w)| *w)
+                .collect();
+            // Parts found in another order than the name's ("2 of department" for
+            // Department2), or with other words of the question between them
+            // ("professor ... 0" for FullProfessor0 in "full professor 2 of
+            // department 0"), are weaker readings.
+            let in_order = by_whole || placed.windows(2).all(|w| w[0].1 <= w[1].1);
+            let gap = !by_whole
+                && words
+                    .first()
+                    .zip(words.last())
+                    .is_some_and(|(first, last)| {
+                        question.iter().any(|t| {
+                            !t.whole
+                                && t.word > *first
+                                && t.word < *last
+                                && !words.contains(&t.word)
+                        })
+                    });
+            let mut word_coverage = word_coverage;
+            if !in_order {
+                word_coverage *= OUT_OF_ORDER;
+            }
+            if gap {
+                word_coverage *= OUT_OF_ORDER;
+            }
             out.push(NameMatch {
                 entry: name.entry,
                 name_coverage,
                 word_coverage,
                 words,
-                head,
+                head_words,
             });
         }
         // One match per entry: its best name.
