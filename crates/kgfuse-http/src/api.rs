@@ -26,7 +26,7 @@ const MAX_TOP_K: usize = 100;
 pub(crate) struct QuestionRequest {
     /// The question or task in plain words.
     question: String,
-    /// A strategy name (`auto`, `flat`, `hybrid`, `unified`, `domain`, `paths`,
+    /// A strategy name (`auto`, `bm25`, `flat`, `hybrid`, `unified`, `domain`, `paths`,
     /// `neighborhood`); the default is `auto` for retrieve and `hybrid` for ask.
     #[serde(default)]
     strategy: Option<String>,

@@ -138,12 +138,13 @@ fn default_k() -> usize {
 struct RetrieveContextArgs {
     /// The question.
     query: String,
-    /// Retrieval strategy: auto (picks one from the question), flat (vector top-k),
+    /// Retrieval strategy: auto (picks one from the question), bm25 (names and
+    /// descriptions, the lexical baseline), flat (vector top-k),
     /// hybrid (BM25 + vectors), unified (vectors + entities + generated SPARQL),
     /// domain (API functions and cases), paths (code dependency paths between input
     /// and output concepts), neighborhood (graph neighbourhood of the linked entities).
     #[serde(default = "default_strategy")]
-    #[schemars(extend("enum" = ["auto", "flat", "hybrid", "unified", "domain", "paths", "neighborhood"]))]
+    #[schemars(extend("enum" = ["auto", "bm25", "flat", "hybrid", "unified", "domain", "paths", "neighborhood"]))]
     strategy: String,
     /// Most items to return (1 to 50).
     #[serde(default = "default_top_k")]
@@ -291,7 +292,7 @@ impl KgfuseMcp {
     /// Retrieves context for a question as a FusedContext: text passages with their
     /// sources (unstructured), triples (structured_facts), API functions, cases,
     /// evidence or dependency paths, the SPARQL that ran, and a trace of what each
-    /// stage kept and dropped. Strategies: auto, flat, hybrid, unified, domain, paths,
+    /// stage kept and dropped. Strategies: auto, bm25, flat, hybrid, unified, domain, paths,
     /// neighborhood.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn retrieve_context(

@@ -599,7 +599,7 @@ fn mcp_strategy_names_are_the_cli_ones() {
     assert!(
         error
             .message
-            .contains("auto, flat, hybrid, unified, domain, paths, neighborhood")
+            .contains("auto, bm25, flat, hybrid, unified, domain, paths, neighborhood")
     );
 }
 
