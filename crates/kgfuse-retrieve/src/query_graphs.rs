@@ -147,6 +147,9 @@ const SHAPES: &[(&str, &[&str])] = &[
     ("two anchors, one two hops away", &["a", "x", "y", "b"]),
 ];
 
+/// A first anchor (mention index, score) and, for two-anchor shapes, a second.
+type AnchorPair = (usize, f32, Option<(usize, f32)>);
+
 /// The query graphs worth trying for what the question links to, best first:
 /// every shape, every direction of every edge, every edge labelled by a linked
 /// property (each used once) or by any property.
@@ -191,7 +194,7 @@ fn candidates(linked: &Linked) -> Vec<QueryGraph> {
         let two_anchors = nodes.contains(&"b");
         // A symmetric shape (a-x-b) needs each pair once, the others both ways.
         let symmetric = nodes.len() == 3 && two_anchors;
-        let pairs: Vec<(usize, f32, Option<(usize, f32)>)> = if two_anchors {
+        let pairs: Vec<AnchorPair> = if two_anchors {
             mentions
                 .iter()
                 .enumerate()

@@ -346,7 +346,7 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
     }
 }
 
-/// 1. Vector retrieval: the unstructured side (a FACTUAL question keeps half).
+/// Stage 1, vector retrieval: the unstructured side (a FACTUAL question keeps half).
 async fn vector_stage(
     store: &Store,
     question: &str,
@@ -382,8 +382,8 @@ async fn vector_stage(
     Ok(hits)
 }
 
-/// 2. Entities: linked mentions first (best candidates of each), then nodes whose
-/// label is a spelling of a name the language model extracts, then the best
+/// Stage 2, entities: linked mentions first (best candidates of each), then nodes
+/// whose label is a spelling of a name the language model extracts, then the best
 /// vector hits; at most `MAX_ENTITIES`.
 fn entity_stage(
     store: &Store,
@@ -463,7 +463,7 @@ async fn model_query_stage(
     Ok(generated.facts)
 }
 
-/// 4. Paths between pairs of entities, as evidence; their facts are returned.
+/// Stage 4, paths between pairs of entities, as evidence; their facts are returned.
 fn path_stage(
     store: &Store,
     entities: &[NamedNode],
@@ -589,7 +589,7 @@ fn rank_facts(
             (f, score, path)
         })
         .collect();
-    rest.sort_by(|a, b| b.1.cmp(&a.1));
+    rest.sort_by_key(|r| std::cmp::Reverse(r.1));
     let mut out: Vec<(Fact, String)> = Vec::new();
     let mut push = |fact: Fact, why: String| {
         if let Some((known, _)) = out.iter_mut().find(|(f, _)| {
@@ -619,8 +619,8 @@ fn rank_facts(
     out
 }
 
-/// 3. The facts that fit the budget, in rank order; the trace says what the
-/// budget cut.
+/// Stage 5, the facts that fit the budget, in rank order; the trace says what
+/// the budget cut.
 fn budget_stage(
     facts: Vec<(Fact, String)>,
     budget: usize,
