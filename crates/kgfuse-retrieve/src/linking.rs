@@ -19,7 +19,7 @@
 //!    noun ("students" -> graduate student, undergraduate student).
 
 use crate::RetrieveError;
-use crate::lexicon::analyze::{Term, analyze, analyze_question};
+use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
 use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
 use crate::sources::cell_text;
 use crate::sparql::{run, values};
@@ -164,12 +164,8 @@ fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
     let Some(&first) = m.words.first() else {
         return false;
     };
-    let words: Vec<String> = question
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let Some(opener) = words
+    let lowered: Vec<String> = words(question).map(str::to_lowercase).collect();
+    let Some(opener) = lowered
         .iter()
         .take(first)
         .rposition(|w| QUESTION_WORDS.contains(&w.as_str()))

@@ -119,8 +119,6 @@ pub(crate) struct Constructed {
     pub queries: Vec<String>,
     /// Its rows as facts, row by row.
     pub facts: Vec<Fact>,
-    /// Answer-variable values, in row order (what the question asks for).
-    pub answers: Vec<String>,
     /// Queries rejected by the vocabulary check.
     pub rejected: Vec<Rejected>,
     /// What was tried.
@@ -577,17 +575,11 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
             });
             continue;
         }
-        let answer = variables.iter().position(|v| v == "x");
         for row in &rows {
             for fact in row_facts(&graph, &variables, row) {
                 if !out.facts.contains(&fact) {
                     out.facts.push(fact);
                 }
-            }
-            if let Some(value) = answer.and_then(|i| cell_text(row.get(i)))
-                && !out.answers.contains(&value)
-            {
-                out.answers.push(value);
             }
         }
         out.trace.kept.push(format!(

@@ -48,7 +48,7 @@ pub(crate) fn is_stop(part: &str) -> bool {
 }
 
 /// The words of a text: runs of alphanumeric characters and `_`.
-fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
 }
