@@ -118,20 +118,37 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
             .is_some_and(|k| k.contains("unweighted mean"))
     );
 
-    // `auto` sees the code concepts and picks `paths`, saying so in the trace.
+    // `auto` runs `unified`, whose fused ranking takes the path channel in: the
+    // function every path ends at comes first, and the trace says which channels
+    // ranked it.
     let auto: Value = k.json(&[
         "retrieve",
         "What is the average fee for a transaction value of 10 EUR with card scheme GlobalCard?",
         "--format",
         "json",
     ]);
-    assert_eq!(auto["strategy"], "paths");
-    // Stages in order: dispatch, then the pick, then the picked strategy's own.
+    assert_eq!(auto["strategy"], "unified");
+    // Stages in order: dispatch, then auto's note, then unified's own.
     assert_eq!(auto["trace"][1]["stage"], "auto");
+    assert_eq!(
+        auto["functions"][0]["name"], "average_fee",
+        "{}",
+        auto["functions"]
+    );
+    let fused = auto["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .find(|s| s["stage"] == "fused ranking")
+        .expect("fused ranking stage");
     assert!(
-        auto["trace"][1]["kept"][0]
-            .as_str()
-            .is_some_and(|k| k.contains("transaction value"))
+        fused["kept"]
+            .as_array()
+            .expect("kept")
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|k| k.contains("fees.average_fee rrf") && k.contains("paths #1")),
+        "{fused}"
     );
 
     let none: Value = k.json(&[

@@ -107,9 +107,20 @@ fn domagent_finds_the_headlight_function_its_case_and_gates_the_door_look_alike(
         "{:?}",
         names(&context)
     );
-    // `auto` sees a code question and takes the same route.
+    // `auto` fuses the domain channel with the lexical and graph-walk ones: the
+    // same function first, only code in the list, no door look-alike.
     let auto = k.json(&["retrieve", question, "--format", "json"]);
-    assert_eq!(auto["strategy"], "domain", "{}", stage(&auto, "auto"));
+    assert_eq!(auto["strategy"], "unified", "{}", stage(&auto, "auto"));
+    let auto_names = names(&auto);
+    assert_eq!(
+        auto_names.first().map(String::as_str),
+        Some("set_headlight_mode")
+    );
+    assert!(
+        auto_names.iter().all(|n| !n.contains("door")),
+        "{auto_names:?}"
+    );
+    assert!(auto["unstructured"].as_array().is_some_and(Vec::is_empty));
 }
 
 /// The two DomAgent tools an agent calls on demand: functions first (lean), then

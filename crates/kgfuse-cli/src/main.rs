@@ -335,7 +335,8 @@ enum IndexCommand {
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum StrategyChoice {
-    /// Pick a strategy from the question and the structure in the store.
+    /// The default: `unified`, one ranking fused from the lexical, graph-walk,
+    /// query-answer, domain and path channels (code only for code questions).
     Auto,
     /// BM25 over names and descriptions only, no vectors, no graph (the lexical
     /// baseline).
@@ -344,7 +345,8 @@ enum StrategyChoice {
     Flat,
     /// BM25 full-text + vector, fused by reciprocal rank.
     Hybrid,
-    /// Vector hits + entity extraction + generated SPARQL + paths between entities.
+    /// Entity linking + generated SPARQL + paths between entities + one fused node
+    /// ranking.
     Unified,
     /// SGKR: dependency paths from the question's input tags to its output tags.
     Paths,

@@ -27,7 +27,7 @@ const INSTRUCTIONS: &str = "kgfuse: a knowledge graph (RDF, SPARQL) of a domain'
 (packages, modules, functions with parameters, return types and call edges), worked code \
 examples (cases), domain knowledge and policy documents, paired with a vector index. \
 To write code against the API: search_domain_kg for the functions, then search_case_base \
-for worked examples. For documents and facts: retrieve_context (strategy auto picks one), \
+for worked examples. For documents and facts: retrieve_context (strategy auto fuses every channel), \
 or ask for a cited answer. describe_entity shows one node and its neighbours; \
 sparql_query runs read-only SPARQL over the union of all graphs. Everything is read-only.";
 
@@ -138,9 +138,10 @@ fn default_k() -> usize {
 struct RetrieveContextArgs {
     /// The question.
     query: String,
-    /// Retrieval strategy: auto (picks one from the question), bm25 (names and
+    /// Retrieval strategy: auto (unified: one ranking fused from the lexical,
+    /// graph-walk, query-answer, domain and path channels), bm25 (names and
     /// descriptions, the lexical baseline), flat (vector top-k),
-    /// hybrid (BM25 + vectors), unified (vectors + entities + generated SPARQL),
+    /// hybrid (BM25 + vectors), unified (entities + generated SPARQL + the fused ranking),
     /// domain (API functions and cases), paths (code dependency paths between input
     /// and output concepts), neighborhood (graph neighbourhood of the linked entities).
     #[serde(default = "default_strategy")]

@@ -279,7 +279,8 @@ async fn mcp_tools_serve_an_in_process_client() {
         json!({"query": "Write a function to activate high-beam headlights on bus 1"}),
     )
     .await;
-    assert_eq!(auto["strategy"], "domain");
+    assert_eq!(auto["strategy"], "unified");
+    assert_eq!(auto["functions"][0]["name"], "set_headlight_mode");
     // Bad counts and blank questions are invalid params too.
     for (tool, arguments) in [
         (

@@ -16,15 +16,18 @@
 //! - [`Strategy::Domain`]: DomAgent package classification, function ranking, a
 //!   refinement gate and coverage-selected cases (the case base is built at index
 //!   time by [`case_base::build`]);
-//! - [`Strategy::Auto`]: picks one of the above and says why in the trace.
+//! - [`Strategy::Auto`]: the default; today it runs `unified`, whose node
+//!   ranking fuses the other strategies' channels (see [`Strategy::Auto`]).
 
 pub mod answer;
 mod bm25;
 pub mod case_base;
+mod channels;
 pub mod dispatch;
 mod domain;
 mod flat;
 mod functions;
+mod fusion;
 mod hybrid;
 mod kmeans;
 mod lexicon;
@@ -42,7 +45,7 @@ pub use domain::DomainOptions;
 pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
 
-use kgfuse_core::context::{Dispatch, FusedContext, TraceStage};
+use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, StoreError};
 use std::collections::BTreeSet;
@@ -79,11 +82,14 @@ pub enum Strategy {
     Paths,
     /// Graph-RAG: a scored neighbourhood of the linked entities with evidence paths.
     Neighborhood,
-    /// Unified context retriever: vector hits, entities, generated SPARQL, paths.
+    /// Unified context retriever: entities, generated SPARQL, paths, and one fused
+    /// node ranking of every channel.
     Unified,
     /// DomAgent: packages, functions ranked inside them, a refinement gate, cases.
     Domain,
-    /// Picks one of the others from the dispatch and the structure in the store.
+    /// The default: `unified`, whose one fused node ranking takes in the lexical,
+    /// graph-walk, query-answer, domain and path channels (measured on every
+    /// evaluation set against each strategy alone, EVALUATION.md).
     Auto,
 }
 
@@ -168,32 +174,8 @@ impl Default for RetrieveOptions {
     }
 }
 
-/// Kinds of vector rows that belong to a code graph.
-const CODE_KINDS: [&str; 6] = [
-    "Function",
-    "Method",
-    "Case",
-    "KnowledgeUnit",
-    "Package",
-    "Module",
-];
-
-/// Words that make a question about writing or calling code.
-const CODE_CUES: [&str; 10] = [
-    "function",
-    "method",
-    "api",
-    "implement",
-    "code",
-    "snippet",
-    "call",
-    "library",
-    "package",
-    "module",
-];
-
 /// Whether the store has any function or method.
-fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
+pub(crate) fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
     let found = sparql::run(
         store,
         format!(
@@ -203,62 +185,6 @@ fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
         ),
     )?;
     Ok(!found.rows.is_empty())
-}
-
-/// `auto`: a question naming semantic input/output tags of ingested code goes to
-/// `paths`; one whose nearest nodes are mostly code (functions, cases, packages),
-/// or that asks for code in a store holding code, to `domain`; one asking for relationships or naming entities (FACTUAL, HYBRID) to
-/// `unified`; an open, descriptive one (SEMANTIC) to `hybrid`.
-async fn pick(
-    store: &Store,
-    question: &str,
-    dispatch: Dispatch,
-) -> Result<(Strategy, String), RetrieveError> {
-    let tags = paths::question_tags(store, question)?;
-    if tags.len() >= 2 {
-        return Ok((
-            Strategy::Paths,
-            format!("the question names code concepts: {}", tags.join(", ")),
-        ));
-    }
-    let nearest = store.search(question, 5, None).await?;
-    let code = nearest
-        .iter()
-        .filter(|h| CODE_KINDS.contains(&h.kind.as_str()))
-        .count();
-    if code * 2 > nearest.len() {
-        return Ok((
-            Strategy::Domain,
-            format!(
-                "{code} of the {} nearest nodes are code: packages, functions and cases",
-                nearest.len()
-            ),
-        ));
-    }
-    let lower = question.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .map(|w| w.strip_suffix('s').unwrap_or(w))
-        .collect();
-    let cue = CODE_CUES.iter().find(|c| words.contains(*c));
-    if let Some(cue) = cue
-        && holds_code(store)?
-    {
-        return Ok((
-            Strategy::Domain,
-            format!("the question asks for code (\"{cue}\") and the store holds code"),
-        ));
-    }
-    Ok(match dispatch {
-        Dispatch::Factual | Dispatch::Hybrid => (
-            Strategy::Unified,
-            format!("a {dispatch:?} question: entities and generated SPARQL"),
-        ),
-        Dispatch::Semantic => (
-            Strategy::Hybrid,
-            "a descriptive question: full-text and vector ranks".to_owned(),
-        ),
-    })
 }
 
 /// Removes the items whose IRI is excluded, noting each in `dropped`.
@@ -316,13 +242,16 @@ pub async fn retrieve(
     let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
     let (strategy, auto_stage) = match options.strategy {
         Strategy::Auto => {
-            let (picked, why) = pick(store, question, dispatch).await?;
             let stage = TraceStage {
                 stage: "auto".into(),
-                kept: vec![format!("picked {}: {why}", picked.name())],
+                kept: vec![
+                    "unified: one fused ranking of every channel (lexical, graph walk, \
+                     query answers, domain, paths) and the generated queries' facts"
+                        .to_owned(),
+                ],
                 dropped: Vec::new(),
             };
-            (picked, Some(stage))
+            (Strategy::Unified, Some(stage))
         }
         other => (other, None),
     };
@@ -331,9 +260,9 @@ pub async fn retrieve(
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
-        // `pick` never returns Auto; the arm only keeps the match exhaustive.
+        // Auto became Unified above; the arm only keeps the match exhaustive.
         Strategy::Unified | Strategy::Auto => {
-            unified::retrieve(store, model, question, dispatch, options.top_k).await?
+            unified::retrieve(store, model, question, dispatch, options).await?
         }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?

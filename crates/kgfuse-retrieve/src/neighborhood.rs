@@ -11,7 +11,7 @@ use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Vector rows of ontology terms (classes, properties) are not entities to link.
-const INSTANCE_FILTER: &str =
+pub(crate) const INSTANCE_FILTER: &str =
     "kind NOT LIKE 'owl:%' AND kind NOT LIKE 'rdfs:%' AND kind NOT LIKE 'rdf:%'";
 
 /// Knobs of the Graph-RAG scoring.
@@ -104,6 +104,59 @@ pub(crate) fn evidence(
     None
 }
 
+/// The nodes around some seeds, best first, and the edges walked to reach them.
+pub(crate) struct Walk {
+    /// Reached nodes with text: Graph-RAG score, distance to the nearest seed, hit.
+    pub scored: Vec<(f32, usize, kgfuse_store::VectorHit)>,
+    /// The walked edges, for evidence paths.
+    pub adjacency: Adjacency,
+}
+
+/// Walks up to `options.max_distance` edges from every seed and ranks every
+/// reached node that has text by closeness to the nearest seed and similarity to
+/// the question.
+pub(crate) async fn walk(
+    store: &Store,
+    question: &str,
+    seeds: &[String],
+    options: NeighborhoodOptions,
+) -> Result<Walk, RetrieveError> {
+    let mut distance: BTreeMap<String, usize> = BTreeMap::new();
+    let mut adjacency: Adjacency = HashMap::new();
+    for seed in seeds {
+        let Ok(start) = NamedNode::new(seed.as_str()) else {
+            continue;
+        };
+        let (reached, edges) =
+            store
+                .graph()
+                .neighbourhood(&start, options.max_distance, options.max_nodes)?;
+        for (node, d) in reached {
+            let slot = distance.entry(node).or_insert(d);
+            *slot = (*slot).min(d);
+        }
+        add_edges(&mut adjacency, edges);
+    }
+    let candidates: Vec<String> = distance.keys().cloned().collect();
+    let similar = store.search_among(question, &candidates).await?;
+    let mut scored: Vec<(f32, usize, kgfuse_store::VectorHit)> = similar
+        .into_iter()
+        .map(|hit| {
+            let d = distance
+                .get(&hit.iri)
+                .copied()
+                .unwrap_or(options.max_distance);
+            (
+                score(options.alpha, d, options.max_distance, hit.score),
+                d,
+                hit,
+            )
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.iri.cmp(&b.2.iri)));
+    Ok(Walk { scored, adjacency })
+}
+
 /// Runs the strategy.
 pub(crate) async fn retrieve(
     store: &Store,
@@ -125,41 +178,7 @@ pub(crate) async fn retrieve(
             .collect(),
         dropped: Vec::new(),
     });
-    // Walk from every seed; a node's distance is its distance to the nearest seed.
-    let mut distance: BTreeMap<String, usize> = BTreeMap::new();
-    let mut adjacency: Adjacency = HashMap::new();
-    for seed in &seeds {
-        let Ok(start) = NamedNode::new(seed.as_str()) else {
-            continue;
-        };
-        let (reached, edges) =
-            store
-                .graph()
-                .neighbourhood(&start, options.max_distance, options.max_nodes)?;
-        for (node, d) in reached {
-            let slot = distance.entry(node).or_insert(d);
-            *slot = (*slot).min(d);
-        }
-        add_edges(&mut adjacency, edges);
-    }
-    // Similarity of the question to every reached node that has text.
-    let candidates: Vec<String> = distance.keys().cloned().collect();
-    let similar = store.search_among(question, &candidates).await?;
-    let mut scored: Vec<(f32, usize, kgfuse_store::VectorHit)> = similar
-        .into_iter()
-        .map(|hit| {
-            let d = distance
-                .get(&hit.iri)
-                .copied()
-                .unwrap_or(options.max_distance);
-            (
-                score(options.alpha, d, options.max_distance, hit.score),
-                d,
-                hit,
-            )
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.iri.cmp(&b.2.iri)));
+    let Walk { scored, adjacency } = walk(store, question, &seeds, options).await?;
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for (rank, (total, d, hit)) in scored.into_iter().enumerate() {

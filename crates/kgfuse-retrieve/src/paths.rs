@@ -317,15 +317,6 @@ fn distance_to_outputs(flow: &Flow, outputs: &HashSet<u32>, max_depth: usize) ->
     distance
 }
 
-/// Labels of the semantic tags the question names (what `auto` looks at).
-pub(crate) fn question_tags(store: &Store, question: &str) -> Result<Vec<String>, RetrieveError> {
-    let all = store.derived("paths/tags", || tags(store))?;
-    Ok(matched_tags(question, &all)
-        .into_iter()
-        .map(|(tag, _, _)| all[&tag].label.clone())
-        .collect())
-}
-
 /// Runs the strategy.
 pub(crate) async fn retrieve(
     store: &Store,

@@ -1217,7 +1217,10 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &model,
             "Who works for which organisation?",
             Dispatch::Factual,
-            4,
+            &crate::RetrieveOptions {
+                top_k: 4,
+                ..crate::RetrieveOptions::default()
+            },
         )
         .await
         .expect("unified");
@@ -1261,7 +1264,10 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &model,
             "What are the names of Acme's employees?",
             Dispatch::Factual,
-            4,
+            &crate::RetrieveOptions {
+                top_k: 4,
+                ..crate::RetrieveOptions::default()
+            },
         )
         .await
         .expect("unified");

@@ -21,14 +21,15 @@
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 
-use crate::RetrieveError;
+use crate::channels::{Signals, ranking_stage};
 use crate::lexicon::{Lexicon, local_name};
 use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::query_graphs;
-use crate::sources::{cell_text, text_hit};
+use crate::sources::cell_text;
 use crate::sparql::{Rejected, run_checked, with_values};
 use crate::text_to_sparql::{TextToSparqlOptions, entity_labels, text_to_sparql};
+use crate::{RetrieveError, RetrieveOptions};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
@@ -274,10 +275,11 @@ pub(crate) async fn retrieve(
     model: &dyn LanguageModel,
     question: &str,
     dispatch: Dispatch,
-    top_k: usize,
+    options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
+    let top_k = options.top_k;
     let mut context = FusedContext::default();
-    let hits = vector_stage(store, question, dispatch, top_k, &mut context).await?;
+    let hits = vector_stage(store, question, top_k, &mut context).await?;
     let linked = linking::link(store, question)?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
@@ -327,6 +329,13 @@ pub(crate) async fn retrieve(
     });
     let path_facts = path_stage(store, &entities, &mut context)?;
     let relevance = Relevance::new(store, &linked, &entities)?;
+    let signals = Signals {
+        question,
+        hits: &hits,
+        linked: &linked,
+        answers: &constructed.facts,
+    };
+    ranking_stage(store, model, &signals, options, &mut context).await?;
     let facts = rank_facts(
         constructed.facts,
         generated,
@@ -346,38 +355,22 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
     }
 }
 
-/// Stage 1, vector retrieval: the unstructured side (a FACTUAL question keeps half).
+/// Stage 1, vector retrieval: the question's nearest rows, which seed the
+/// entities and the graph walk of the fused ranking (stage 6).
 async fn vector_stage(
     store: &Store,
     question: &str,
-    dispatch: Dispatch,
     top_k: usize,
     context: &mut FusedContext,
 ) -> Result<Vec<VectorHit>, RetrieveError> {
     let hits = store.search(question, top_k, None).await?;
-    let text_budget = match dispatch {
-        Dispatch::Factual => top_k.div_ceil(2),
-        _ => top_k,
-    };
-    let mut kept = Vec::new();
-    let mut dropped = Vec::new();
-    for (i, hit) in hits.iter().enumerate() {
-        if i < text_budget {
-            kept.push(format!("{} ({:.3})", hit.iri, hit.score));
-            context
-                .unstructured
-                .push(text_hit(store, hit.clone(), hit.score));
-        } else {
-            dropped.push(Dropped {
-                iri: hit.iri.clone(),
-                why: "factual question: text budget halved in favour of facts".into(),
-            });
-        }
-    }
     context.trace.push(TraceStage {
         stage: "vector".into(),
-        kept,
-        dropped,
+        kept: hits
+            .iter()
+            .map(|hit| format!("{} ({:.3})", hit.iri, hit.score))
+            .collect(),
+        dropped: Vec::new(),
     });
     Ok(hits)
 }

@@ -1,0 +1,282 @@
+//! The channels of `unified`'s one fused node ranking ([`crate::fusion`]):
+//!
+//! - `answers`: the linked entities, then the nodes of the generated queries' rows;
+//! - `lexical`: BM25 over names and descriptions ([`crate::lexicon`]);
+//! - `walk`: the Graph-RAG walk ([`crate::neighborhood::walk`]) from the best
+//!   vector hits and the best lexical hits, ranked by closeness and similarity;
+//! - `domain`: DomAgent's function ranking inside the chosen packages;
+//! - `paths`: the functions on SGKR dependency paths between the question's tags.
+//!
+//! The plain vector list is not a channel of its own: the question's vector
+//! seeds the walk and scores every node it reaches, and as a separate list it only
+//! added noise on every evaluation set (EVALUATION.md, issue 14).
+//!
+//! When the question asks for code and the store holds code, every channel keeps
+//! only functions and methods (a class is reached through its `__init__`), so
+//! modules, parameters, tags and cases do not take the slots of code.
+
+use crate::functions::function_info;
+use crate::fusion::{Channel, Fused, fuse};
+use crate::lexicon::{Lexicon, Role};
+use crate::linking::Linked;
+use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, walk};
+use crate::sources::{source_of, text_hit};
+use crate::{RetrieveError, RetrieveOptions, domain, paths};
+use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
+use kgfuse_llm::LanguageModel;
+use kgfuse_store::{Store, VectorHit};
+use std::collections::{BTreeSet, HashMap};
+
+/// Candidates each channel contributes, as a multiple of `top_k` (at least
+/// [`MIN_DEPTH`]): deep enough that agreement further down still counts.
+const DEPTH_PER_K: usize = 4;
+/// The shallowest channel list.
+const MIN_DEPTH: usize = 20;
+/// Lexical hits that seed the walk, beside the vector seeds.
+const LEXICAL_SEEDS: usize = 3;
+/// Node kinds that are code a caller can use.
+const CALLABLE: [&str; 2] = ["Function", "Method"];
+/// Kinds of nodes that belong to a code graph (for telling a code question).
+const CODE_KINDS: [&str; 7] = [
+    "Function",
+    "Method",
+    "Class",
+    "Case",
+    "KnowledgeUnit",
+    "Package",
+    "Module",
+];
+/// Words that make a question about writing or calling code.
+const CODE_CUES: [&str; 10] = [
+    "function",
+    "method",
+    "api",
+    "implement",
+    "code",
+    "snippet",
+    "call",
+    "library",
+    "package",
+    "module",
+];
+
+/// What the ranking is built from: computed once by `unified` and passed down.
+pub(crate) struct Signals<'a> {
+    /// The question.
+    pub question: &'a str,
+    /// The vector hits of the question, best first.
+    pub hits: &'a [VectorHit],
+    /// The linked mentions, classes and properties.
+    pub linked: &'a Linked,
+    /// Rows of the generated queries, as facts.
+    pub answers: &'a [Fact],
+}
+
+/// Whether the question asks for code: the store holds functions, and the
+/// question says so ("function", "api", "how do I call") or most of its best
+/// lexical and vector matches are code.
+pub(crate) fn asks_for_code(
+    store: &Store,
+    lexicon: &Lexicon,
+    question: &str,
+    hits: &[VectorHit],
+) -> Result<Option<String>, RetrieveError> {
+    if !crate::holds_code(store)? {
+        return Ok(None);
+    }
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .map(|w| w.strip_suffix('s').unwrap_or(w))
+        .collect();
+    if let Some(cue) = CODE_CUES.iter().find(|c| words.contains(*c)) {
+        return Ok(Some(format!("the question asks for code (\"{cue}\")")));
+    }
+    let is_code = |kinds: &[String]| kinds.iter().any(|k| CODE_KINDS.contains(&k.as_str()));
+    let lexical: Vec<bool> = lexicon
+        .bm25(question, 5, &|_| true)
+        .iter()
+        .map(|h| is_code(&lexicon.entry(h.entry).kinds))
+        .collect();
+    let vector: Vec<bool> = hits
+        .iter()
+        .take(5)
+        .map(|h| CODE_KINDS.contains(&h.kind.as_str()))
+        .collect();
+    let seen = lexical.len() + vector.len();
+    let code = lexical.iter().chain(&vector).filter(|c| **c).count();
+    Ok((seen > 0 && code * 2 > seen)
+        .then(|| format!("{code} of the {seen} best lexical and vector matches are code")))
+}
+
+/// The channels' lists for this question, each already cut to what `keep` allows.
+async fn channels(
+    store: &Store,
+    model: &dyn LanguageModel,
+    signals: &Signals<'_>,
+    options: &RetrieveOptions,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<(Vec<Channel>, Walk, Vec<String>), RetrieveError> {
+    let depth = (options.top_k * DEPTH_PER_K).max(MIN_DEPTH);
+    let lexicon = Lexicon::of(store)?;
+    let mut answers: Vec<String> = signals.linked.entities().map(|c| c.iri.clone()).collect();
+    for fact in signals.answers {
+        for node in [&fact.subject, &fact.object] {
+            let is_node = (node.starts_with("urn:") || node.contains("://"))
+                && kgfuse_graph::model::NamedNode::new(node.as_str()).is_ok();
+            if is_node {
+                answers.push(node.clone());
+            }
+        }
+    }
+    let lexical: Vec<String> = lexicon
+        .bm25(signals.question, depth, &|e| e.role == Role::Entity)
+        .iter()
+        .map(|h| lexicon.entry(h.entry).iri.clone())
+        .collect();
+    let mut seeds: Vec<String> = store
+        .search(
+            signals.question,
+            options.neighborhood.seeds,
+            Some(INSTANCE_FILTER),
+        )
+        .await?
+        .into_iter()
+        .map(|h| h.iri)
+        .collect();
+    for iri in lexical.iter().take(LEXICAL_SEEDS) {
+        if !seeds.contains(iri) {
+            seeds.push(iri.clone());
+        }
+    }
+    let walked = walk(store, signals.question, &seeds, options.neighborhood).await?;
+    let walk_list: Vec<String> = walked
+        .scored
+        .iter()
+        .map(|(_, _, h)| h.iri.clone())
+        .collect();
+    let mut lists = vec![
+        Channel::new("answers", answers),
+        Channel::new("lexical", lexical),
+        Channel::new("walk", walk_list),
+    ];
+    if crate::holds_code(store)? {
+        let functions = |context: FusedContext| -> Vec<String> {
+            context.functions.into_iter().map(|f| f.iri).collect()
+        };
+        let domain = domain::retrieve(
+            store,
+            model,
+            signals.question,
+            depth,
+            options.domain,
+            &options.exclude,
+        )
+        .await?;
+        lists.push(Channel::new("domain", functions(domain)));
+        let paths = paths::retrieve(store, signals.question, depth, options.paths).await?;
+        lists.push(Channel::new("paths", functions(paths)));
+    }
+    for channel in &mut lists {
+        channel
+            .ranked
+            .retain(|iri| keep(iri) && !options.exclude.contains(iri));
+        channel.ranked.truncate(depth);
+    }
+    Ok((lists, walked, seeds))
+}
+
+/// Stage 6, the node side: the channels fused into one ranking, the best
+/// `top_k` kept (as functions for a code question, as text hits otherwise), each
+/// walk result with its evidence path; the trace lists every kept node's ranks.
+pub(crate) async fn ranking_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    signals: &Signals<'_>,
+    options: &RetrieveOptions,
+    context: &mut FusedContext,
+) -> Result<(), RetrieveError> {
+    let lexicon = Lexicon::of(store)?;
+    let code = asks_for_code(store, &lexicon, signals.question, signals.hits)?;
+    let kinds_of = |iri: &str| -> Vec<String> {
+        lexicon
+            .find(iri)
+            .map(|e| lexicon.entry(e).kinds.clone())
+            .unwrap_or_default()
+    };
+    let keep =
+        |iri: &str| code.is_none() || kinds_of(iri).iter().any(|k| CALLABLE.contains(&k.as_str()));
+    let (lists, walked, seeds) = channels(store, model, signals, options, &keep).await?;
+    let fused = fuse(&lists);
+    let mut texts: HashMap<&str, &VectorHit> =
+        signals.hits.iter().map(|h| (h.iri.as_str(), h)).collect();
+    for (_, _, hit) in &walked.scored {
+        texts.entry(hit.iri.as_str()).or_insert(hit);
+    }
+    let mut kept = vec![code.clone().map_or_else(
+        || "every kind of node".to_owned(),
+        |why| format!("functions and methods only: {why}"),
+    )];
+    kept.extend(
+        lists
+            .iter()
+            .map(|c| format!("{}: {} candidates", c.name, c.ranked.len())),
+    );
+    let mut dropped = Vec::new();
+    let mut paths_seen: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (rank, item) in fused.into_iter().enumerate() {
+        if rank >= options.top_k {
+            dropped.push(Dropped {
+                iri: item.iri.clone(),
+                why: format!("{} beyond top-k {}", item.describe(), options.top_k),
+            });
+            continue;
+        }
+        kept.push(format!("{} {}", item.iri, item.describe()));
+        if item.ranks.iter().any(|(c, _)| *c == "walk")
+            && let Some((nodes, _)) = evidence(&walked.adjacency, &seeds, &item.iri)
+            && nodes.len() > 1
+            && paths_seen.insert(nodes.clone())
+        {
+            context.paths.push(nodes);
+        }
+        if code.is_some() {
+            let mut info = function_info(store, &item.iri)?;
+            info.score = item.score;
+            context.functions.push(info);
+        } else {
+            context
+                .unstructured
+                .push(node_text(store, &lexicon, &texts, &item));
+        }
+    }
+    context.trace.push(TraceStage {
+        stage: "fused ranking".into(),
+        kept,
+        dropped,
+    });
+    Ok(())
+}
+
+/// A fused node as a text hit: its embedded text when a channel saw it, else its
+/// names and descriptions from the lexicon.
+fn node_text(
+    store: &Store,
+    lexicon: &Lexicon,
+    texts: &HashMap<&str, &VectorHit>,
+    item: &Fused,
+) -> TextHit {
+    if let Some(hit) = texts.get(item.iri.as_str()) {
+        return text_hit(store, (*hit).clone(), item.score);
+    }
+    let text = lexicon
+        .find(&item.iri)
+        .map(|e| lexicon.entry(e).text.clone())
+        .unwrap_or_default();
+    TextHit {
+        source: source_of(store, &item.iri, ""),
+        iri: item.iri.clone(),
+        text,
+        score: item.score,
+    }
+}
