@@ -50,6 +50,10 @@ pub enum GraphError {
     /// A SPARQL query or update failed while running.
     #[error("SPARQL evaluation failed: {0}")]
     Evaluation(String),
+    /// A SPARQL feature kgfuse does not offer (SERVICE, LOAD, custom functions):
+    /// the request is refused, nothing was read from or written to elsewhere.
+    #[error("not offered: {0}")]
+    Unsupported(String),
     /// A query ran longer than its timeout and was cancelled.
     #[error("query cancelled after the {0:?} timeout")]
     Timeout(std::time::Duration),

@@ -20,6 +20,7 @@
 //! # Ok::<(), kgfuse_graph::GraphError>(())
 //! ```
 
+mod cross_products;
 mod error;
 mod format;
 mod load;

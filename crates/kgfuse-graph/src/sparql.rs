@@ -266,9 +266,40 @@ pub(crate) fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError>
     Ok(parser)
 }
 
+/// What a federated query is told: kgfuse evaluates SPARQL over its own store only.
+const NO_SERVICE: &str = "SERVICE (federated query): kgfuse answers from its own store only";
+
 fn evaluation_error(e: QueryEvaluationError, timeout: Option<Duration>) -> GraphError {
     match e {
         QueryEvaluationError::Cancelled => GraphError::Timeout(timeout.unwrap_or_default()),
+        QueryEvaluationError::UnsupportedService(name) => {
+            GraphError::Unsupported(format!("{NO_SERVICE} ({name} was not contacted)"))
+        }
+        QueryEvaluationError::UnboundService | QueryEvaluationError::InvalidServiceName(_) => {
+            GraphError::Unsupported(NO_SERVICE.to_owned())
+        }
+        QueryEvaluationError::UnsupportedCustomFunction(name) => {
+            GraphError::Unsupported(format!("the function {name}"))
+        }
+        other => GraphError::Evaluation(other.to_string()),
+    }
+}
+
+fn update_error(e: oxigraph::sparql::UpdateEvaluationError) -> GraphError {
+    use oxigraph::sparql::UpdateEvaluationError as U;
+    match e {
+        U::UnsupportedService(name) => {
+            GraphError::Unsupported(format!("{NO_SERVICE} ({name} was not contacted)"))
+        }
+        U::UnboundService | U::InvalidServiceName(_) => {
+            GraphError::Unsupported(NO_SERVICE.to_owned())
+        }
+        U::GraphAlreadyExists(name) => GraphError::Usage(format!(
+            "the graph {name} already exists (use CREATE SILENT)"
+        )),
+        U::GraphDoesNotExist(name) => {
+            GraphError::Usage(format!("the graph {name} does not exist (use SILENT)"))
+        }
         other => GraphError::Evaluation(other.to_string()),
     }
 }
@@ -307,6 +338,8 @@ impl Graph {
     ) -> Result<QueryOutcome, GraphError> {
         let token = CancellationToken::new();
         let _deadline = Deadline::arm(options.timeout, &token);
+        // Cross products as lateral joins, so the token is checked while they run.
+        let query = crate::cross_products::guard_cross_products(query);
         let mut prepared = SparqlEvaluator::new()
             .with_cancellation_token(token)
             .for_query(query);
@@ -355,11 +388,23 @@ impl Graph {
         let update = parser(options)?
             .parse_update(text)
             .map_err(|e| GraphError::Syntax(e.to_string()))?;
+        // LOAD would fetch a URL or read a local file on the server's behalf.
+        if update
+            .operations
+            .iter()
+            .any(|op| matches!(op, spargebra::GraphUpdateOperation::Load { .. }))
+        {
+            return Err(GraphError::Unsupported(
+                "LOAD: kgfuse does not fetch URLs or read server files from SPARQL; \
+                 use `kgfuse load` or the Graph Store Protocol (PUT/POST /store)"
+                    .to_owned(),
+            ));
+        }
         SparqlEvaluator::new()
             .for_update(update)
             .on_store(&self.store)
             .execute()
-            .map_err(|e| GraphError::Evaluation(e.to_string()))
+            .map_err(update_error)
     }
 }
 
@@ -471,6 +516,78 @@ mod tests {
             )
             .expect_err("must time out");
         assert!(matches!(err, GraphError::Timeout(_)), "{err}");
+    }
+
+    #[test]
+    fn a_timeout_ends_an_in_memory_cross_product() {
+        // 10,000 triples: the three-way product is 1e12 rows, counted in memory
+        // for minutes by a hash join unless cross products read the store.
+        let graph = Graph::in_memory().expect("store");
+        let mut insert = String::from("INSERT DATA {");
+        for i in 0..10_000 {
+            insert.push_str(&format!("<urn:n{i}> <urn:p> {i} . "));
+        }
+        insert.push('}');
+        graph
+            .update(&insert, &QueryOptions::default())
+            .expect("insert");
+        let options = QueryOptions {
+            timeout: Some(Duration::from_millis(200)),
+            ..QueryOptions::default()
+        };
+        let started = Instant::now();
+        let err = graph
+            .query(
+                "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
+                &options,
+            )
+            .expect_err("must time out");
+        assert!(matches!(err, GraphError::Timeout(_)), "{err}");
+        // The guarantee, not a speed target: without the guard this took minutes.
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
+        // The same product, small enough to finish, still counts every row.
+        let QueryOutcome::Solutions { rows, .. } = graph
+            .query(
+                "SELECT (COUNT(*) AS ?n) WHERE { ?a <urn:p> 1 . ?d <urn:p> ?f FILTER(?f < 3) }",
+                &QueryOptions::default(),
+            )
+            .expect("count")
+        else {
+            panic!("solutions")
+        };
+        assert_eq!(
+            rows[0][0].as_ref().map(ToString::to_string).as_deref(),
+            Some("\"3\"^^<http://www.w3.org/2001/XMLSchema#integer>")
+        );
+    }
+
+    #[test]
+    fn service_and_load_are_refused_as_not_offered() {
+        let graph = sample();
+        let err = graph
+            .query(
+                "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+                &QueryOptions::default(),
+            )
+            .expect_err("service");
+        assert!(matches!(err, GraphError::Unsupported(_)), "{err}");
+        assert!(err.to_string().contains("127.0.0.1:9"), "{err}");
+        let err = graph
+            .update(
+                "LOAD <file:///etc/passwd> INTO GRAPH <urn:x>",
+                &QueryOptions::default(),
+            )
+            .expect_err("load");
+        assert!(matches!(err, GraphError::Unsupported(_)), "{err}");
+        assert_eq!(graph.len().expect("len"), 3);
+        let err = graph
+            .update("CREATE GRAPH <urn:g1>", &QueryOptions::default())
+            .expect_err("exists");
+        assert!(matches!(err, GraphError::Usage(_)), "{err}");
     }
 
     #[test]

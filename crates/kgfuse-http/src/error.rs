@@ -54,7 +54,8 @@ impl From<kgfuse::Error> for ApiError {
                 | G::UpdateRefused
                 | G::Usage(_)
                 | G::Parse { .. }
-                | G::UnknownFormat(_),
+                | G::UnknownFormat(_)
+                | G::Unsupported(_),
             ) => StatusCode::BAD_REQUEST,
             E::Graph(G::Timeout(_)) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
