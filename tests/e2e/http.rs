@@ -4,6 +4,7 @@
 
 use crate::harness::Kgfuse;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -76,6 +77,23 @@ impl Server {
     /// What the server logged so far.
     pub fn log(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// CPU time (user + system) the server has used so far, from
+    /// `/proc/<pid>/stat`, in clock ticks (100 per second on Linux).
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("read /proc/<pid>/stat");
+        // Fields after the command name, which is in parentheses.
+        let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        field(11) + field(12)
     }
 
     /// SIGTERM, then waits; panics unless the server exits cleanly within 30 s.
@@ -922,6 +940,236 @@ fn http_fifty_clients_and_a_writer_for_twenty_seconds_then_check_passes() {
     assert!(
         requests >= 100 && writes >= 5,
         "{requests} requests, {writes} writes"
+    );
+    let server = Arc::into_inner(server).expect("every client is done");
+    server.stop();
+    k.assert_consistent();
+}
+
+/// Every Turtle file of the ontology and the fixtures (about 14,000 triples).
+fn all_fixture_files() -> Vec<String> {
+    let root = crate::harness::root();
+    let mut files = vec!["ontology/kgfuse.ttl".to_owned()];
+    for dir in ["ontology/examples", "fixtures"] {
+        let mut found: Vec<String> = Vec::new();
+        let mut stack = vec![root.join(dir)];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).expect("read_dir").flatten() {
+                let path = entry.path();
+                if path.is_dir() && !path.ends_with("malformed") {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "ttl") {
+                    let relative = path.strip_prefix(&root).expect("under root");
+                    found.push(relative.display().to_string());
+                }
+            }
+        }
+        found.sort();
+        files.extend(found);
+    }
+    files
+}
+
+/// The cross product of three full scans: about 3e12 rows on the fixtures.
+const CROSS_PRODUCT: &str = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }";
+
+#[test]
+fn http_refuses_service_and_load_with_400_and_ends_a_cross_product_in_time() {
+    let k = Kgfuse::hash();
+    let files = all_fixture_files();
+    k.load(&files.iter().map(String::as_str).collect::<Vec<_>>());
+    let server = Server::start(&k, &["--allow-updates", "--query-timeout", "2"]);
+    let endpoint = server.url("/sparql");
+    // SERVICE: nothing is fetched, the client is told why.
+    let (status, _, body) = curl_query(
+        &endpoint,
+        "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+        None,
+        &[],
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("SERVICE") && body.contains("not offered"),
+        "{body}"
+    );
+    // LOAD, even with the token: nothing is read, the client is told why.
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let (status, _, body) = curl(&[
+        &endpoint,
+        "-H",
+        &auth,
+        "--data-urlencode",
+        "update=LOAD <file:///etc/passwd> INTO GRAPH <urn:x>",
+    ]);
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("LOAD") && body.contains("not offered"),
+        "{body}"
+    );
+    // The cross product: a 503 after the 2 s timeout, not minutes later.
+    let started = Instant::now();
+    let (status, _, body) = curl_query(&endpoint, CROSS_PRODUCT, None, &[]);
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("timeout"), "{body}");
+    eprintln!("cross product with a 2 s timeout: 503 after {took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(!server.log().contains("internal error"), "{}", server.log());
+    server.stop();
+    k.assert_consistent();
+}
+
+/// Latencies of short requests, sorted, in milliseconds.
+fn short_requests(
+    server: &Arc<Server>,
+    clients: usize,
+    for_how_long: Duration,
+) -> (Vec<f64>, Vec<String>) {
+    let stop = Instant::now() + for_how_long;
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let failures = Arc::new(Mutex::new(Vec::new()));
+    let queries = [
+        "SELECT ?d ?l WHERE { ?d a kgfuse:Document ; rdfs:label ?l }",
+        "ASK { ?c a kgfuse:Chunk }",
+        "SELECT ?s WHERE { ?s ?p ?o } LIMIT 20",
+    ];
+    let threads: Vec<_> = (0..clients)
+        .map(|client| {
+            let (server, latencies, failures) =
+                (Arc::clone(server), Arc::clone(&latencies), Arc::clone(&failures));
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut turn = client;
+                while Instant::now() < stop {
+                    turn += 1;
+                    let started = Instant::now();
+                    let outcome = if turn.is_multiple_of(3) {
+                        agent.post(server.url("/retrieve")).send_json(
+                            json!({"question": "Who approves parental leave?", "strategy": "hybrid", "top_k": 5}),
+                        )
+                    } else {
+                        agent
+                            .get(server.url("/sparql"))
+                            .query("query", queries[turn % queries.len()])
+                            .call()
+                    };
+                    match outcome.map(read) {
+                        Ok((200, _, _)) => latencies
+                            .lock()
+                            .expect("lock")
+                            .push(started.elapsed().as_secs_f64() * 1000.0),
+                        Ok((status, _, body)) => {
+                            failures.lock().expect("lock").push(format!("{status}: {body}"));
+                        }
+                        Err(e) => failures.lock().expect("lock").push(e.to_string()),
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("client");
+    }
+    let mut latencies = latencies.lock().expect("lock").clone();
+    latencies.sort_by(f64::total_cmp);
+    let failures = failures.lock().expect("lock").clone();
+    (latencies, failures)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let at = ((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1));
+    sorted.get(at).copied().unwrap_or(f64::NAN)
+}
+
+#[test]
+fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() {
+    let k = Kgfuse::hash();
+    let files = all_fixture_files();
+    k.load(&files.iter().map(String::as_str).collect::<Vec<_>>());
+    let timeout = Duration::from_secs(3);
+    let server = Arc::new(Server::start(&k, &["--query-timeout", "3"]));
+    // Short requests alone first: the baseline of the same run.
+    let (alone, failures) = short_requests(&server, 16, Duration::from_secs(8));
+    assert!(failures.is_empty(), "{failures:?}");
+    // Then beside sixteen clients that send nothing but the cross product.
+    let stop = Arc::new(AtomicBool::new(false));
+    let hostile: Vec<_> = (0..16)
+        .map(|_| {
+            let (server, stop) = (Arc::clone(&server), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut outcomes = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    let outcome = agent
+                        .get(server.url("/sparql"))
+                        .query("query", CROSS_PRODUCT)
+                        .call()
+                        .map(read);
+                    let status = outcome.map_or(0, |(status, _, _)| status);
+                    outcomes.push((status, started.elapsed()));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let (beside, failures) = short_requests(&server, 16, Duration::from_secs(16));
+    stop.store(true, Ordering::Relaxed);
+    let outcomes: Vec<(u16, Duration)> = hostile
+        .into_iter()
+        .flat_map(|t| t.join().expect("hostile client"))
+        .collect();
+    // CPU back to idle once the hostile clients are gone.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = server.cpu_ticks();
+    std::thread::sleep(Duration::from_secs(2));
+    let idle_ticks = server.cpu_ticks() - before;
+    let mut took: Vec<f64> = outcomes.iter().map(|(_, t)| t.as_secs_f64()).collect();
+    took.sort_by(f64::total_cmp);
+    let slowest = outcomes
+        .iter()
+        .map(|(_, took)| *took)
+        .max()
+        .unwrap_or_default();
+    eprintln!(
+        "hostile load: short requests alone {} (p50 {:.0} ms, p95 {:.0} ms), beside 16 hostile \
+         clients {} (p50 {:.0} ms, p95 {:.0} ms, p95 ratio {:.2}); {} cross products, p50 {:.2} s, \
+         p95 {:.2} s, slowest {slowest:?} for a {timeout:?} timeout; {idle_ticks} CPU ticks in \
+         the 2 s after",
+        alone.len(),
+        percentile(&alone, 0.5),
+        percentile(&alone, 0.95),
+        beside.len(),
+        percentile(&beside, 0.5),
+        percentile(&beside, 0.95),
+        percentile(&beside, 0.95) / percentile(&alone, 0.95),
+        outcomes.len(),
+        percentile(&took, 0.5),
+        percentile(&took, 0.95),
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failed, first: {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert!(!beside.is_empty());
+    assert!(
+        outcomes.iter().all(|(status, _)| *status == 503),
+        "{:?}",
+        outcomes.iter().map(|(s, _)| *s).collect::<BTreeSet<_>>()
+    );
+    // Each ends within its timeout plus a margin (the margin covers a wait for a
+    // permit on a loaded 2-core machine): the guarantee, not a speed target.
+    assert!(slowest < timeout + Duration::from_secs(5), "{slowest:?}");
+    assert!(
+        idle_ticks < 30,
+        "{idle_ticks} ticks of CPU in 2 s after the load"
     );
     let server = Arc::into_inner(server).expect("every client is done");
     server.stop();

@@ -42,7 +42,7 @@ pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
-pub use sparql::{QueryOptions, QueryOutcome, ResultsFormat, parse_query};
+pub use sparql::{DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query};
 pub use vocabulary::{QueryVocabulary, compact_iri, query_vocabulary};
 
 use oxigraph::store::Store;

@@ -131,6 +131,7 @@ impl Graph {
     ) -> Result<LimitedOutcome, GraphError> {
         let options = QueryOptions {
             timeout: Some(limits.timeout),
+            demote_after: Some(crate::sparql::DEMOTE_AFTER),
             ..options.clone()
         };
         let query = match crate::parse_query(text, &options) {

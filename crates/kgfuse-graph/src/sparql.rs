@@ -21,11 +21,21 @@ pub struct QueryOptions {
     pub union_default_graph: bool,
     /// Prefixes usable without a `PREFIX` declaration (declarations in the query win).
     pub prefixes: Vec<(String, String)>,
+    /// For queries from outside (the SPARQL endpoint, MCP): run on a thread of the
+    /// query's own, lowered to the lowest CPU priority once it has run this long
+    /// (Linux), so a long query cannot take the CPU from short ones. See
+    /// [`DEMOTE_AFTER`].
+    pub demote_after: Option<Duration>,
 }
+
+/// How long an outside query runs at normal priority before its thread is
+/// lowered to nice 19: short queries (milliseconds) never are.
+pub const DEMOTE_AFTER: Duration = Duration::from_millis(250);
 
 impl Default for QueryOptions {
     fn default() -> Self {
         Self {
+            demote_after: None,
             timeout: Some(Duration::from_secs(60)),
             union_default_graph: true,
             prefixes: kgfuse_core::vocab::WELL_KNOWN_PREFIXES
@@ -160,13 +170,50 @@ impl QueryOutcome {
     }
 }
 
-/// One background thread that cancels queries whose deadline has passed.
+/// What the watchdog does when a query's time comes.
+enum Action {
+    /// The deadline passed: cancel the query.
+    Cancel(CancellationToken),
+    /// The query has run [`QueryOptions::demote_after`]: lower its thread's priority.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Demote(ThreadId),
+}
+
+/// A thread as the kernel knows it (the target of `setpriority`).
+#[cfg(target_os = "linux")]
+type ThreadId = rustix::process::Pid;
+#[cfg(not(target_os = "linux"))]
+type ThreadId = ();
+
+/// The calling thread's id, where threads can be demoted.
+#[cfg(target_os = "linux")]
+fn current_thread() -> Option<ThreadId> {
+    Some(rustix::thread::gettid())
+}
+#[cfg(not(target_os = "linux"))]
+fn current_thread() -> Option<ThreadId> {
+    None
+}
+
+/// Lowers a thread to the lowest priority (nice 19); a thread never gets it back,
+/// which is why demoted queries run on threads of their own.
+#[cfg(target_os = "linux")]
+fn demote(thread: ThreadId) {
+    if let Err(e) = rustix::process::setpriority_process(Some(thread), 19) {
+        tracing::debug!("cannot lower the priority of a long query: {e}");
+    }
+}
+#[cfg(not(target_os = "linux"))]
+fn demote(_: ThreadId) {}
+
+/// One background thread that cancels queries whose deadline has passed and
+/// lowers the priority of outside queries that run long.
 ///
 /// Spawning a timer thread per query cost a measurable fraction of a millisecond
 /// on short queries (see BENCHMARKS.md); the watchdog is started once and sleeps
 /// until the earliest deadline.
 struct Watchdog {
-    pending: Mutex<BTreeMap<(Instant, u64), CancellationToken>>,
+    pending: Mutex<BTreeMap<(Instant, u64), Action>>,
     next_id: AtomicU64,
     wake: Condvar,
 }
@@ -198,7 +245,10 @@ impl Watchdog {
                 if entry.key().0 > now {
                     break;
                 }
-                entry.remove().cancel();
+                match entry.remove() {
+                    Action::Cancel(token) => token.cancel(),
+                    Action::Demote(thread) => demote(thread),
+                }
             }
             pending = match pending.keys().next() {
                 Some((deadline, _)) => {
@@ -215,43 +265,53 @@ impl Watchdog {
             };
         }
     }
+
+    /// Registers an action at `at`; returns its key.
+    fn schedule(&self, at: Instant, action: Action) -> (Instant, u64) {
+        let key = (at, self.next_id.fetch_add(1, Ordering::Relaxed));
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let earliest = pending.keys().next().is_none_or(|first| key < *first);
+        pending.insert(key, action);
+        if earliest {
+            self.wake.notify_one();
+        }
+        key
+    }
 }
 
-/// A registered deadline; dropping it (query done) unregisters it.
+/// A query's registered deadline and demotion; dropping it (query done)
+/// unregisters both.
 struct Deadline {
-    key: Option<(Instant, u64)>,
+    keys: Vec<(Instant, u64)>,
 }
 
 impl Deadline {
-    fn arm(timeout: Option<Duration>, token: &CancellationToken) -> Self {
-        let (Some(timeout), Some(watchdog)) = (timeout, *WATCHDOG) else {
-            return Self { key: None };
+    fn arm(options: &QueryOptions, token: &CancellationToken) -> Self {
+        let mut keys = Vec::new();
+        let Some(watchdog) = *WATCHDOG else {
+            return Self { keys };
         };
-        let key = (
-            Instant::now() + timeout,
-            watchdog.next_id.fetch_add(1, Ordering::Relaxed),
-        );
-        let mut pending = watchdog
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let earliest = pending.keys().next().is_none_or(|first| key < *first);
-        pending.insert(key, token.clone());
-        if earliest {
-            watchdog.wake.notify_one();
+        let now = Instant::now();
+        if let Some(timeout) = options.timeout {
+            keys.push(watchdog.schedule(now + timeout, Action::Cancel(token.clone())));
         }
-        Self { key: Some(key) }
+        if let (Some(after), Some(thread)) = (options.demote_after, current_thread()) {
+            keys.push(watchdog.schedule(now + after, Action::Demote(thread)));
+        }
+        Self { keys }
     }
 }
 
 impl Drop for Deadline {
     fn drop(&mut self) {
-        if let (Some(key), Some(watchdog)) = (self.key, *WATCHDOG) {
-            watchdog
+        if let Some(watchdog) = *WATCHDOG {
+            let mut pending = watchdog
                 .pending
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&key);
+                .unwrap_or_else(PoisonError::into_inner);
+            for key in &self.keys {
+                pending.remove(key);
+            }
         }
     }
 }
@@ -330,14 +390,35 @@ impl Graph {
         spent.measure(|| self.evaluate(query, bindings, options))
     }
 
+    /// Evaluates on the calling thread, or, for an outside query that may be
+    /// demoted, on a thread of its own (a demoted thread keeps its low priority).
     fn evaluate(
         &self,
         query: spargebra::Query,
         bindings: &[(String, Term)],
         options: &QueryOptions,
     ) -> Result<QueryOutcome, GraphError> {
+        if options.demote_after.is_none() {
+            return self.evaluate_here(query, bindings, options);
+        }
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("kgfuse-query".into())
+                .spawn_scoped(scope, || self.evaluate_here(query, bindings, options))
+                .map_err(|e| GraphError::Evaluation(format!("cannot start a query thread: {e}")))?
+                .join()
+                .map_err(|_| GraphError::Evaluation("the query thread panicked".into()))?
+        })
+    }
+
+    fn evaluate_here(
+        &self,
+        query: spargebra::Query,
+        bindings: &[(String, Term)],
+        options: &QueryOptions,
+    ) -> Result<QueryOutcome, GraphError> {
         let token = CancellationToken::new();
-        let _deadline = Deadline::arm(options.timeout, &token);
+        let _deadline = Deadline::arm(options, &token);
         // Cross products as lateral joins, so the token is checked while they run.
         let query = crate::cross_products::guard_cross_products(query);
         let mut prepared = SparqlEvaluator::new()

@@ -107,6 +107,10 @@ pub(crate) struct AppState {
     pub(crate) engine: Engine,
     pub(crate) config: Arc<ServerConfig>,
     permits: Arc<Semaphore>,
+    /// Slots for SPARQL queries that ran past [`kgfuse::DEMOTE_AFTER`]: such a
+    /// query gives its permit back to short requests (its thread runs at the
+    /// lowest priority by then).
+    long_lane: Arc<Semaphore>,
     /// SHA-256 of the update token (compared digest to digest).
     token_digest: Option<[u8; 32]>,
 }
@@ -123,6 +127,18 @@ impl AppState {
                     "the server is shutting down",
                 )
             })
+    }
+
+    /// A long query's permit: a slot of the long lane when one is free (the
+    /// permit goes back to short requests), else the permit it holds.
+    pub(crate) fn move_to_long_lane(&self, permit: OwnedSemaphorePermit) -> OwnedSemaphorePermit {
+        match Arc::clone(&self.long_lane).try_acquire_owned() {
+            Ok(slot) => {
+                drop(permit);
+                slot
+            }
+            Err(_) => permit,
+        }
     }
 }
 
@@ -179,6 +195,7 @@ pub fn router(engine: Engine, config: ServerConfig) -> Result<Router, HttpError>
     let state = AppState {
         engine,
         permits: Arc::new(Semaphore::new(config.max_concurrent)),
+        long_lane: Arc::new(Semaphore::new(config.max_concurrent)),
         token_digest: config.update_token.as_deref().map(|t| digest(t.trim())),
         config: Arc::new(config.clone()),
     };

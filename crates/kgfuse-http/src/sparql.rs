@@ -153,6 +153,10 @@ pub(crate) fn media_type(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
+/// How long after its timeout a cancelled query's client is answered at the
+/// latest, whether or not the query's thread has noticed the cancellation yet.
+const CANCEL_MARGIN: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Runs a read-only query with the server's limits and sends it in the negotiated
 /// format.
 async fn run_query(
@@ -168,14 +172,36 @@ async fn run_query(
         default_graphs,
         named_graphs,
     };
-    let _permit = state.permit().await?;
+    let timeout = limits.timeout;
+    let permit = state.permit().await?;
+    let started = tokio::time::Instant::now();
     let engine = state.engine.clone();
-    let limited = tokio::task::spawn_blocking(move || engine.sparql_read_only(&query, &limits))
-        .await
-        .map_err(|e| {
-            tracing::error!("query task failed: {e}");
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the query task failed")
-        })??;
+    let mut task = tokio::task::spawn_blocking(move || engine.sparql_read_only(&query, &limits));
+    let joined = match tokio::time::timeout(kgfuse::DEMOTE_AFTER, &mut task).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            // A long query: short requests get its permit back.
+            let slot = state.move_to_long_lane(permit);
+            let answer_by = started + timeout + CANCEL_MARGIN;
+            match tokio::time::timeout_at(answer_by, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    // Cancelled at its deadline, but its thread (at the lowest
+                    // priority) has not run since to notice; it stops at its next
+                    // read of the store, using no CPU until then. The client is
+                    // answered now and the slot goes back.
+                    drop(slot);
+                    return Err(ApiError::from(kgfuse::Error::Graph(
+                        kgfuse::GraphError::Timeout(timeout),
+                    )));
+                }
+            }
+        }
+    };
+    let limited = joined.map_err(|e| {
+        tracing::error!("query task failed: {e}");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the query task failed")
+    })??;
     respond(headers, params.format.as_deref(), limited)
 }
 

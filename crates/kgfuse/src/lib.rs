@@ -16,8 +16,8 @@ pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{
-    GraphError, LimitedOutcome, QueryOptions, QueryOutcome, RdfFormat, RdfSource, ReadOnlyOptions,
-    ResultsFormat, format_from_name,
+    DEMOTE_AFTER, GraphError, LimitedOutcome, QueryOptions, QueryOutcome, RdfFormat, RdfSource,
+    ReadOnlyOptions, ResultsFormat, format_from_name,
 };
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{
