@@ -72,25 +72,17 @@ pub(crate) struct Signals<'a> {
     pub answers: &'a [Fact],
 }
 
-/// Whether the question asks for code: the store holds functions, and the
-/// question says so ("function", "api", "how do I call") or most of its best
-/// lexical and vector matches are code.
-pub(crate) fn asks_for_code(
-    store: &Store,
-    lexicon: &Lexicon,
-    question: &str,
-    hits: &[VectorHit],
-) -> Result<Option<String>, RetrieveError> {
-    if !crate::holds_code(store)? {
-        return Ok(None);
-    }
+/// Whether the question asks for code (in a store that holds functions): it
+/// says so ("function", "api", "how do I call") or most of its best lexical and
+/// vector matches are code. `None` when it does not, else why it does.
+fn asks_for_code(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<String> {
     let lower = question.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .map(|w| w.strip_suffix('s').unwrap_or(w))
         .collect();
     if let Some(cue) = CODE_CUES.iter().find(|c| words.contains(*c)) {
-        return Ok(Some(format!("the question asks for code (\"{cue}\")")));
+        return Some(format!("the question asks for code (\"{cue}\")"));
     }
     let is_code = |kinds: &[String]| kinds.iter().any(|k| CODE_KINDS.contains(&k.as_str()));
     let lexical: Vec<bool> = lexicon
@@ -105,20 +97,13 @@ pub(crate) fn asks_for_code(
         .collect();
     let seen = lexical.len() + vector.len();
     let code = lexical.iter().chain(&vector).filter(|c| **c).count();
-    Ok((seen > 0 && code * 2 > seen)
-        .then(|| format!("{code} of the {seen} best lexical and vector matches are code")))
+    (seen > 0 && code * 2 > seen)
+        .then(|| format!("{code} of the {seen} best lexical and vector matches are code"))
 }
 
-/// The channels' lists for this question, each already cut to what `keep` allows.
-async fn channels(
-    store: &Store,
-    model: &dyn LanguageModel,
-    signals: &Signals<'_>,
-    options: &RetrieveOptions,
-    keep: &(dyn Fn(&str) -> bool + Sync),
-) -> Result<(Vec<Channel>, Walk, Vec<String>), RetrieveError> {
-    let depth = (options.top_k * DEPTH_PER_K).max(MIN_DEPTH);
-    let lexicon = Lexicon::of(store)?;
+/// The `answers` channel: the linked entities, then the IRI nodes of the
+/// generated queries' rows, in row order.
+fn answer_nodes(signals: &Signals<'_>) -> Vec<String> {
     let mut answers: Vec<String> = signals.linked.entities().map(|c| c.iri.clone()).collect();
     for fact in signals.answers {
         for node in [&fact.subject, &fact.object] {
@@ -129,17 +114,19 @@ async fn channels(
             }
         }
     }
-    let lexical: Vec<String> = lexicon
-        .bm25(signals.question, depth, &|e| e.role == Role::Entity)
-        .iter()
-        .map(|h| lexicon.entry(h.entry).iri.clone())
-        .collect();
+    answers
+}
+
+/// Where the walk starts: the best instance vector hits, then the best lexical
+/// hits not among them.
+async fn walk_seeds(
+    store: &Store,
+    question: &str,
+    lexical: &[String],
+    options: &RetrieveOptions,
+) -> Result<Vec<String>, RetrieveError> {
     let mut seeds: Vec<String> = store
-        .search(
-            signals.question,
-            options.neighborhood.seeds,
-            Some(INSTANCE_FILTER),
-        )
+        .search(question, options.neighborhood.seeds, Some(INSTANCE_FILTER))
         .await?
         .into_iter()
         .map(|h| h.iri)
@@ -149,6 +136,55 @@ async fn channels(
             seeds.push(iri.clone());
         }
     }
+    Ok(seeds)
+}
+
+/// The `domain` and `paths` channels: the functions DomAgent ranks and the
+/// functions on dependency paths.
+async fn code_channels(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    depth: usize,
+    options: &RetrieveOptions,
+) -> Result<[Channel; 2], RetrieveError> {
+    let functions = |context: FusedContext| -> Vec<String> {
+        context.functions.into_iter().map(|f| f.iri).collect()
+    };
+    let domain = domain::retrieve(
+        store,
+        model,
+        question,
+        depth,
+        options.domain,
+        &options.exclude,
+    )
+    .await?;
+    let paths = paths::retrieve(store, question, depth, options.paths).await?;
+    Ok([
+        Channel::new("domain", functions(domain)),
+        Channel::new("paths", functions(paths)),
+    ])
+}
+
+/// Every channel's list for this question, each cut to what `keep` allows and to
+/// the channel depth; also the walk (for evidence paths) and its seeds.
+async fn channels(
+    store: &Store,
+    model: &dyn LanguageModel,
+    signals: &Signals<'_>,
+    options: &RetrieveOptions,
+    holds_code: bool,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<(Vec<Channel>, Walk, Vec<String>), RetrieveError> {
+    let depth = (options.top_k * DEPTH_PER_K).max(MIN_DEPTH);
+    let lexicon = Lexicon::of(store)?;
+    let lexical: Vec<String> = lexicon
+        .bm25(signals.question, depth, &|e| e.role == Role::Entity)
+        .iter()
+        .map(|h| lexicon.entry(h.entry).iri.clone())
+        .collect();
+    let seeds = walk_seeds(store, signals.question, &lexical, options).await?;
     let walked = walk(store, signals.question, &seeds, options.neighborhood).await?;
     let walk_list: Vec<String> = walked
         .scored
@@ -156,26 +192,12 @@ async fn channels(
         .map(|(_, _, h)| h.iri.clone())
         .collect();
     let mut lists = vec![
-        Channel::new("answers", answers),
+        Channel::new("answers", answer_nodes(signals)),
         Channel::new("lexical", lexical),
         Channel::new("walk", walk_list),
     ];
-    if crate::holds_code(store)? {
-        let functions = |context: FusedContext| -> Vec<String> {
-            context.functions.into_iter().map(|f| f.iri).collect()
-        };
-        let domain = domain::retrieve(
-            store,
-            model,
-            signals.question,
-            depth,
-            options.domain,
-            &options.exclude,
-        )
-        .await?;
-        lists.push(Channel::new("domain", functions(domain)));
-        let paths = paths::retrieve(store, signals.question, depth, options.paths).await?;
-        lists.push(Channel::new("paths", functions(paths)));
+    if holds_code {
+        lists.extend(code_channels(store, model, signals.question, depth, options).await?);
     }
     for channel in &mut lists {
         channel
@@ -197,7 +219,10 @@ pub(crate) async fn ranking_stage(
     context: &mut FusedContext,
 ) -> Result<(), RetrieveError> {
     let lexicon = Lexicon::of(store)?;
-    let code = asks_for_code(store, &lexicon, signals.question, signals.hits)?;
+    let holds_code = crate::holds_code(store)?;
+    let code = holds_code
+        .then(|| asks_for_code(&lexicon, signals.question, signals.hits))
+        .flatten();
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
             .find(iri)
@@ -206,7 +231,8 @@ pub(crate) async fn ranking_stage(
     };
     let keep =
         |iri: &str| code.is_none() || kinds_of(iri).iter().any(|k| CALLABLE.contains(&k.as_str()));
-    let (lists, walked, seeds) = channels(store, model, signals, options, &keep).await?;
+    let (lists, walked, seeds) =
+        channels(store, model, signals, options, holds_code, &keep).await?;
     let fused = fuse(&lists);
     let mut texts: HashMap<&str, &VectorHit> =
         signals.hits.iter().map(|h| (h.iri.as_str(), h)).collect();
