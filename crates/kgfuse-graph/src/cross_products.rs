@@ -70,6 +70,23 @@ pub(crate) fn guard_cross_products(query: Query) -> Query {
     }
 }
 
+/// The update with every cross product of its WHERE clauses turned into a
+/// lateral join.
+pub(crate) fn guard_update_cross_products(mut update: spargebra::Update) -> spargebra::Update {
+    for operation in &mut update.operations {
+        if let spargebra::GraphUpdateOperation::DeleteInsert { pattern, .. } = operation {
+            let taken = std::mem::replace(
+                pattern.as_mut(),
+                GraphPattern::Bgp {
+                    patterns: Vec::new(),
+                },
+            );
+            **pattern = rewrite(taken);
+        }
+    }
+    update
+}
+
 /// A boxed child of the algebra, rewritten.
 #[allow(clippy::boxed_local)] // the algebra hands its children over boxed
 fn boxed(pattern: Box<GraphPattern>) -> Box<GraphPattern> {

@@ -345,9 +345,19 @@ fn evaluation_error(e: QueryEvaluationError, timeout: Option<Duration>) -> Graph
     }
 }
 
-fn update_error(e: oxigraph::sparql::UpdateEvaluationError) -> GraphError {
+fn update_error(
+    e: oxigraph::sparql::UpdateEvaluationError,
+    timeout: Option<Duration>,
+) -> GraphError {
     use oxigraph::sparql::UpdateEvaluationError as U;
     match e {
+        U::Unexpected(inner)
+            if inner
+                .downcast_ref::<QueryEvaluationError>()
+                .is_some_and(|e| matches!(e, QueryEvaluationError::Cancelled)) =>
+        {
+            GraphError::Timeout(timeout.unwrap_or_default())
+        }
         U::UnsupportedService(name) => {
             GraphError::Unsupported(format!("{NO_SERVICE} ({name} was not contacted)"))
         }
@@ -481,11 +491,17 @@ impl Graph {
                     .to_owned(),
             ));
         }
+        // The WHERE clauses run under the same timeout and guard as a query; the
+        // update is one transaction, so a cancelled one changes nothing.
+        let update = crate::cross_products::guard_update_cross_products(update);
+        let token = CancellationToken::new();
+        let _deadline = Deadline::arm(options, &token);
         SparqlEvaluator::new()
+            .with_cancellation_token(token)
             .for_update(update)
             .on_store(&self.store)
             .execute()
-            .map_err(update_error)
+            .map_err(|e| update_error(e, options.timeout))
     }
 }
 
@@ -644,6 +660,31 @@ mod tests {
             rows[0][0].as_ref().map(ToString::to_string).as_deref(),
             Some("\"3\"^^<http://www.w3.org/2001/XMLSchema#integer>")
         );
+    }
+
+    #[test]
+    fn an_update_whose_where_clause_times_out_changes_nothing() {
+        let graph = Graph::in_memory().expect("store");
+        let mut insert = String::from("INSERT DATA {");
+        for i in 0..10_000 {
+            insert.push_str(&format!("<urn:n{i}> <urn:p> {i} . "));
+        }
+        insert.push('}');
+        graph
+            .update(&insert, &QueryOptions::default())
+            .expect("insert");
+        let options = QueryOptions {
+            timeout: Some(Duration::from_millis(200)),
+            ..QueryOptions::default()
+        };
+        let err = graph
+            .update(
+                "INSERT { <urn:x> <urn:count> ?a } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
+                &options,
+            )
+            .expect_err("must time out");
+        assert!(matches!(err, GraphError::Timeout(_)), "{err}");
+        assert_eq!(graph.len().expect("len"), 10_000);
     }
 
     #[test]
