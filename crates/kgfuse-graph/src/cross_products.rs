@@ -28,46 +28,7 @@ use std::collections::BTreeSet;
 
 /// The query with every cross product turned into a lateral join.
 pub(crate) fn guard_cross_products(query: Query) -> Query {
-    match query {
-        Query::Select {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Select {
-            dataset,
-            pattern: rewrite(pattern),
-            base_iri,
-        },
-        Query::Construct {
-            template,
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Construct {
-            template,
-            dataset,
-            pattern: rewrite(pattern),
-            base_iri,
-        },
-        Query::Describe {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Describe {
-            dataset,
-            pattern: rewrite(pattern),
-            base_iri,
-        },
-        Query::Ask {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Ask {
-            dataset,
-            pattern: rewrite(pattern),
-            base_iri,
-        },
-    }
+    crate::read_only::map_where(query, rewrite)
 }
 
 /// The update with every cross product of its WHERE clauses turned into a

@@ -59,11 +59,18 @@ pub fn is_update(text: &str, prefixes: &[(String, String)]) -> bool {
 /// at least one triple unless the template is empty, so their triples are cut again
 /// afterwards.
 pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
-    let slice = |pattern: GraphPattern| GraphPattern::Slice {
+    if matches!(query, Query::Ask { .. }) {
+        return query;
+    }
+    map_where(query, |pattern| GraphPattern::Slice {
         inner: Box::new(pattern),
         start: 0,
         length: Some(max),
-    };
+    })
+}
+
+/// The query with `change` applied to its WHERE pattern, whatever its form.
+pub(crate) fn map_where(query: Query, change: impl FnOnce(GraphPattern) -> GraphPattern) -> Query {
     match query {
         Query::Select {
             dataset,
@@ -71,7 +78,7 @@ pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
             base_iri,
         } => Query::Select {
             dataset,
-            pattern: slice(pattern),
+            pattern: change(pattern),
             base_iri,
         },
         Query::Construct {
@@ -82,7 +89,7 @@ pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
         } => Query::Construct {
             template,
             dataset,
-            pattern: slice(pattern),
+            pattern: change(pattern),
             base_iri,
         },
         Query::Describe {
@@ -91,10 +98,18 @@ pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
             base_iri,
         } => Query::Describe {
             dataset,
-            pattern: slice(pattern),
+            pattern: change(pattern),
             base_iri,
         },
-        ask @ Query::Ask { .. } => ask,
+        Query::Ask {
+            dataset,
+            pattern,
+            base_iri,
+        } => Query::Ask {
+            dataset,
+            pattern: change(pattern),
+            base_iri,
+        },
     }
 }
 

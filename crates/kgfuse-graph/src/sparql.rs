@@ -615,10 +615,8 @@ mod tests {
         assert!(matches!(err, GraphError::Timeout(_)), "{err}");
     }
 
-    #[test]
-    fn a_timeout_ends_an_in_memory_cross_product() {
-        // 10,000 triples: the three-way product is 1e12 rows, counted in memory
-        // for minutes by a hash join unless cross products read the store.
+    /// 10,000 triples (a three-way product of 1e12 rows) and a 200 ms timeout.
+    fn ten_thousand_triples_and_a_short_timeout() -> (Graph, QueryOptions) {
         let graph = Graph::in_memory().expect("store");
         let mut insert = String::from("INSERT DATA {");
         for i in 0..10_000 {
@@ -632,6 +630,14 @@ mod tests {
             timeout: Some(Duration::from_millis(200)),
             ..QueryOptions::default()
         };
+        (graph, options)
+    }
+
+    #[test]
+    fn a_timeout_ends_an_in_memory_cross_product() {
+        // 10,000 triples: the three-way product is 1e12 rows, counted in memory
+        // for minutes by a hash join unless cross products read the store.
+        let (graph, options) = ten_thousand_triples_and_a_short_timeout();
         let started = Instant::now();
         let err = graph
             .query(
@@ -664,19 +670,7 @@ mod tests {
 
     #[test]
     fn an_update_whose_where_clause_times_out_changes_nothing() {
-        let graph = Graph::in_memory().expect("store");
-        let mut insert = String::from("INSERT DATA {");
-        for i in 0..10_000 {
-            insert.push_str(&format!("<urn:n{i}> <urn:p> {i} . "));
-        }
-        insert.push('}');
-        graph
-            .update(&insert, &QueryOptions::default())
-            .expect("insert");
-        let options = QueryOptions {
-            timeout: Some(Duration::from_millis(200)),
-            ..QueryOptions::default()
-        };
+        let (graph, options) = ten_thousand_triples_and_a_short_timeout();
         let err = graph
             .update(
                 "INSERT { <urn:x> <urn:count> ?a } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
