@@ -2,6 +2,7 @@
 #
 #   make demo    build (dev profile), load the fixtures into a fresh store, show queries
 #   make test    every test of the workspace, including the real MiniLM model
+#   make test-w3c  the W3C SPARQL 1.1 tests through Oxigraph and kgfuse (report)
 #   make bench   release build + benchmarks against plain Oxigraph and a Python peer
 #
 # The build directory lives outside the clone so fresh checkouts reuse it.
@@ -19,7 +20,7 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver
 
-.PHONY: deps test-deps models build demo test bench fmt lint
+.PHONY: deps test-deps models build demo test test-w3c bench fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -87,6 +88,15 @@ demo: build models
 ## test: all unit, integration, end-to-end and doc tests
 test: deps test-deps models
 	cargo test --workspace
+
+## test-w3c: the W3C SPARQL 1.1 query, results-format and syntax tests through
+## plain Oxigraph and through kgfuse's query path; fetches the suite once into
+## ~/.cache/kgfuse (KGFUSE_W3C_GIT=<git dir> reads a local clone instead) and
+## writes tests/w3c/REPORT.md. Fails when kgfuse's query layer fails a test
+## plain Oxigraph passes. Not part of `make test`.
+test-w3c: deps
+	suite="$$(tests/w3c/fetch.sh)" && \
+	cargo run -q -p kgfuse-w3c -- --suite "$$suite/sparql/sparql11" --report tests/w3c/REPORT.md
 
 PEER_VENV ?= $(CARGO_TARGET_DIR)/peer-venv
 PEER_FILES = ontology/kgfuse.ttl $(sort $(wildcard ontology/examples/*.ttl)) \

@@ -44,6 +44,31 @@ fn select_ask_construct_in_every_format() {
 }
 
 #[test]
+fn a_query_file_names_the_files_beside_it_with_relative_iris() {
+    let k = Kgfuse::hash();
+    let dir = k.data().join("queries-beside-data");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("people.ttl"), "<urn:ann> <urn:name> \"Ann\" .\n").expect("write");
+    std::fs::write(
+        dir.join("names.rq"),
+        "SELECT ?n FROM <people.ttl> WHERE { ?s <urn:name> ?n }",
+    )
+    .expect("write");
+    k.ok(&["load", &dir.join("people.ttl").display().to_string()]);
+    let query = dir.join("names.rq").display().to_string();
+    let out = k.ok(&["sparql", "--file", &query, "--format", "csv"]);
+    assert_eq!(
+        out.trim().lines().collect::<Vec<_>>(),
+        ["n", "Ann"],
+        "{out}"
+    );
+    // Given as text, the same query has no base to resolve `<people.ttl>` against.
+    let text = std::fs::read_to_string(&query).expect("read");
+    let err = k.fails(&["sparql", &text]);
+    assert!(err.contains("relative IRI needs a BASE"), "{err}");
+}
+
+#[test]
 fn canned_queries_run_from_files_with_bindings() {
     let k = loaded();
     let out = k.ok(&[

@@ -99,7 +99,8 @@ enum Command {
     Sparql {
         /// Query text; read from stdin when absent and no --file.
         query: Option<String>,
-        /// Read the query from a file (e.g. queries/describe.rq).
+        /// Read the query from a file (e.g. queries/describe.rq); relative IRIs in it
+        /// resolve against the file's own `file://` IRI.
         #[arg(long, short)]
         file: Option<PathBuf>,
         /// Output format.
@@ -788,6 +789,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 options.timeout = (secs > 0).then(|| Duration::from_secs(secs));
             }
             options.union_default_graph &= !no_union;
+            if let Some(path) = &file {
+                // Relative IRIs in a query file name files beside it, as in
+                // `FROM <data.ttl>` (the query's own BASE still wins).
+                options.base_iri = Some(kgfuse::file_graph_iri(path)?.into_string());
+            }
             let bindings = bindings
                 .iter()
                 .map(|b| parse_binding(b, &options.prefixes))

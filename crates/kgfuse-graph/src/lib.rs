@@ -42,7 +42,9 @@ pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
-pub use sparql::{DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query};
+pub use sparql::{
+    DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query, parse_update,
+};
 pub use vocabulary::{QueryVocabulary, compact_iri, query_vocabulary};
 
 use oxigraph::store::Store;

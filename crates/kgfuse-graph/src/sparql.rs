@@ -21,6 +21,11 @@ pub struct QueryOptions {
     pub union_default_graph: bool,
     /// Prefixes usable without a `PREFIX` declaration (declarations in the query win).
     pub prefixes: Vec<(String, String)>,
+    /// The base IRI relative IRIs resolve against when the query declares no `BASE`
+    /// (the CLI gives a query read from a file that file's `file://` IRI, so
+    /// `FROM <data.ttl>` names the file beside it). Without one, a relative IRI is
+    /// a syntax error.
+    pub base_iri: Option<String>,
     /// For queries from outside (the SPARQL endpoint, MCP): run on a thread of the
     /// query's own, lowered to the lowest CPU priority once it has run this long
     /// (Linux), so a long query cannot take the CPU from short ones. See
@@ -36,6 +41,7 @@ impl Default for QueryOptions {
     fn default() -> Self {
         Self {
             demote_after: None,
+            base_iri: None,
             timeout: Some(Duration::from_secs(60)),
             union_default_graph: true,
             prefixes: kgfuse_core::vocab::WELL_KNOWN_PREFIXES
@@ -318,6 +324,11 @@ impl Drop for Deadline {
 
 pub(crate) fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError> {
     let mut parser = SparqlParser::new();
+    if let Some(base) = &options.base_iri {
+        parser = parser
+            .with_base_iri(base)
+            .map_err(|e| GraphError::Usage(format!("base IRI <{base}>: {e}")))?;
+    }
     for (prefix, iri) in &options.prefixes {
         parser = parser
             .with_prefix(prefix, iri)
@@ -378,7 +389,28 @@ fn update_error(
 pub fn parse_query(text: &str, options: &QueryOptions) -> Result<spargebra::Query, GraphError> {
     parser(options)?
         .parse_query(text)
-        .map_err(|e| GraphError::Syntax(e.to_string()))
+        .map_err(|e| syntax_error(&e, options))
+}
+
+/// A syntax error, with a hint when an IRI failed to parse and no base was given
+/// (a relative IRI such as `<data.ttl>` needs one).
+fn syntax_error(error: &spargebra::SparqlSyntaxError, options: &QueryOptions) -> GraphError {
+    let message = error.to_string();
+    if options.base_iri.is_none() && message.contains("IRI parsing failed") {
+        return GraphError::Syntax(format!(
+            "{message} (a relative IRI needs a BASE declaration; a query read with --file \
+             resolves against the file's own IRI)"
+        ));
+    }
+    GraphError::Syntax(message)
+}
+
+/// Parses a SPARQL 1.1 Update with the given prefixes and base, as
+/// [`Graph::update`] does before it runs one.
+pub fn parse_update(text: &str, options: &QueryOptions) -> Result<spargebra::Update, GraphError> {
+    parser(options)?
+        .parse_update(text)
+        .map_err(|e| syntax_error(&e, options))
 }
 
 impl Graph {
@@ -476,9 +508,7 @@ impl Graph {
 
     /// Parses and runs a SPARQL 1.1 Update; atomic (one transaction).
     pub fn update(&self, text: &str, options: &QueryOptions) -> Result<(), GraphError> {
-        let update = parser(options)?
-            .parse_update(text)
-            .map_err(|e| GraphError::Syntax(e.to_string()))?;
+        let update = parse_update(text, options)?;
         // LOAD would fetch a URL or read a local file on the server's behalf.
         if update
             .operations
@@ -588,6 +618,33 @@ mod tests {
             )
             .expect_err("unprojected binding");
         assert!(err.to_string().contains("SELECT"), "{err}");
+    }
+
+    #[test]
+    fn relative_iris_resolve_against_the_base_and_are_an_error_without_one() {
+        let graph = sample();
+        let query = "SELECT ?l WHERE { GRAPH <g1> { ?s rdfs:label ?l } }";
+        let err = graph
+            .query(query, &QueryOptions::default())
+            .expect_err("no base");
+        assert!(matches!(err, GraphError::Syntax(_)), "{err}");
+        let based = QueryOptions {
+            base_iri: Some("urn:".into()),
+            ..QueryOptions::default()
+        };
+        let QueryOutcome::Solutions { rows, .. } = graph.query(query, &based).expect("query")
+        else {
+            panic!("expected solutions")
+        };
+        assert_eq!(rows.len(), 1);
+        let bad = QueryOptions {
+            base_iri: Some("not an iri".into()),
+            ..QueryOptions::default()
+        };
+        assert!(matches!(
+            graph.query(query, &bad),
+            Err(GraphError::Usage(_))
+        ));
     }
 
     #[test]

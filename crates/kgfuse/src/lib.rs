@@ -17,7 +17,7 @@ pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{
     DEMOTE_AFTER, GraphError, LimitedOutcome, QueryOptions, QueryOutcome, RdfFormat, RdfSource,
-    ReadOnlyOptions, ResultsFormat, format_from_name,
+    ReadOnlyOptions, ResultsFormat, file_graph_iri, format_from_name,
 };
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{
