@@ -20,7 +20,7 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver
 
-.PHONY: deps test-deps models build demo test test-w3c bench fmt lint
+.PHONY: deps test-deps models build demo test test-w3c fuzz bench fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -97,6 +97,25 @@ test: deps test-deps models
 test-w3c: deps
 	suite="$$(tests/w3c/fetch.sh)" && \
 	cargo run -q -p kgfuse-w3c -- --suite "$$suite/sparql/sparql11" --report tests/w3c/REPORT.md
+
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?= sparql_read_only rdf_load knowledge_toml documents
+FUZZ_TARGET_DIR ?= $(HOME)/.cache/kgfuse-fuzz-target
+FUZZ_CORPUS ?= $(HOME)/.cache/kgfuse/fuzz-corpus
+
+## fuzz: each cargo-fuzz target for FUZZ_SECONDS (libFuzzer; needs the nightly
+## toolchain and cargo-fuzz, installed when missing). Crashes land in
+## fuzz/artifacts/; the corpus grows in ~/.cache/kgfuse/fuzz-corpus. Not part of
+## `make test`; findings are written down in fuzz/README.md.
+fuzz:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd fuzz && for target in $(FUZZ_TARGETS); do \
+	  mkdir -p "$(FUZZ_CORPUS)/$$target" && \
+	  cargo +nightly fuzz run --target-dir "$(FUZZ_TARGET_DIR)" "$$target" \
+	    "$(FUZZ_CORPUS)/$$target" "seeds/$$target" -- \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 || exit 1; \
+	done
 
 PEER_VENV ?= $(CARGO_TARGET_DIR)/peer-venv
 PEER_FILES = ontology/kgfuse.ttl $(sort $(wildcard ontology/examples/*.ttl)) \

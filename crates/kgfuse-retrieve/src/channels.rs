@@ -70,12 +70,25 @@ pub(crate) struct Signals<'a> {
     pub linked: &'a Linked,
     /// Rows of the generated queries, as facts.
     pub answers: &'a [Fact],
+    /// Why the question asks for code, when it does (see [`asks_for_code`]).
+    pub code: Option<&'a str>,
 }
 
-/// Whether the question asks for code (in a store that holds functions): it
-/// says so ("function", "api", "how do I call") or most of its best lexical and
-/// vector matches are code. `None` when it does not, else why it does.
-fn asks_for_code(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<String> {
+/// Whether the question asks for code, in a store that holds functions: it says
+/// so ("function", "api", "how do I call") or most of its best lexical and vector
+/// matches are code. `None` when it does not, else why it does.
+pub(crate) fn asks_for_code(
+    store: &Store,
+    question: &str,
+    hits: &[VectorHit],
+) -> Result<Option<String>, RetrieveError> {
+    if !crate::holds_code(store)? {
+        return Ok(None);
+    }
+    Ok(code_cue(&*Lexicon::of(store)?, question, hits))
+}
+
+fn code_cue(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<String> {
     let lower = question.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
@@ -220,9 +233,7 @@ pub(crate) async fn ranking_stage(
 ) -> Result<(), RetrieveError> {
     let lexicon = Lexicon::of(store)?;
     let holds_code = crate::holds_code(store)?;
-    let code = holds_code
-        .then(|| asks_for_code(&lexicon, signals.question, signals.hits))
-        .flatten();
+    let code = signals.code;
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
             .find(iri)
@@ -239,7 +250,7 @@ pub(crate) async fn ranking_stage(
     for (_, _, hit) in &walked.scored {
         texts.entry(hit.iri.as_str()).or_insert(hit);
     }
-    let mut kept = vec![code.clone().map_or_else(
+    let mut kept = vec![code.map_or_else(
         || "every kind of node".to_owned(),
         |why| format!("functions and methods only: {why}"),
     )];

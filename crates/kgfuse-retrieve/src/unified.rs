@@ -21,7 +21,7 @@
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 
-use crate::channels::{Signals, ranking_stage};
+use crate::channels::{self, Signals, ranking_stage};
 use crate::lexicon::{Lexicon, local_name};
 use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence};
@@ -327,24 +327,57 @@ pub(crate) async fn retrieve(
         )],
         dropped: rejected.iter().map(Rejected::dropped).collect(),
     });
-    let path_facts = path_stage(store, &entities, &mut context)?;
+    let code = channels::asks_for_code(store, question, &hits)?;
+    let path_facts = match &code {
+        None => path_stage(store, &entities, &mut context)?,
+        Some(why) => {
+            context.trace.push(TraceStage {
+                stage: "paths".into(),
+                kept: vec![format!("no entity paths: {why}")],
+                dropped: Vec::new(),
+            });
+            Vec::new()
+        }
+    };
     let relevance = Relevance::new(store, &linked, &entities)?;
     let signals = Signals {
         question,
         hits: &hits,
         linked: &linked,
         answers: &constructed.facts,
+        code: code.as_deref(),
     };
     ranking_stage(store, model, &signals, options, &mut context).await?;
-    let facts = rank_facts(
+    let mut facts = rank_facts(
         constructed.facts,
         generated,
         path_facts,
         template,
         &relevance,
     );
-    budget_stage(facts, budget, dispatch, &mut context);
+    let mut off_code = Vec::new();
+    if code.is_some() {
+        (facts, off_code) = about_returned_code(facts, &context);
+    }
+    budget_stage(facts, off_code, budget, dispatch, &mut context);
     Ok(context)
+}
+
+/// For a question that asks for code, the facts between returned functions (or
+/// from one to a literal), and the rest: each function already carries its
+/// module, signature and dependencies, and facts about the classes, modules and
+/// tags the question's words linked to would only add nodes. Entity paths are
+/// not built for such a question either.
+fn about_returned_code(
+    facts: Vec<(Fact, String)>,
+    context: &FusedContext,
+) -> (Vec<(Fact, String)>, Vec<(Fact, String)>) {
+    let returned: BTreeSet<&str> = context.functions.iter().map(|f| f.iri.as_str()).collect();
+    let is_node = |term: &str| term.contains("://") || term.starts_with("urn:");
+    facts.into_iter().partition(|(fact, _)| {
+        returned.contains(fact.subject.as_str())
+            && (returned.contains(fact.object.as_str()) || !is_node(&fact.object))
+    })
 }
 
 /// Most facts kept for a question of this kind.
@@ -616,12 +649,19 @@ fn rank_facts(
 /// the budget cut.
 fn budget_stage(
     facts: Vec<(Fact, String)>,
+    off_code: Vec<(Fact, String)>,
     budget: usize,
     dispatch: Dispatch,
     context: &mut FusedContext,
 ) {
     let mut kept = vec![format!("fact budget {budget} for a {dispatch:?} question")];
-    let mut dropped = Vec::new();
+    let mut dropped: Vec<Dropped> = off_code
+        .into_iter()
+        .map(|(fact, why)| Dropped {
+            iri: fact.subject,
+            why: format!("not about the returned functions of a code question ({why})"),
+        })
+        .collect();
     for (i, (fact, why)) in facts.into_iter().enumerate() {
         if i < budget {
             kept.push(format!(
