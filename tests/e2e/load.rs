@@ -92,8 +92,9 @@ fn reloading_skips_unchanged_files_and_replaces_changed_ones() {
          <urn:x:alice> rdfs:label \"Alice\" ; rdfs:comment \"Leads the data team\" .\n\
          <urn:x:bob> rdfs:label \"Bob\" .\n",
     );
+    let carried = k.stats()["vector_rows"].as_u64().expect("rows");
     k.ok(&["load", &path]);
-    assert_eq!(k.stats()["vector_rows"], 2);
+    assert_eq!(k.stats()["vector_rows"], carried + 2);
     let again = k.ok(&["load", &path]);
     assert!(again.contains("unchanged"), "{again}");
 
@@ -113,7 +114,7 @@ fn reloading_skips_unchanged_files_and_replaces_changed_ones() {
     k.assert_consistent();
     let labels = k.ok(&[
         "sparql",
-        "SELECT ?l WHERE { ?s rdfs:label ?l } ORDER BY ?l",
+        "SELECT ?l WHERE { ?s rdfs:label ?l FILTER(STRSTARTS(STR(?s), \"urn:x:\")) } ORDER BY ?l",
         "--format",
         "csv",
     ]);
@@ -164,7 +165,7 @@ fn clear_errors_for_misuse() {
     let stderr = k.fails(&["load", "no/such/file.ttl"]);
     assert!(stderr.contains("no/such/file.ttl"), "{stderr}");
     let stderr = k.fails(&["index", "vectors"]);
-    assert!(stderr.contains("has 0 rows"), "{stderr}");
+    assert!(stderr.contains("needs at least 256"), "{stderr}");
 
     // A store whose recorded dimension no longer matches its table is refused.
     let config = k.data().join("kgfuse.toml");

@@ -827,6 +827,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                         println!("{label}: <{iri}>");
                     }
                 }
+                if let Some(problem) = &report.ontology_problem {
+                    println!("{problem}");
+                }
                 let verdict = if report.is_ok() { "ok" } else { "FAILED" };
                 println!(
                     "check {verdict}: {} embeddable nodes, {} vector rows",
@@ -835,7 +838,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             if !report.is_ok() {
                 eprintln!(
-                    "error: graph and vectors disagree; `kgfuse check --repair` rewrites the vector side"
+                    "error: the store is not consistent; `kgfuse check --repair` rewrites the vector \
+                     side and restores the kgfuse vocabulary"
                 );
                 return Ok(ExitCode::FAILURE);
             }

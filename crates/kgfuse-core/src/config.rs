@@ -68,6 +68,18 @@ pub struct StoreConfig {
     /// refreshed.
     #[serde(default)]
     pub vector_index: VectorIndexConfig,
+    /// The kgfuse vocabulary the store carries.
+    #[serde(default)]
+    pub ontology: OntologyConfig,
+}
+
+/// Which version of kgfuse's own vocabulary a store carries, and where.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OntologyConfig {
+    /// The named graph holding it ([`crate::ontology::graph_iri`] of the kgfuse that
+    /// last wrote it); absent in stores made before stores carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<String>,
 }
 
 /// When kgfuse builds and refreshes the IVF-PQ index over the vector column.
@@ -198,6 +210,7 @@ impl StoreConfig {
             sparql: SparqlConfig::default(),
             prefixes: BTreeMap::new(),
             vector_index: VectorIndexConfig::default(),
+            ontology: OntologyConfig::default(),
         }
     }
 

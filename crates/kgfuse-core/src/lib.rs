@@ -8,6 +8,7 @@
 //!   initialised (embedder, dimension, which predicates carry searchable text);
 //! - [`content_hash`]: the hash that ties a vector row to the text it was computed from;
 //! - [`context`]: the `FusedContext` every retrieval strategy returns;
+//! - [`ontology`]: kgfuse's own vocabulary, which every store carries in a named graph;
 //! - [`answer`]: the `Answer` the grounded answer loop returns;
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached;
@@ -24,6 +25,7 @@
 pub mod answer;
 pub mod config;
 pub mod context;
+pub mod ontology;
 pub mod progress;
 pub mod timing;
 pub mod vocab;

@@ -18,17 +18,19 @@
 //! use std::path::Path;
 //!
 //! let store = Store::init(Path::new("kgfuse-data"), StoreConfig::new("hash", 384)).await?;
-//! store.load_files(&[Path::new("ontology/kgfuse.ttl").into()], None, &NoProgress).await?;
+//! store.load_files(&[Path::new("ontology/examples/support.ttl").into()], None, &NoProgress).await?;
 //! assert!(store.check().await?.is_ok());
 //! # Ok(()) }
 //! ```
 
 mod derived;
 mod journal;
+mod ontology;
 mod sync;
 mod vector_index;
 
 pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
+pub use ontology::OntologyStatus;
 pub use sync::{CheckReport, SyncReport};
 
 use journal::Journal;
@@ -81,7 +83,9 @@ pub enum StoreError {
 /// What a load did.
 #[derive(Debug, Clone, Default)]
 pub struct LoadSummary {
-    /// (file, graph IRI, action, quads) per file; action is `inserted`, `replaced` or `unchanged`.
+    /// (file, graph IRI, action, quads) per file; action is `inserted`, `replaced`,
+    /// `unchanged`, or `carried` (the text of the kgfuse vocabulary the store
+    /// already carries: not loaded again).
     pub files: Vec<(PathBuf, String, &'static str, u64)>,
     /// Quads written to the graph.
     pub quads: u64,
@@ -199,16 +203,14 @@ impl Store {
             Ok(_) => return Err(StoreError::AlreadyInitialised(dir.display().to_string())),
             Err(_) => VectorStore::create(&vector_dir(dir), config.embedder.dimension).await?,
         };
-        // Written last: its presence marks a complete store.
+        // Its presence marks a complete store. The vocabulary is loaded after it:
+        // a store left without one (a crash in between) gets it on the next open.
         config.write(dir)?;
-        Ok(Self::assemble(
-            dir,
-            config,
-            graph,
-            vectors,
-            embedder,
-            text_predicates,
-        ))
+        let store = Self::assemble(dir, config, graph, vectors, embedder, text_predicates);
+        store
+            .carry_ontology(&kgfuse_core::progress::NoProgress)
+            .await?;
+        Ok(store)
     }
 
     fn assemble(
@@ -244,7 +246,8 @@ impl Store {
     }
 
     /// Opens the store in `dir`, repairing the vector side first if an earlier
-    /// process died in the middle of a write.
+    /// process died in the middle of a write, then bringing the kgfuse vocabulary
+    /// it carries up to this build's.
     pub async fn open(dir: &Path, progress: &dyn Progress) -> Result<Self, StoreError> {
         if !dir.join(CONFIG_FILE).exists() {
             return Err(StoreError::NotInitialised(dir.display().to_string()));
@@ -266,6 +269,14 @@ impl Store {
             let report = store.reconcile_all(progress).await?;
             journal.finish()?;
             tracing::warn!("repair done: {report}");
+        }
+        // A store made by another kgfuse (or before stores carried the
+        // vocabulary) gets this build's, in place.
+        if store.carry_ontology(progress).await? {
+            tracing::info!(
+                "the store now carries <{}>",
+                kgfuse_core::ontology::graph_iri()
+            );
         }
         Ok(store)
     }
@@ -340,7 +351,19 @@ impl Store {
     ) -> Result<LoadSummary, StoreError> {
         let _write = self.begin_write().await;
         let sources = &request.sources;
-        let plan = self.graph.plan_load(request)?;
+        let mut plan = self.graph.plan_load(request)?;
+        // The store already carries kgfuse's own vocabulary: loading the same text
+        // again into a graph of its own would only repeat every triple.
+        let mut carried = Vec::new();
+        if plan.own_graphs {
+            plan.files.retain(|file| {
+                let same = file.content_hash == kgfuse_core::ontology::content_hash();
+                if same {
+                    carried.push(file.path.clone());
+                }
+                !same
+            });
+        }
         // Subjects whose text may change: text-bearing subjects of replaced graphs
         // (before) and of every parsed quad (after).
         let mut affected = BTreeSet::new();
@@ -382,6 +405,7 @@ impl Store {
         self.remember_prefixes(&report.prefixes)?;
         journal.finish()?;
         self.maintain_vector_index(progress).await;
+        let vocabulary = kgfuse_core::ontology::graph_iri();
         Ok(LoadSummary {
             files: report
                 .files
@@ -394,6 +418,11 @@ impl Store {
                     };
                     (path, graph.into_string(), action, quads)
                 })
+                .chain(
+                    carried
+                        .into_iter()
+                        .map(|path| (path, vocabulary.clone(), "carried", 0)),
+                )
                 .collect(),
             quads: report.quads,
             vectors,
@@ -465,13 +494,19 @@ impl Store {
         Ok(report)
     }
 
-    /// Brings every vector row in step with the graph (what `open` does after a crash).
+    /// Brings every vector row in step with the graph (what `open` does after a crash)
+    /// and restores the kgfuse vocabulary graph when it is missing.
     pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, StoreError> {
-        let _write = self.begin_write().await;
-        let journal = Journal::begin(&self.dir, "repair", "requested")?;
-        let report = self.reconcile_all(progress).await?;
-        journal.finish()?;
-        self.maintain_vector_index(progress).await;
+        let report = {
+            let _write = self.begin_write().await;
+            let journal = Journal::begin(&self.dir, "repair", "requested")?;
+            let report = self.reconcile_all(progress).await?;
+            journal.finish()?;
+            self.maintain_vector_index(progress).await;
+            report
+        };
+        // A vocabulary graph dropped by hand comes back (a write of its own).
+        self.carry_ontology(progress).await?;
         Ok(report)
     }
 

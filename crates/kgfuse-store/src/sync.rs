@@ -113,6 +113,10 @@ pub struct CheckReport {
     pub stale_rows: Vec<String>,
     /// IRIs with more than one row.
     pub duplicate_rows: Vec<String>,
+    /// What is wrong with the kgfuse vocabulary the store carries (missing, or
+    /// another build's), if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ontology_problem: Option<String>,
 }
 
 impl CheckReport {
@@ -122,6 +126,7 @@ impl CheckReport {
             && self.orphan_rows.is_empty()
             && self.stale_rows.is_empty()
             && self.duplicate_rows.is_empty()
+            && self.ontology_problem.is_none()
     }
 }
 
@@ -157,9 +162,11 @@ impl Store {
         for (iri, hash) in &keys {
             rows.entry(iri).or_default().push(hash);
         }
+        let ontology = self.ontology_status()?;
         let mut report = CheckReport {
             nodes: nodes.len(),
             rows: keys.len(),
+            ontology_problem: (!ontology.is_current()).then(|| ontology.to_string()),
             ..CheckReport::default()
         };
         for (iri, node) in &nodes {

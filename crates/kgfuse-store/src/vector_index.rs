@@ -148,6 +148,9 @@ mod tests {
         let store = Store::init(&dir.path().join("store"), config)
             .await
             .expect("init");
+        // The kgfuse vocabulary the store carries from the start (73 rows today).
+        let carried = store.stats().await.expect("stats").vector_rows;
+        assert!(carried < 100, "{carried} rows before any load");
         let load = |name: &str, ttl: String| {
             let file = dir.path().join(name);
             std::fs::write(&file, ttl).expect("write");
@@ -166,7 +169,7 @@ mod tests {
         assert_eq!(
             built,
             Some(VectorIndexStatus {
-                indexed_rows: 600,
+                indexed_rows: carried + 600,
                 unindexed_rows: 0
             }),
             "built when the table reached 500 rows"
@@ -176,17 +179,17 @@ mod tests {
         assert_eq!(
             kept.map(|s| s.unindexed_rows),
             Some(50),
-            "50 / 600 is under the 10 % refresh share"
+            "50 new rows are under the 10 % refresh share"
         );
         load("d.ttl", things(650, 30)).await;
         let refreshed = store.stats().await.expect("stats").vector_index;
         assert_eq!(
             refreshed,
             Some(VectorIndexStatus {
-                indexed_rows: 680,
+                indexed_rows: carried + 680,
                 unindexed_rows: 0
             }),
-            "80 / 600 passed the share: folded in"
+            "80 new rows passed the share: folded in"
         );
         let hits = store
             .search("thing 677 of kind 5", 1, None)
@@ -196,7 +199,10 @@ mod tests {
         assert!(store.check().await.expect("check").is_ok());
         // Replacing a file rewrites and deletes rows through the indexed iri column.
         load("a.ttl", things(0, 100)).await;
-        assert_eq!(store.stats().await.expect("stats").vector_rows, 380);
+        assert_eq!(
+            store.stats().await.expect("stats").vector_rows,
+            carried + 380
+        );
         assert!(store.check().await.expect("check").is_ok());
     }
 
