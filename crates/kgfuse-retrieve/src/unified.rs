@@ -363,15 +363,18 @@ pub(crate) async fn retrieve(
     Ok(context)
 }
 
+/// A candidate fact and why it ranks where it does.
+type RankedFact = (Fact, String);
+
 /// For a question that asks for code, the facts between returned functions (or
 /// from one to a literal), and the rest: each function already carries its
 /// module, signature and dependencies, and facts about the classes, modules and
 /// tags the question's words linked to would only add nodes. Entity paths are
 /// not built for such a question either.
 fn about_returned_code(
-    facts: Vec<(Fact, String)>,
+    facts: Vec<RankedFact>,
     context: &FusedContext,
-) -> (Vec<(Fact, String)>, Vec<(Fact, String)>) {
+) -> (Vec<RankedFact>, Vec<RankedFact>) {
     let returned: BTreeSet<&str> = context.functions.iter().map(|f| f.iri.as_str()).collect();
     let is_node = |term: &str| term.contains("://") || term.starts_with("urn:");
     facts.into_iter().partition(|(fact, _)| {
