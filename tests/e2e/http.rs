@@ -1124,11 +1124,17 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
         .into_iter()
         .flat_map(|t| t.join().expect("hostile client"))
         .collect();
-    // CPU back to idle once the hostile clients are gone.
-    std::thread::sleep(Duration::from_secs(1));
-    let before = server.cpu_ticks();
-    std::thread::sleep(Duration::from_secs(2));
-    let idle_ticks = server.cpu_ticks() - before;
+    // CPU back to idle within seconds once the hostile clients are gone: the first
+    // of up to ten 1 s windows in which the server uses under 10 % of a core. (On a
+    // machine busy with other work, a lowered query thread may wait for the CPU
+    // before it sees its cancellation, so idleness is awaited, not sampled once.)
+    let (mut idle_ticks, mut waited) = (u64::MAX, 0);
+    while waited < 10 && idle_ticks >= 10 {
+        let before = server.cpu_ticks();
+        std::thread::sleep(Duration::from_secs(1));
+        idle_ticks = server.cpu_ticks() - before;
+        waited += 1;
+    }
     let mut took: Vec<f64> = outcomes.iter().map(|(_, t)| t.as_secs_f64()).collect();
     took.sort_by(f64::total_cmp);
     let slowest = outcomes
@@ -1140,7 +1146,7 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
         "hostile load: short requests alone {} (p50 {:.0} ms, p95 {:.0} ms), beside 16 hostile \
          clients {} (p50 {:.0} ms, p95 {:.0} ms, p95 ratio {:.2}); {} cross products, p50 {:.2} s, \
          p95 {:.2} s, slowest {slowest:?} for a {timeout:?} timeout; {idle_ticks} CPU ticks in \
-         the 2 s after",
+         second {waited} after",
         alone.len(),
         percentile(&alone, 0.5),
         percentile(&alone, 0.95),
@@ -1168,8 +1174,8 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
     // permit on a loaded 2-core machine): the guarantee, not a speed target.
     assert!(slowest < timeout + Duration::from_secs(5), "{slowest:?}");
     assert!(
-        idle_ticks < 30,
-        "{idle_ticks} ticks of CPU in 2 s after the load"
+        idle_ticks < 10,
+        "still {idle_ticks} ticks of CPU per second 10 s after the load"
     );
     let server = Arc::into_inner(server).expect("every client is done");
     server.stop();
