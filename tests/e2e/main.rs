@@ -9,6 +9,7 @@ mod ask;
 mod browser;
 mod console;
 mod crash;
+mod entailment;
 mod eval;
 mod examples;
 mod http;

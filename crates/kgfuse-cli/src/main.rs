@@ -51,6 +51,14 @@ enum EmbedderKind {
     Openai,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum EntailmentKind {
+    /// RDFS entailment, materialised in a derived graph.
+    Rdfs,
+    /// Nothing inferred.
+    None,
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum OutputFormat {
     Table,
@@ -81,6 +89,10 @@ enum Command {
         /// OpenAI-compatible embedding model (default: $KGFUSE_OPENAI_EMBED_MODEL).
         #[arg(long)]
         model: Option<String>,
+        /// What the store infers: `rdfs` (types through subclasses, domains and
+        /// ranges; super-properties), kept in a derived graph, or `none`.
+        #[arg(long, value_enum, default_value = "rdfs")]
+        entailment: EntailmentKind,
     },
     /// Load RDF files (.ttl .nt .nq .trig .rdf/.owl .jsonld); atomic per call.
     Load {
@@ -720,19 +732,25 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             model_dir,
             base_url,
             model,
+            entailment,
         } => {
             let init = match embedder {
                 EmbedderKind::Hash => EngineInit::hash(dimension),
                 EmbedderKind::Minilm => EngineInit::minilm(model_dir.as_deref()),
                 EmbedderKind::Openai => EngineInit::openai(base_url.as_deref(), model.as_deref())?,
             };
+            let init = init.entailment(match entailment {
+                EntailmentKind::Rdfs => kgfuse::Entailment::Rdfs,
+                EntailmentKind::None => kgfuse::Entailment::None,
+            });
             let engine = Engine::init(&cli.data, init).await?;
             let config = engine.store().config();
             println!(
-                "initialised {} (embedder {}, {} dimensions)",
+                "initialised {} (embedder {}, {} dimensions, entailment {:?})",
                 cli.data.display(),
                 config.embedder.kind,
-                config.embedder.dimension
+                config.embedder.dimension,
+                config.reasoning.entailment
             );
         }
         Command::Load {

@@ -71,6 +71,29 @@ pub struct StoreConfig {
     /// The kgfuse vocabulary the store carries.
     #[serde(default)]
     pub ontology: OntologyConfig,
+    /// What the store infers from what it is given.
+    #[serde(default)]
+    pub reasoning: ReasoningConfig,
+}
+
+/// Which entailment a store materialises.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Entailment {
+    /// Nothing is inferred (stores made before entailment existed read as this).
+    #[default]
+    None,
+    /// RDFS: types through subclasses, domains and ranges; super-properties; the
+    /// closure of both hierarchies (new stores).
+    Rdfs,
+}
+
+/// `[reasoning]` in `kgfuse.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningConfig {
+    /// Which entailment the derived graph holds.
+    #[serde(default)]
+    pub entailment: Entailment,
 }
 
 /// Which version of kgfuse's own vocabulary a store carries, and where.
@@ -211,6 +234,9 @@ impl StoreConfig {
             prefixes: BTreeMap::new(),
             vector_index: VectorIndexConfig::default(),
             ontology: OntologyConfig::default(),
+            reasoning: ReasoningConfig {
+                entailment: Entailment::Rdfs,
+            },
         }
     }
 

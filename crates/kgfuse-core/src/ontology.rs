@@ -17,6 +17,10 @@ pub const VERSION: &str = "0.1.0";
 /// Where named graphs that kgfuse itself keeps are named.
 pub const GRAPH_NAMESPACE: &str = "https://w3id.org/kgfuse/graph/";
 
+/// The named graph of the triples kgfuse infers (RDFS entailment): part of the
+/// union default graph, never embedded, recomputed by every write.
+pub const INFERRED_GRAPH: &str = "https://w3id.org/kgfuse/graph/inferred";
+
 /// SHA-256 of [`KGFUSE_TTL`].
 pub fn content_hash() -> &'static str {
     static HASH: LazyLock<String> = LazyLock::new(|| crate::content_hash(KGFUSE_TTL));

@@ -23,6 +23,7 @@
 mod cross_products;
 mod error;
 mod format;
+mod inferred;
 mod load;
 mod read_only;
 mod scan;

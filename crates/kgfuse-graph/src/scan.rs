@@ -70,6 +70,9 @@ impl Graph {
                 None,
             ) {
                 let quad = quad?;
+                if crate::inferred::is_inferred(&quad.graph_name) {
+                    continue; // only asserted text is embedded
+                }
                 if let (NamedOrBlankNode::NamedNode(s), Term::Literal(l)) =
                     (&quad.subject, &quad.object)
                 {

@@ -425,6 +425,8 @@ async fn mcp_tools_serve_an_in_process_client() {
     assert_eq!(entity["status"], "resolved", "{entity}");
     assert_eq!(entity["matched_by"], "label");
     assert_eq!(entity["iri"], headlight.as_str());
+    // Its asserted type (the classes above it are entailed: among its outgoing
+    // triples, in the derived graph).
     assert_eq!(
         strings(&entity["types"]),
         [format!("{KGFUSE}Function").as_str()]

@@ -968,7 +968,9 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     }
 
     const INVENTED: &str = "SELECT ?o WHERE { ex:alice ex:employer ?o }";
-    const WRONG_DOMAIN: &str = "SELECT ?x ?o WHERE { ?x a ex:Person ; ex:worksFor ?o }";
+    // (Not `?x a ex:Person`: with RDFS entailment Alice the employee is a person,
+    // so that query is answerable and passes.)
+    const WRONG_DOMAIN: &str = "SELECT ?x ?o WHERE { ?x a ex:Volcano ; ex:worksFor ?o }";
     const VALID: &str = "```sparql\nSELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }\n```";
     const VALID_TEXT: &str = "SELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }";
 
@@ -1001,7 +1003,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "{reasons:?}"
         );
         assert!(
-            reasons[1].contains("?x is a ex:Person but ex:worksFor expects ex:Employee"),
+            reasons[1].contains("?x is a ex:Volcano but ex:worksFor expects ex:Employee"),
             "{reasons:?}"
         );
         assert_eq!(result.trace.dropped[0].iri, INVENTED);

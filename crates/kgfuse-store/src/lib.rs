@@ -24,6 +24,7 @@
 //! ```
 
 mod derived;
+mod entailment;
 mod journal;
 mod ontology;
 mod sync;
@@ -266,6 +267,8 @@ impl Store {
                 interrupted.detail
             );
             let journal = Journal::begin(dir, "repair", "after an interrupted write")?;
+            let inferred = store.entail_all()?;
+            tracing::warn!("derived graph rebuilt: {inferred} inferred triples");
             let report = store.reconcile_all(progress).await?;
             journal.finish()?;
             tracing::warn!("repair done: {report}");
@@ -367,11 +370,13 @@ impl Store {
         // Subjects whose text may change: text-bearing subjects of replaced graphs
         // (before) and of every parsed quad (after).
         let mut affected = BTreeSet::new();
+        let mut touched = entailment::Touched::default();
         for replaced in plan.replaced_graphs() {
             affected.extend(
                 self.graph
                     .text_subjects_in_graph(replaced, &self.text_predicates)?,
             );
+            touched.triples(&self.graph.graph_triples(replaced)?);
         }
         let detail = sources
             .iter()
@@ -383,6 +388,7 @@ impl Store {
         let report = self.graph.execute_load(
             &plan,
             &mut |quad| {
+                touched.quad(quad);
                 if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject
                     && predicates.iter().any(|p| p.as_ref() == quad.predicate)
                 {
@@ -400,6 +406,7 @@ impl Store {
             }
         };
         fault_point("after-graph-commit");
+        self.entail_touched(&touched)?;
         let affected: Vec<String> = affected.into_iter().collect();
         let vectors = self.sync_subjects(&affected, progress).await?;
         self.remember_prefixes(&report.prefixes)?;
@@ -445,12 +452,15 @@ impl Store {
         let _write = self.begin_write().await;
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
+        let mut touched = entailment::Touched::default();
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
             affected.extend(
                 self.graph
                     .text_subjects_in_graph(graph, &self.text_predicates)?,
             );
+            touched.triples(&self.graph.graph_triples(graph)?);
         }
+        touched.triples(sources.iter().flat_map(|s| &s.triples));
         for triple in sources.iter().flat_map(|s| &s.triples) {
             if let kgfuse_graph::model::NamedOrBlankNode::NamedNode(subject) = &triple.subject
                 && self.text_predicates.contains(&triple.predicate)
@@ -465,6 +475,7 @@ impl Store {
             return Err(e.into());
         }
         fault_point("after-graph-commit");
+        self.entail_touched(&touched)?;
         let affected: Vec<String> = affected.into_iter().collect();
         let report = self.sync_subjects(&affected, progress).await?;
         journal.finish()?;
@@ -488,6 +499,8 @@ impl Store {
             journal.finish()?;
             return Err(e.into());
         }
+        // An update can touch anything: the derived graph is rebuilt.
+        self.entail_all()?;
         let report = self.reconcile_all(progress).await?;
         journal.finish()?;
         self.maintain_vector_index(progress).await;
@@ -500,6 +513,7 @@ impl Store {
         let report = {
             let _write = self.begin_write().await;
             let journal = Journal::begin(&self.dir, "repair", "requested")?;
+            self.entail_all()?;
             let report = self.reconcile_all(progress).await?;
             journal.finish()?;
             self.maintain_vector_index(progress).await;

@@ -6,6 +6,7 @@
 
 use crate::model::{Literal, NamedNode, Term};
 use crate::{Engine, Error, QueryOptions, QueryOutcome};
+use kgfuse_core::ontology::INFERRED_GRAPH;
 use kgfuse_core::vocab::{RDF, XSD, kgfuse as kg, w3c};
 use serde::{Deserialize, Serialize};
 
@@ -305,15 +306,19 @@ impl Engine {
         })
     }
 
-    /// The entity's types, sorted (at most [`MAX_DESCRIBED_TRIPLES`]).
+    /// The entity's asserted types, sorted (at most [`MAX_DESCRIBED_TRIPLES`]): the
+    /// classes it was given, not those RDFS entailment adds above them (those are
+    /// among its outgoing triples, in the derived graph).
     fn types(&self, iri: &NamedNode, options: &QueryOptions) -> Result<Vec<String>, Error> {
         let (variables, rows) = self.entity_rows(
             &format!(
-                "SELECT DISTINCT ?type ?entity WHERE {{ ?entity <{RDF}type> ?type }} \
+                "SELECT DISTINCT ?type ?entity WHERE {{ \
+                 {{ GRAPH ?g {{ ?entity <{RDF}type> ?type }} FILTER(?g != <{INFERRED_GRAPH}>) }} \
+                 UNION {{ ?entity <{RDF}type> ?type }} }} \
                  ORDER BY ?type LIMIT {MAX_DESCRIBED_TRIPLES}"
             ),
             iri,
-            options,
+            &graph_by_graph(options),
         )?;
         let at = column(&variables, "type")?;
         Ok(rows.iter().filter_map(|r| text(r, at)).collect())

@@ -8,7 +8,7 @@ pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
-pub use kgfuse_core::config::{EmbedderConfig, StoreConfig, VectorIndexConfig};
+pub use kgfuse_core::config::{EmbedderConfig, Entailment, StoreConfig, VectorIndexConfig};
 pub use kgfuse_core::context::{
     CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
 };
@@ -57,6 +57,14 @@ impl EngineInit {
     #[must_use]
     pub fn vector_index(mut self, settings: VectorIndexConfig) -> Self {
         self.config.vector_index = settings;
+        self
+    }
+
+    /// Which entailment the store materialises (default: RDFS; see
+    /// [`Entailment`]).
+    #[must_use]
+    pub fn entailment(mut self, entailment: Entailment) -> Self {
+        self.config.reasoning.entailment = entailment;
         self
     }
 

@@ -1,0 +1,209 @@
+//! The derived graph ([`kgfuse_core::ontology::INFERRED_GRAPH`]): what RDFS
+//! entailment adds to the asserted triples. `kgfuse-entail` decides what is
+//! inferred; this module reads what it needs (the schema, the asserted triples
+//! around some nodes, every asserted triple in batches) and writes the result.
+//! Everything here skips the derived graph when it reads "asserted" triples.
+
+use crate::{Graph, GraphError};
+use kgfuse_core::ontology::INFERRED_GRAPH;
+use oxigraph::model::{
+    GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode, Quad, QuadRef, Term, Triple,
+};
+use std::collections::HashSet;
+
+/// The predicates of schema triples (a change to one changes every entailment).
+const SCHEMA_PREDICATES: [&str; 4] = [
+    "http://www.w3.org/2000/01/rdf-schema#subClassOf",
+    "http://www.w3.org/2000/01/rdf-schema#subPropertyOf",
+    "http://www.w3.org/2000/01/rdf-schema#domain",
+    "http://www.w3.org/2000/01/rdf-schema#range",
+];
+
+fn inferred_graph() -> NamedNodeRef<'static> {
+    NamedNodeRef::new_unchecked(INFERRED_GRAPH)
+}
+
+/// Whether a quad's graph is the derived graph.
+pub(crate) fn is_inferred(graph: &GraphName) -> bool {
+    matches!(graph, GraphName::NamedNode(n) if n.as_str() == INFERRED_GRAPH)
+}
+
+/// The triples once each, in first-seen order.
+fn dedup(triples: Vec<Triple>) -> Vec<Triple> {
+    let mut seen = HashSet::new();
+    triples
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
+}
+
+/// Triples written per transaction when the derived graph is rebuilt.
+const BATCH: usize = 50_000;
+
+impl Graph {
+    /// Every asserted schema triple (`rdfs:subClassOf`, `rdfs:subPropertyOf`,
+    /// `rdfs:domain`, `rdfs:range`), from any graph but the derived one.
+    pub fn schema_triples(&self) -> Result<Vec<Triple>, GraphError> {
+        let mut out = Vec::new();
+        for predicate in SCHEMA_PREDICATES {
+            let predicate = NamedNodeRef::new_unchecked(predicate);
+            for quad in self
+                .store
+                .quads_for_pattern(None, Some(predicate), None, None)
+            {
+                let quad = quad?;
+                if !is_inferred(&quad.graph_name) {
+                    out.push(Triple::from(quad));
+                }
+            }
+        }
+        Ok(dedup(out))
+    }
+
+    /// The asserted triples that have one of `nodes` as subject or object.
+    pub fn asserted_around(
+        &self,
+        nodes: &HashSet<NamedOrBlankNode>,
+    ) -> Result<Vec<Triple>, GraphError> {
+        let mut out = Vec::new();
+        for node in nodes {
+            let as_subject = self
+                .store
+                .quads_for_pattern(Some(node.as_ref()), None, None, None);
+            let object = Term::from(node.clone());
+            let as_object = self
+                .store
+                .quads_for_pattern(None, None, Some(object.as_ref()), None);
+            for quad in as_subject.chain(as_object) {
+                let quad = quad?;
+                if !is_inferred(&quad.graph_name) {
+                    out.push(Triple::from(quad));
+                }
+            }
+        }
+        Ok(dedup(out))
+    }
+
+    /// Replaces the derived triples whose subject is one of `nodes` with
+    /// `inferred`, in one transaction.
+    pub fn replace_inferred(
+        &self,
+        nodes: &HashSet<NamedOrBlankNode>,
+        inferred: &[Triple],
+    ) -> Result<(), GraphError> {
+        let graph = GraphNameRef::NamedNode(inferred_graph());
+        let mut old = Vec::new();
+        for node in nodes {
+            for quad in self
+                .store
+                .quads_for_pattern(Some(node.as_ref()), None, None, Some(graph))
+            {
+                old.push(quad?);
+            }
+        }
+        let mut transaction = self.store.start_transaction()?;
+        for quad in &old {
+            transaction.remove(quad);
+        }
+        for triple in inferred {
+            if self.is_asserted(triple)? {
+                continue;
+            }
+            transaction.insert(QuadRef::new(
+                &triple.subject,
+                &triple.predicate,
+                &triple.object,
+                graph,
+            ));
+        }
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// Rebuilds the derived graph from scratch: empties it, then passes every
+    /// asserted triple through `expand` and writes what it returns (plus
+    /// `closure`), `BATCH` triples per transaction, so memory holds one batch.
+    /// Returns the number of derived triples.
+    pub fn rebuild_inferred(
+        &self,
+        closure: &[Triple],
+        expand: &dyn Fn(&Triple) -> Vec<Triple>,
+    ) -> Result<u64, GraphError> {
+        let graph = GraphNameRef::NamedNode(inferred_graph());
+        self.store.clear_graph(graph)?;
+        let mut pending: Vec<Triple> = closure.to_vec();
+        let mut written = 0u64;
+        for quad in self.store.iter() {
+            let quad = quad?;
+            if is_inferred(&quad.graph_name) {
+                continue;
+            }
+            pending.extend(expand(&Triple::from(quad)));
+            if pending.len() >= BATCH {
+                written += self.write_inferred(&mut pending)?;
+            }
+        }
+        written += self.write_inferred(&mut pending)?;
+        Ok(written)
+    }
+
+    fn write_inferred(&self, pending: &mut Vec<Triple>) -> Result<u64, GraphError> {
+        let graph = GraphName::NamedNode(inferred_graph().into_owned());
+        let mut quads = Vec::with_capacity(pending.len());
+        for triple in pending.drain(..) {
+            if !self.is_asserted(&triple)? {
+                quads.push(Quad::new(
+                    triple.subject,
+                    triple.predicate,
+                    triple.object,
+                    graph.clone(),
+                ));
+            }
+        }
+        let before = self.store.len()?;
+        self.store.extend(quads)?;
+        Ok((self.store.len()? - before) as u64)
+    }
+
+    /// Whether a triple is asserted in some graph other than the derived one (the
+    /// derived graph never repeats an asserted triple, so the union default graph
+    /// shows each triple once).
+    fn is_asserted(&self, triple: &Triple) -> Result<bool, GraphError> {
+        for quad in self.store.quads_for_pattern(
+            Some(triple.subject.as_ref()),
+            Some(triple.predicate.as_ref()),
+            Some(triple.object.as_ref()),
+            None,
+        ) {
+            if !is_inferred(&quad?.graph_name) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The triples of one named graph (what a replacement or a drop removes).
+    pub fn graph_triples(
+        &self,
+        graph: &oxigraph::model::NamedNode,
+    ) -> Result<Vec<Triple>, GraphError> {
+        self.store
+            .quads_for_pattern(
+                None,
+                None,
+                None,
+                Some(GraphNameRef::NamedNode(graph.as_ref())),
+            )
+            .map(|q| Ok(Triple::from(q?)))
+            .collect()
+    }
+
+    /// Quads in the derived graph.
+    pub fn inferred_len(&self) -> Result<usize, GraphError> {
+        let graph = GraphNameRef::NamedNode(inferred_graph());
+        Ok(self
+            .store
+            .quads_for_pattern(None, None, None, Some(graph))
+            .count())
+    }
+}

@@ -1,0 +1,130 @@
+//! RDFS entailment: the derived graph answers class and property questions the
+//! asserted triples alone do not, stays in step with reloads, and survives a crash.
+
+use crate::harness::Kgfuse;
+
+const INFERRED: &str = "https://w3id.org/kgfuse/graph/inferred";
+
+const HR: &str = "@prefix ex: <http://example.org/hr#> .\n\
+    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+    ex:Manager rdfs:subClassOf ex:Employee .\n\
+    ex:manages rdfs:domain ex:Manager ; rdfs:range ex:Team .\n\
+    ex:ann a ex:Manager ; rdfs:label \"Ann\" .\n\
+    ex:bob a ex:Employee ; rdfs:label \"Bob\" .\n\
+    ex:cid ex:manages ex:payments ; rdfs:label \"Cid\" .\n";
+
+/// One CSV column of a query's rows, without the header.
+fn column(k: &Kgfuse, query: &str) -> Vec<String> {
+    k.ok(&["sparql", query, "--format", "csv"])
+        .replace('\r', "")
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+const EMPLOYEES: &str = "SELECT ?e WHERE { ?e a <http://example.org/hr#Employee> } ORDER BY ?e";
+
+fn employees(k: &Kgfuse) -> Vec<String> {
+    column(k, EMPLOYEES)
+        .into_iter()
+        .map(|e| e.trim_start_matches("http://example.org/hr#").to_owned())
+        .collect()
+}
+
+#[test]
+fn all_employees_include_managers_and_asserted_only_is_one_filter_away() {
+    let k = Kgfuse::hash();
+    let file = k.file("hr.ttl", HR);
+    k.ok(&["load", &file]);
+    // Ann through the subclass, Cid through the domain of ex:manages.
+    assert_eq!(employees(&k), ["ann", "bob", "cid"]);
+    assert_eq!(
+        column(&k, "SELECT ?t WHERE { ?t a <http://example.org/hr#Team> }"),
+        ["http://example.org/hr#payments"]
+    );
+    // Leaving the derived graph out gives the asserted triples only.
+    let asserted = format!(
+        "SELECT ?e WHERE {{ GRAPH ?g {{ ?e a <http://example.org/hr#Employee> }} \
+         FILTER(?g != <{INFERRED}>) }}"
+    );
+    assert_eq!(column(&k, &asserted), ["http://example.org/hr#bob"]);
+    // Only asserted text is embedded: the derived graph adds no vector row.
+    k.assert_consistent();
+
+    // A changed file without the subclass axiom: Ann is no longer an employee.
+    std::fs::write(
+        &file,
+        HR.replace("ex:Manager rdfs:subClassOf ex:Employee .\n", ""),
+    )
+    .expect("edit");
+    k.ok(&["load", &file]);
+    assert_eq!(employees(&k), ["bob"]);
+    // An update that asserts it again brings Ann back, and Cid (a manager through
+    // the domain of ex:manages).
+    k.ok(&[
+        "sparql",
+        "--update",
+        "INSERT DATA { GRAPH <urn:schema> { <http://example.org/hr#Manager> \
+         rdfs:subClassOf <http://example.org/hr#Employee> } }",
+    ]);
+    assert_eq!(employees(&k), ["ann", "bob", "cid"]);
+}
+
+#[test]
+fn ingested_methods_are_functions() {
+    let k = Kgfuse::hash();
+    k.ingest_payment_fees();
+    let count = |query: &str| -> u64 { column(&k, query)[0].parse().expect("a count") };
+    let methods = count("SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?m a kgfuse:Method }");
+    assert!(methods > 0);
+    let asserted = count(&format!(
+        "SELECT (COUNT(DISTINCT ?f) AS ?n) WHERE {{ GRAPH ?g {{ ?f a kgfuse:Function }} \
+         FILTER(?g != <{INFERRED}>) }}"
+    ));
+    let all = count("SELECT (COUNT(DISTINCT ?f) AS ?n) WHERE { ?f a kgfuse:Function }");
+    assert!(
+        all >= asserted + methods,
+        "{all} functions, {asserted} asserted, {methods} methods"
+    );
+    // The derived graph never repeats an asserted triple: no duplicate rows.
+    let rows = count("SELECT (COUNT(?f) AS ?n) WHERE { ?f a kgfuse:Function }");
+    assert_eq!(rows, all);
+    assert_eq!(
+        k.ok(&[
+            "sparql",
+            "ASK { ?m a kgfuse:Method FILTER NOT EXISTS { ?m a kgfuse:Function } }"
+        ])
+        .trim(),
+        "false"
+    );
+}
+
+#[test]
+fn a_store_made_without_entailment_infers_nothing() {
+    let k = Kgfuse::empty();
+    k.ok(&["init", "--embedder", "hash", "--entailment", "none"]);
+    let file = k.file("hr.ttl", HR);
+    k.ok(&["load", &file]);
+    assert_eq!(employees(&k), ["bob"]);
+}
+
+#[test]
+fn a_crash_between_the_asserted_and_the_inferred_write_is_repaired_on_open() {
+    let k = Kgfuse::hash();
+    let file = k.file("hr.ttl", HR);
+    let out = k
+        .cmd()
+        .env("KGFUSE_FAULT", "after-graph-commit")
+        .args(["load", &file])
+        .output()
+        .expect("run");
+    assert!(!out.status.success(), "the fault hook aborts the process");
+    assert!(
+        k.data().join("journal.json").exists(),
+        "journal left behind"
+    );
+    // The next open rebuilds the derived graph before answering.
+    k.assert_consistent();
+    assert_eq!(employees(&k), ["ann", "bob", "cid"]);
+}
