@@ -138,3 +138,41 @@ fn updates_keep_vectors_in_step() {
     let stderr = k.fails(&["sparql", "--update", "INSERT DATA { <urn:a> }"]);
     assert!(stderr.contains("syntax"), "{stderr}");
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    use std::io::Read;
+    let k = loaded();
+    // Enough rows to fill the pipe: every triple of the vocabulary, a few times over.
+    let mut child = k
+        .std_cmd()
+        .args([
+            "sparql",
+            "SELECT * WHERE { ?s ?p ?o . VALUES ?n { 1 2 3 4 5 6 7 8 } }",
+            "--format",
+            "tsv",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("the first bytes");
+    // The pipe's read end is dropped here, as `| head -c 16` would.
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error"),
+        "{stderr}"
+    );
+    assert!(
+        out.status.success() || out.status.code() == Some(141),
+        "{:?}",
+        out.status
+    );
+}

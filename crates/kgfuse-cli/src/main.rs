@@ -574,7 +574,26 @@ fn print_ingest_report(report: &kgfuse::IngestReport, json: bool) -> Result<()> 
     Ok(())
 }
 
+/// `kgfuse ... | head` closes stdout early: end quietly with the status a shell
+/// gives a process killed by SIGPIPE (141), instead of a panic and a backtrace.
+fn exit_quietly_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let level = match cli.verbose {
         0 => "warn",
@@ -599,11 +618,23 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        Err(e) if is_closed_stdout(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether writing results failed because the reader of stdout went away (some
+/// writers report it as text: serialisation errors carry the io error's message).
+fn is_closed_stdout(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause.to_string().ends_with("Broken pipe (os error 32)")
+    })
 }
 
 /// The OpenAI-compatible model configured by `KGFUSE_LLM_*`, else the offline one.

@@ -37,9 +37,6 @@ fn dedup(triples: Vec<Triple>) -> Vec<Triple> {
         .collect()
 }
 
-/// Triples written per transaction when the derived graph is rebuilt.
-const BATCH: usize = 50_000;
-
 impl Graph {
     /// Every asserted schema triple (`rdfs:subClassOf`, `rdfs:subPropertyOf`,
     /// `rdfs:domain`, `rdfs:range`), from any graph but the derived one.
@@ -120,10 +117,10 @@ impl Graph {
         Ok(())
     }
 
-    /// Rebuilds the derived graph from scratch: empties it, then passes every
-    /// asserted triple through `expand` and writes what it returns (plus
-    /// `closure`), `BATCH` triples per transaction, so memory holds one batch.
-    /// Returns the number of derived triples.
+    /// Rebuilds the derived graph from scratch: empties it, then streams every
+    /// asserted triple through `expand` into Oxigraph's bulk loader, with
+    /// `closure` first. Nothing is held but the loader's buffers: memory does not
+    /// grow with the store. Returns the number of derived triples written.
     pub fn rebuild_inferred(
         &self,
         closure: &[Triple],
@@ -131,38 +128,45 @@ impl Graph {
     ) -> Result<u64, GraphError> {
         let graph = GraphNameRef::NamedNode(inferred_graph());
         self.store.clear_graph(graph)?;
-        let mut pending: Vec<Triple> = closure.to_vec();
+        let into_graph = GraphName::NamedNode(inferred_graph().into_owned());
         let mut written = 0u64;
-        for quad in self.store.iter() {
-            let quad = quad?;
-            if is_inferred(&quad.graph_name) {
-                continue;
-            }
-            pending.extend(expand(&Triple::from(quad)));
-            if pending.len() >= BATCH {
-                written += self.write_inferred(&mut pending)?;
-            }
-        }
-        written += self.write_inferred(&mut pending)?;
+        let asserted = self
+            .store
+            .iter()
+            .filter(|quad| !matches!(quad, Ok(q) if is_inferred(&q.graph_name)));
+        let inferred = closure
+            .iter()
+            .cloned()
+            .map(Ok)
+            .chain(asserted.flat_map(|quad| {
+                match quad {
+                    Ok(quad) => expand(&Triple::from(quad))
+                        .into_iter()
+                        .map(Ok)
+                        .collect::<Vec<_>>(),
+                    Err(e) => vec![Err(GraphError::from(e))],
+                }
+            }));
+        let quads = inferred.filter_map(|triple| match triple {
+            Ok(triple) => match self.is_asserted(&triple) {
+                Ok(true) => None,
+                Ok(false) => {
+                    written += 1;
+                    Some(Ok(Quad::new(
+                        triple.subject,
+                        triple.predicate,
+                        triple.object,
+                        into_graph.clone(),
+                    )))
+                }
+                Err(e) => Some(Err(e)),
+            },
+            Err(e) => Some(Err(e)),
+        });
+        let mut loader = self.store.bulk_loader();
+        loader.load_ok_quads::<GraphError, GraphError>(quads)?;
+        loader.commit()?;
         Ok(written)
-    }
-
-    fn write_inferred(&self, pending: &mut Vec<Triple>) -> Result<u64, GraphError> {
-        let graph = GraphName::NamedNode(inferred_graph().into_owned());
-        let mut quads = Vec::with_capacity(pending.len());
-        for triple in pending.drain(..) {
-            if !self.is_asserted(&triple)? {
-                quads.push(Quad::new(
-                    triple.subject,
-                    triple.predicate,
-                    triple.object,
-                    graph.clone(),
-                ));
-            }
-        }
-        let before = self.store.len()?;
-        self.store.extend(quads)?;
-        Ok((self.store.len()? - before) as u64)
     }
 
     /// Whether a triple is asserted in some graph other than the derived one (the
