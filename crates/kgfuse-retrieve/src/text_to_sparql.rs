@@ -1210,6 +1210,37 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     }
 
     #[tokio::test]
+    async fn a_fresh_store_offers_the_carried_kgfuse_vocabulary_as_the_slice() {
+        // Nothing loaded: the slice comes from the vocabulary `init` carries.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
+            .await
+            .expect("init");
+        let model = Scripted::new(&[VALID]);
+        text_to_sparql(
+            &store,
+            &model,
+            "Which functions does a module define, and what parameters do they take?",
+            &[],
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run");
+        let slice = &model.requests()[0].ontology;
+        let declared = slice
+            .lines()
+            .filter(|l| l.starts_with("kgfuse:") && l.contains(" a owl:"))
+            .count();
+        assert!(declared >= 5, "{declared} kgfuse terms in\n{slice}");
+        for wanted in [
+            "kgfuse:Module a owl:Class",
+            "kgfuse:hasParameter a owl:ObjectProperty",
+        ] {
+            assert!(slice.contains(wanted), "{wanted} missing from\n{slice}");
+        }
+    }
+
+    #[tokio::test]
     async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
         use kgfuse_core::context::Dispatch;
         let (_dir, store) = store().await;
