@@ -51,6 +51,11 @@ fn all_employees_include_managers_and_asserted_only_is_one_filter_away() {
     assert_eq!(column(&k, &asserted), ["http://example.org/hr#bob"]);
     // Only asserted text is embedded: the derived graph adds no vector row.
     k.assert_consistent();
+    assert!(
+        k.stats()["inferred_triples"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    );
 
     // A changed file without the subclass axiom: Ann is no longer an employee.
     std::fs::write(
@@ -107,6 +112,7 @@ fn a_store_made_without_entailment_infers_nothing() {
     let file = k.file("hr.ttl", HR);
     k.ok(&["load", &file]);
     assert_eq!(employees(&k), ["bob"]);
+    assert_eq!(k.stats()["inferred_triples"], 0);
 }
 
 #[test]

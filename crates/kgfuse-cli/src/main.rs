@@ -901,6 +901,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 let prefixes = engine.query_options().prefixes;
                 println!("triples      {}", stats.triples);
+                println!("  inferred   {}", stats.inferred_triples);
                 println!("graphs       {}", stats.graphs);
                 println!("vector rows  {}", stats.vector_rows);
                 println!(

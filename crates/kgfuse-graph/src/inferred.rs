@@ -163,7 +163,10 @@ impl Graph {
             },
             Err(e) => Some(Err(e)),
         });
-        let mut loader = self.store.bulk_loader().with_max_memory_size_in_megabytes(64);
+        let mut loader = self
+            .store
+            .bulk_loader()
+            .with_max_memory_size_in_megabytes(64);
         loader.load_ok_quads::<GraphError, GraphError>(quads)?;
         loader.commit()?;
         Ok(written)

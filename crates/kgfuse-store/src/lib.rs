@@ -97,8 +97,10 @@ pub struct LoadSummary {
 /// Size of a store.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StoreStats {
-    /// Quads in the graph.
+    /// Quads in the graph (the derived graph's included).
     pub triples: usize,
+    /// Quads in the derived graph of entailed triples.
+    pub inferred_triples: usize,
     /// Named graphs.
     pub graphs: usize,
     /// Typed IRI nodes per class IRI, largest first.
@@ -595,6 +597,7 @@ impl Store {
         let graph = self.graph.stats()?;
         Ok(StoreStats {
             triples: graph.quads,
+            inferred_triples: self.graph.inferred_len()?,
             graphs: graph.graphs,
             nodes_by_class: graph.classes,
             vector_rows: self.vectors.len().await?,
