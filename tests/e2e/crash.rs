@@ -64,17 +64,7 @@ fn a_crash_between_graph_commit_and_vectors_is_repaired_on_open() {
     // A fresh store already holds the kgfuse vocabulary's nodes.
     let carried = k.check_json()["nodes"].as_u64().expect("nodes");
     let file = big_turtle(&k, "crash.ttl", 500);
-    let out = k
-        .cmd()
-        .env("KGFUSE_FAULT", "after-graph-commit")
-        .args(["load", &file])
-        .output()
-        .expect("run");
-    assert!(!out.status.success(), "the fault hook aborts the process");
-    assert!(
-        k.data().join("journal.json").exists(),
-        "journal left behind"
-    );
+    k.load_crashing_after_graph_commit(&file);
     // The next open repairs before answering.
     let report = k.check_json();
     assert_eq!(

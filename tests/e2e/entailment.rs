@@ -119,17 +119,7 @@ fn a_store_made_without_entailment_infers_nothing() {
 fn a_crash_between_the_asserted_and_the_inferred_write_is_repaired_on_open() {
     let k = Kgfuse::hash();
     let file = k.file("hr.ttl", HR);
-    let out = k
-        .cmd()
-        .env("KGFUSE_FAULT", "after-graph-commit")
-        .args(["load", &file])
-        .output()
-        .expect("run");
-    assert!(!out.status.success(), "the fault hook aborts the process");
-    assert!(
-        k.data().join("journal.json").exists(),
-        "journal left behind"
-    );
+    k.load_crashing_after_graph_commit(&file);
     // The next open rebuilds the derived graph before answering.
     k.assert_consistent();
     assert_eq!(employees(&k), ["ann", "bob", "cid"]);

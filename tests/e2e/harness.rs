@@ -140,6 +140,22 @@ impl Kgfuse {
     }
 
     /// Asserts `kgfuse check` exits 0.
+    /// `kgfuse load FILE` killed (like `kill -9`) right after the graph commit, before
+    /// the rest of the write; asserts it died and left its journal behind.
+    pub fn load_crashing_after_graph_commit(&self, file: &str) {
+        let out = self
+            .cmd()
+            .env("KGFUSE_FAULT", "after-graph-commit")
+            .args(["load", file])
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "the fault hook aborts the process");
+        assert!(
+            self.data().join("journal.json").exists(),
+            "journal left behind"
+        );
+    }
+
     pub fn assert_consistent(&self) {
         let out = self.ok(&["check"]);
         assert!(out.contains("check ok"), "{out}");

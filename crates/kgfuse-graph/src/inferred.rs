@@ -28,6 +28,20 @@ pub(crate) fn is_inferred(graph: &GraphName) -> bool {
     matches!(graph, GraphName::NamedNode(n) if n.as_str() == INFERRED_GRAPH)
 }
 
+/// Appends the triples of the quads that are not in the derived graph.
+fn push_asserted(
+    quads: impl Iterator<Item = Result<Quad, oxigraph::store::StorageError>>,
+    out: &mut Vec<Triple>,
+) -> Result<(), GraphError> {
+    for quad in quads {
+        let quad = quad?;
+        if !is_inferred(&quad.graph_name) {
+            out.push(Triple::from(quad));
+        }
+    }
+    Ok(())
+}
+
 /// The triples once each, in first-seen order.
 fn dedup(triples: Vec<Triple>) -> Vec<Triple> {
     let mut seen = HashSet::new();
@@ -44,15 +58,11 @@ impl Graph {
         let mut out = Vec::new();
         for predicate in SCHEMA_PREDICATES {
             let predicate = NamedNodeRef::new_unchecked(predicate);
-            for quad in self
-                .store
-                .quads_for_pattern(None, Some(predicate), None, None)
-            {
-                let quad = quad?;
-                if !is_inferred(&quad.graph_name) {
-                    out.push(Triple::from(quad));
-                }
-            }
+            push_asserted(
+                self.store
+                    .quads_for_pattern(None, Some(predicate), None, None),
+                &mut out,
+            )?;
         }
         Ok(dedup(out))
     }
@@ -71,12 +81,7 @@ impl Graph {
             let as_object = self
                 .store
                 .quads_for_pattern(None, None, Some(object.as_ref()), None);
-            for quad in as_subject.chain(as_object) {
-                let quad = quad?;
-                if !is_inferred(&quad.graph_name) {
-                    out.push(Triple::from(quad));
-                }
-            }
+            push_asserted(as_subject.chain(as_object), &mut out)?;
         }
         Ok(dedup(out))
     }

@@ -13,9 +13,11 @@ use std::collections::HashSet;
 /// remembering each node (memory stays bounded on big loads).
 pub(crate) const MAX_TOUCHED: usize = 200_000;
 
-/// The nodes a write touched and whether it touched the schema.
+/// The nodes a write touched and whether it touched the schema (nothing is noted
+/// for a store that infers nothing: the load callback stays cheap).
 #[derive(Debug, Default)]
 pub(crate) struct Touched {
+    enabled: bool,
     nodes: HashSet<NamedOrBlankNode>,
     schema: bool,
     overflow: bool,
@@ -34,6 +36,9 @@ impl Touched {
         predicate: &str,
         object: TermRef<'_>,
     ) {
+        if !self.enabled {
+            return;
+        }
         self.schema |= kgfuse_entail::is_schema_predicate(
             kgfuse_graph::model::NamedNodeRef::new_unchecked(predicate),
         );
@@ -69,10 +74,18 @@ impl Store {
         self.config.reasoning.entailment == Entailment::Rdfs
     }
 
+    /// An empty record of what a write touches, noting only if the store infers.
+    pub(crate) fn touched(&self) -> Touched {
+        Touched {
+            enabled: self.entails(),
+            ..Touched::default()
+        }
+    }
+
     /// The derived triples of what a write touched, recomputed (or all of them,
     /// when the schema changed or the write was large).
     pub(crate) fn entail_touched(&self, touched: &Touched) -> Result<(), StoreError> {
-        if !self.entails() || (touched.nodes.is_empty() && !touched.schema && !touched.overflow) {
+        if !touched.enabled || (touched.nodes.is_empty() && !touched.schema && !touched.overflow) {
             return Ok(());
         }
         if touched.schema || touched.overflow {
