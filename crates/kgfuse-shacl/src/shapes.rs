@@ -1,0 +1,492 @@
+//! Reading a shapes graph into [`Shape`]s: targets, a path for property shapes,
+//! and the constraints kgfuse evaluates (SHACL Core without SPARQL-based
+//! constraints and qualified value shapes, which are refused by name).
+
+use crate::ShaclError;
+use oxrdf::vocab::{rdf, rdfs};
+use oxrdf::{Graph, Literal, NamedNode, NamedNodeRef, NamedOrBlankNode, Term, TermRef};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// The SHACL namespace.
+pub(crate) const SH: &str = "http://www.w3.org/ns/shacl#";
+const OWL_CLASS: &str = "http://www.w3.org/2002/07/owl#Class";
+
+/// `sh:<local>` as an IRI.
+pub(crate) fn sh(local: &str) -> NamedNode {
+    NamedNode::new_unchecked(format!("{SH}{local}"))
+}
+
+/// Constraint parameters kgfuse does not evaluate: a shapes graph using one is
+/// refused rather than half-checked.
+const UNSUPPORTED: [&str; 5] = [
+    "sparql",
+    "qualifiedValueShape",
+    "lessThan",
+    "lessThanOrEquals",
+    "target",
+];
+
+/// A property path (SHACL 2.3.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Path {
+    Predicate(NamedNode),
+    Inverse(Box<Path>),
+    Sequence(Vec<Path>),
+    Alternative(Vec<Path>),
+    ZeroOrMore(Box<Path>),
+    OneOrMore(Box<Path>),
+    ZeroOrOne(Box<Path>),
+}
+
+/// `sh:nodeKind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NodeKind {
+    Iri,
+    BlankNode,
+    Literal,
+    BlankNodeOrIri,
+    BlankNodeOrLiteral,
+    IriOrLiteral,
+}
+
+/// One constraint of a shape, with its parameters read.
+#[derive(Debug, Clone)]
+pub(crate) enum Constraint {
+    Class(NamedNode),
+    Datatype(NamedNode),
+    NodeKind(NodeKind),
+    MinCount(u64),
+    MaxCount(u64),
+    MinExclusive(Literal),
+    MinInclusive(Literal),
+    MaxExclusive(Literal),
+    MaxInclusive(Literal),
+    MinLength(u64),
+    MaxLength(u64),
+    Pattern(regex::Regex, String),
+    LanguageIn(Vec<String>),
+    UniqueLang,
+    Equals(NamedNode),
+    Disjoint(NamedNode),
+    Not(NamedOrBlankNode),
+    And(Vec<NamedOrBlankNode>),
+    Or(Vec<NamedOrBlankNode>),
+    Xone(Vec<NamedOrBlankNode>),
+    Node(NamedOrBlankNode),
+    Property(NamedOrBlankNode),
+    In(Vec<Term>),
+    HasValue(Term),
+    Closed(BTreeSet<NamedNode>),
+}
+
+impl Constraint {
+    /// The constraint component's local name (`MinCountConstraintComponent`, ...).
+    pub(crate) fn component(&self) -> &'static str {
+        match self {
+            Self::Class(_) => "ClassConstraintComponent",
+            Self::Datatype(_) => "DatatypeConstraintComponent",
+            Self::NodeKind(_) => "NodeKindConstraintComponent",
+            Self::MinCount(_) => "MinCountConstraintComponent",
+            Self::MaxCount(_) => "MaxCountConstraintComponent",
+            Self::MinExclusive(_) => "MinExclusiveConstraintComponent",
+            Self::MinInclusive(_) => "MinInclusiveConstraintComponent",
+            Self::MaxExclusive(_) => "MaxExclusiveConstraintComponent",
+            Self::MaxInclusive(_) => "MaxInclusiveConstraintComponent",
+            Self::MinLength(_) => "MinLengthConstraintComponent",
+            Self::MaxLength(_) => "MaxLengthConstraintComponent",
+            Self::Pattern(..) => "PatternConstraintComponent",
+            Self::LanguageIn(_) => "LanguageInConstraintComponent",
+            Self::UniqueLang => "UniqueLangConstraintComponent",
+            Self::Equals(_) => "EqualsConstraintComponent",
+            Self::Disjoint(_) => "DisjointConstraintComponent",
+            Self::Not(_) => "NotConstraintComponent",
+            Self::And(_) => "AndConstraintComponent",
+            Self::Or(_) => "OrConstraintComponent",
+            Self::Xone(_) => "XoneConstraintComponent",
+            Self::Node(_) => "NodeConstraintComponent",
+            Self::Property(_) => "PropertyConstraintComponent",
+            Self::In(_) => "InConstraintComponent",
+            Self::HasValue(_) => "HasValueConstraintComponent",
+            Self::Closed(_) => "ClosedConstraintComponent",
+        }
+    }
+}
+
+/// A node or property shape.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape {
+    pub id: NamedOrBlankNode,
+    /// `sh:path`: set for a property shape.
+    pub path: Option<Path>,
+    pub target_nodes: Vec<Term>,
+    pub target_classes: Vec<NamedNode>,
+    pub target_subjects_of: Vec<NamedNode>,
+    pub target_objects_of: Vec<NamedNode>,
+    pub constraints: Vec<Constraint>,
+    /// `sh:severity` (IRI), `sh:Violation` by default.
+    pub severity: NamedNode,
+    /// `sh:message`, in the order given (the first is reported).
+    pub messages: Vec<String>,
+    pub deactivated: bool,
+}
+
+impl Shape {
+    /// Whether the shape has any target (only those start a validation).
+    pub fn has_targets(&self) -> bool {
+        !(self.target_nodes.is_empty()
+            && self.target_classes.is_empty()
+            && self.target_subjects_of.is_empty()
+            && self.target_objects_of.is_empty())
+    }
+}
+
+/// Every shape of a shapes graph, by its node.
+pub(crate) fn read_shapes(graph: &Graph) -> Result<HashMap<NamedOrBlankNode, Shape>, ShaclError> {
+    let reader = Reader { graph };
+    let mut shapes = HashMap::new();
+    let mut pending: Vec<NamedOrBlankNode> = reader.shape_nodes();
+    while let Some(node) = pending.pop() {
+        if shapes.contains_key(&node) {
+            continue;
+        }
+        let shape = reader.shape(&node)?;
+        for constraint in &shape.constraints {
+            match constraint {
+                Constraint::Not(s) | Constraint::Node(s) | Constraint::Property(s) => {
+                    pending.push(s.clone());
+                }
+                Constraint::And(list) | Constraint::Or(list) | Constraint::Xone(list) => {
+                    pending.extend(list.iter().cloned());
+                }
+                _ => {}
+            }
+        }
+        shapes.insert(node, shape);
+    }
+    Ok(shapes)
+}
+
+struct Reader<'a> {
+    graph: &'a Graph,
+}
+
+impl Reader<'_> {
+    /// Nodes that are shapes by declaration or by having a target or a path.
+    fn shape_nodes(&self) -> Vec<NamedOrBlankNode> {
+        let mut nodes = HashSet::new();
+        for class in ["NodeShape", "PropertyShape"] {
+            let class = sh(class);
+            nodes.extend(
+                self.graph
+                    .subjects_for_predicate_object(rdf::TYPE, &class)
+                    .map(|s| s.into_owned()),
+            );
+        }
+        for predicate in [
+            "targetNode",
+            "targetClass",
+            "targetSubjectsOf",
+            "targetObjectsOf",
+            "path",
+        ] {
+            let predicate = sh(predicate);
+            nodes.extend(
+                self.graph
+                    .triples_for_predicate(&predicate)
+                    .map(|t| t.subject.into_owned()),
+            );
+        }
+        nodes.into_iter().collect()
+    }
+
+    fn objects(&self, node: &NamedOrBlankNode, local: &str) -> Vec<Term> {
+        let predicate = sh(local);
+        self.graph
+            .objects_for_subject_predicate(node, &predicate)
+            .map(TermRef::into_owned)
+            .collect()
+    }
+
+    fn shape(&self, node: &NamedOrBlankNode) -> Result<Shape, ShaclError> {
+        let invalid = |message: String| ShaclError::InvalidShape {
+            shape: node.to_string(),
+            message,
+        };
+        for local in UNSUPPORTED {
+            if !self.objects(node, local).is_empty() {
+                return Err(ShaclError::Unsupported {
+                    shape: node.to_string(),
+                    parameter: format!("sh:{local}"),
+                });
+            }
+        }
+        let iris = |local: &str| -> Result<Vec<NamedNode>, ShaclError> {
+            self.objects(node, local)
+                .into_iter()
+                .map(|t| match t {
+                    Term::NamedNode(n) => Ok(n),
+                    other => Err(invalid(format!("sh:{local} must be an IRI, not {other}"))),
+                })
+                .collect()
+        };
+        let mut target_classes = iris("targetClass")?;
+        // A shape that is also a class targets its own instances (implicit target).
+        let is_class = [rdfs::CLASS, NamedNodeRef::new_unchecked(OWL_CLASS)]
+            .iter()
+            .any(|class| self.graph.contains(oxrdf::TripleRef::new(node, rdf::TYPE, *class)));
+        if is_class && let NamedOrBlankNode::NamedNode(n) = node {
+            target_classes.push(n.clone());
+        }
+        let paths = self.objects(node, "path");
+        if paths.len() > 1 {
+            return Err(invalid("a shape has at most one sh:path".into()));
+        }
+        let path = paths.first().map(|p| self.path(p, 0)).transpose()?;
+        let severity = iris("severity")?
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| sh("Violation"));
+        let messages = self
+            .objects(node, "message")
+            .into_iter()
+            .filter_map(|t| match t {
+                Term::Literal(l) => Some(l.value().to_owned()),
+                _ => None,
+            })
+            .collect();
+        let deactivated = self
+            .objects(node, "deactivated")
+            .iter()
+            .any(|t| matches!(t, Term::Literal(l) if l.value() == "true"));
+        Ok(Shape {
+            id: node.clone(),
+            path,
+            target_nodes: self.objects(node, "targetNode"),
+            target_classes,
+            target_subjects_of: iris("targetSubjectsOf")?,
+            target_objects_of: iris("targetObjectsOf")?,
+            constraints: self.constraints(node)?,
+            severity,
+            messages,
+            deactivated,
+        })
+    }
+
+    fn constraints(&self, node: &NamedOrBlankNode) -> Result<Vec<Constraint>, ShaclError> {
+        let invalid = |message: String| ShaclError::InvalidShape {
+            shape: node.to_string(),
+            message,
+        };
+        let iri = |term: Term, local: &str| match term {
+            Term::NamedNode(n) => Ok(n),
+            other => Err(invalid(format!("sh:{local} must be an IRI, not {other}"))),
+        };
+        let shape_ref = |term: Term, local: &str| match term {
+            Term::NamedNode(n) => Ok(NamedOrBlankNode::from(n)),
+            Term::BlankNode(b) => Ok(NamedOrBlankNode::from(b)),
+            other => Err(invalid(format!("sh:{local} must name a shape, not {other}"))),
+        };
+        let count = |term: Term, local: &str| match &term {
+            Term::Literal(l) => l
+                .value()
+                .parse::<u64>()
+                .map_err(|_| invalid(format!("sh:{local} must be a non-negative integer, not {term}"))),
+            _ => Err(invalid(format!("sh:{local} must be a non-negative integer, not {term}"))),
+        };
+        let literal = |term: Term, local: &str| match term {
+            Term::Literal(l) => Ok(l),
+            other => Err(invalid(format!("sh:{local} must be a literal, not {other}"))),
+        };
+        let mut out = Vec::new();
+        for local in [
+            "class", "datatype", "nodeKind", "minCount", "maxCount", "minExclusive",
+            "minInclusive", "maxExclusive", "maxInclusive", "minLength", "maxLength", "languageIn",
+            "uniqueLang", "equals", "disjoint", "not", "and", "or", "xone", "node", "property",
+            "in", "hasValue",
+        ] {
+            for value in self.objects(node, local) {
+                let constraint = match local {
+                    "class" => Constraint::Class(iri(value, local)?),
+                    "datatype" => Constraint::Datatype(iri(value, local)?),
+                    "nodeKind" => Constraint::NodeKind(node_kind(&iri(value, local)?).ok_or_else(
+                        || invalid("sh:nodeKind must be sh:IRI, sh:BlankNode, sh:Literal, or a pair".into()),
+                    )?),
+                    "minCount" => Constraint::MinCount(count(value, local)?),
+                    "maxCount" => Constraint::MaxCount(count(value, local)?),
+                    "minExclusive" => Constraint::MinExclusive(literal(value, local)?),
+                    "minInclusive" => Constraint::MinInclusive(literal(value, local)?),
+                    "maxExclusive" => Constraint::MaxExclusive(literal(value, local)?),
+                    "maxInclusive" => Constraint::MaxInclusive(literal(value, local)?),
+                    "minLength" => Constraint::MinLength(count(value, local)?),
+                    "maxLength" => Constraint::MaxLength(count(value, local)?),
+                    "languageIn" => Constraint::LanguageIn(
+                        self.list(&value)?
+                            .into_iter()
+                            .map(|t| literal(t, local).map(|l| l.value().to_ascii_lowercase()))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    "uniqueLang" => {
+                        if matches!(&value, Term::Literal(l) if l.value() == "true") {
+                            Constraint::UniqueLang
+                        } else {
+                            continue;
+                        }
+                    }
+                    "equals" => Constraint::Equals(iri(value, local)?),
+                    "disjoint" => Constraint::Disjoint(iri(value, local)?),
+                    "not" => Constraint::Not(shape_ref(value, local)?),
+                    "node" => Constraint::Node(shape_ref(value, local)?),
+                    "property" => Constraint::Property(shape_ref(value, local)?),
+                    "and" | "or" | "xone" => {
+                        let list = self
+                            .list(&value)?
+                            .into_iter()
+                            .map(|t| shape_ref(t, local))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        match local {
+                            "and" => Constraint::And(list),
+                            "or" => Constraint::Or(list),
+                            _ => Constraint::Xone(list),
+                        }
+                    }
+                    "in" => Constraint::In(self.list(&value)?),
+                    "hasValue" => Constraint::HasValue(value),
+                    _ => unreachable!("every listed parameter is matched"),
+                };
+                out.push(constraint);
+            }
+        }
+        for pattern in self.objects(node, "pattern") {
+            let pattern = literal(pattern, "pattern")?;
+            let flags = self
+                .objects(node, "flags")
+                .into_iter()
+                .find_map(|t| match t {
+                    Term::Literal(l) => Some(l.value().to_owned()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let regex = regex::RegexBuilder::new(pattern.value())
+                .case_insensitive(flags.contains('i'))
+                .dot_matches_new_line(flags.contains('s'))
+                .multi_line(flags.contains('m'))
+                .ignore_whitespace(flags.contains('x'))
+                .build()
+                .map_err(|e| invalid(format!("sh:pattern {:?}: {e}", pattern.value())))?;
+            out.push(Constraint::Pattern(regex, pattern.value().to_owned()));
+        }
+        let closed = self
+            .objects(node, "closed")
+            .iter()
+            .any(|t| matches!(t, Term::Literal(l) if l.value() == "true"));
+        if closed {
+            let mut allowed = BTreeSet::new();
+            for ignored in self.objects(node, "ignoredProperties") {
+                for term in self.list(&ignored)? {
+                    allowed.insert(iri(term, "ignoredProperties")?);
+                }
+            }
+            for property in self.objects(node, "property") {
+                let property = shape_ref(property, "property")?;
+                for path in self.objects(&property, "path") {
+                    if let Term::NamedNode(p) = path {
+                        allowed.insert(p);
+                    }
+                }
+            }
+            out.push(Constraint::Closed(allowed));
+        }
+        Ok(out)
+    }
+
+    /// A property path; `depth` guards against cyclic path structures.
+    fn path(&self, term: &Term, depth: usize) -> Result<Path, ShaclError> {
+        let invalid = |message: String| ShaclError::InvalidShape {
+            shape: term.to_string(),
+            message,
+        };
+        if depth > 32 {
+            return Err(invalid("the property path nests too deep (a cycle?)".into()));
+        }
+        let node = match term {
+            Term::NamedNode(n) => return Ok(Path::Predicate(n.clone())),
+            Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
+            Term::Literal(_) => return Err(invalid("a property path cannot be a literal".into())),
+        };
+        let one = |local: &str| -> Option<Term> { self.objects(&node, local).into_iter().next() };
+        let inner = |t: Term| self.path(&t, depth + 1).map(Box::new);
+        if let Some(t) = one("inversePath") {
+            return Ok(Path::Inverse(inner(t)?));
+        }
+        if let Some(t) = one("zeroOrMorePath") {
+            return Ok(Path::ZeroOrMore(inner(t)?));
+        }
+        if let Some(t) = one("oneOrMorePath") {
+            return Ok(Path::OneOrMore(inner(t)?));
+        }
+        if let Some(t) = one("zeroOrOnePath") {
+            return Ok(Path::ZeroOrOne(inner(t)?));
+        }
+        if let Some(t) = one("alternativePath") {
+            let paths = self
+                .list(&t)?
+                .iter()
+                .map(|p| self.path(p, depth + 1))
+                .collect::<Result<_, _>>()?;
+            return Ok(Path::Alternative(paths));
+        }
+        let list = self.list(term)?;
+        if list.len() < 2 {
+            return Err(invalid(
+                "a blank-node path is a list of two or more paths or one of sh:inversePath, sh:alternativePath, sh:zeroOrMorePath, sh:oneOrMorePath, sh:zeroOrOnePath".into(),
+            ));
+        }
+        let paths = list
+            .iter()
+            .map(|p| self.path(p, depth + 1))
+            .collect::<Result<_, _>>()?;
+        Ok(Path::Sequence(paths))
+    }
+
+    /// The members of an RDF list (`rdf:first`/`rdf:rest` to `rdf:nil`).
+    fn list(&self, head: &Term) -> Result<Vec<Term>, ShaclError> {
+        let invalid = |message: &str| ShaclError::InvalidShape {
+            shape: head.to_string(),
+            message: message.to_owned(),
+        };
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cell = head.clone();
+        loop {
+            let node = match &cell {
+                Term::NamedNode(n) if n.as_ref() == rdf::NIL => return Ok(out),
+                Term::NamedNode(n) => NamedOrBlankNode::from(n.clone()),
+                Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
+                Term::Literal(_) => return Err(invalid("expected an RDF list")),
+            };
+            if !seen.insert(node.clone()) {
+                return Err(invalid("the RDF list is cyclic"));
+            }
+            let first = self.graph.object_for_subject_predicate(&node, rdf::FIRST);
+            let rest = self.graph.object_for_subject_predicate(&node, rdf::REST);
+            let (Some(first), Some(rest)) = (first, rest) else {
+                return Err(invalid("expected an RDF list (rdf:first and rdf:rest)"));
+            };
+            out.push(first.into_owned());
+            cell = rest.into_owned();
+        }
+    }
+}
+
+fn node_kind(iri: &NamedNode) -> Option<NodeKind> {
+    let local = iri.as_str().strip_prefix(SH)?;
+    Some(match local {
+        "IRI" => NodeKind::Iri,
+        "BlankNode" => NodeKind::BlankNode,
+        "Literal" => NodeKind::Literal,
+        "BlankNodeOrIRI" => NodeKind::BlankNodeOrIri,
+        "BlankNodeOrLiteral" => NodeKind::BlankNodeOrLiteral,
+        "IRIOrLiteral" => NodeKind::IriOrLiteral,
+        _ => return None,
+    })
+}
