@@ -77,6 +77,52 @@ fn all_employees_include_managers_and_asserted_only_is_one_filter_away() {
 }
 
 #[test]
+fn why_names_the_rule_and_the_asserted_premise() {
+    let k = Kgfuse::hash();
+    let file = k.file("hr.ttl", HR);
+    k.ok(&["load", &file]);
+    let why = |who: &str| k.json(&["why", &format!("ex:{who}"), "a", "ex:Employee", "--json"]);
+
+    // Bob is asserted an employee, in the file's graph, and nothing derives it.
+    let bob = why("bob");
+    assert_eq!(bob["inferred"], false);
+    assert!(
+        bob["asserted_in"][0]
+            .as_str()
+            .is_some_and(|g| g.ends_with("hr.ttl"))
+    );
+    assert_eq!(bob["derivations"], serde_json::json!([]));
+
+    // Ann through the subclass; Cid through the domain of ex:manages, lifted by
+    // the subclass (the last step's rule is named).
+    let ann = why("ann");
+    assert_eq!(ann["inferred"], true);
+    assert_eq!(ann["asserted_in"], serde_json::json!([]));
+    assert_eq!(ann["derivations"][0]["rule"], "rdfs9");
+    assert_eq!(
+        ann["derivations"][0]["premise"],
+        "<http://example.org/hr#ann> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/hr#Manager>"
+    );
+    let cid = why("cid");
+    let premises: Vec<&str> = cid["derivations"]
+        .as_array()
+        .expect("derivations")
+        .iter()
+        .filter_map(|d| d["premise"].as_str())
+        .collect();
+    assert_eq!(
+        premises,
+        [
+            "<http://example.org/hr#cid> <http://example.org/hr#manages> <http://example.org/hr#payments>"
+        ]
+    );
+
+    // A triple the store does not hold is an error naming it.
+    let err = k.fails(&["why", "ex:bob", "a", "ex:Manager"]);
+    assert!(err.contains("does not hold"), "{err}");
+}
+
+#[test]
 fn ingested_methods_are_functions() {
     let k = Kgfuse::hash();
     k.ingest_payment_fees();

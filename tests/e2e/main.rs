@@ -20,4 +20,5 @@ mod mcp;
 mod minilm;
 mod retrieve;
 mod sparql;
+mod validate;
 mod worked_examples;

@@ -11,7 +11,7 @@ mod render;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use kgfuse::model::{Literal, NamedNode, Term};
+use kgfuse::model::{Literal, NamedNode, Term, Triple};
 use kgfuse::{Engine, EngineInit, QueryOptions, QueryOutcome, RdfSource, ResultsFormat};
 use progress::TerminalProgress;
 use std::io::{IsTerminal, Read, Write};
@@ -70,6 +70,12 @@ enum OutputFormat {
     Ntriples,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ReportFormat {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Create a data directory.
@@ -106,6 +112,13 @@ enum Command {
         /// guessed from extensions otherwise.
         #[arg(long)]
         format: Option<String>,
+        /// Check each file against kgfuse's SHACL shapes (and --shapes) first;
+        /// a file whose nodes violate them is refused and nothing is written.
+        #[arg(long)]
+        validate: bool,
+        /// Also check against these SHACL shapes (Turtle); implies --validate.
+        #[arg(long, value_name = "FILE.ttl")]
+        shapes: Vec<PathBuf>,
     },
     /// Run a SPARQL query (or update with --update).
     Sparql {
@@ -145,6 +158,31 @@ enum Command {
     },
     /// Triples, graphs, nodes by class, vector rows, embedder.
     Stats {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the store against SHACL shapes: kgfuse's own (ontology/kgfuse-shapes.ttl)
+    /// and any --shapes; exits 1 when a shape is violated, naming focus node, path
+    /// and message.
+    Validate {
+        /// SHACL shapes (Turtle) to check besides kgfuse's own.
+        #[arg(long, value_name = "FILE.ttl")]
+        shapes: Vec<PathBuf>,
+        /// Check only the --shapes files, not kgfuse's own shapes.
+        #[arg(long)]
+        no_core_shapes: bool,
+        /// text (one line per result) or json (the report).
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
+    /// Say why a triple holds: the graphs asserting it, or the RDFS rule and the
+    /// asserted triple each derivation of an inferred triple comes from.
+    Why {
+        /// Subject, predicate and object: <IRI>, prefix:name (the store's
+        /// prefixes), "text" or a number; `a` for rdf:type.
+        #[arg(num_args = 3, value_names = ["SUBJECT", "PREDICATE", "OBJECT"], required = true)]
+        triple: Vec<String>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -788,6 +826,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             files,
             graph,
             format,
+            validate,
+            shapes,
         } => {
             let engine = open(&cli.data).await?;
             let format = format
@@ -800,6 +840,30 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     format,
                 })
                 .collect();
+            if validate || !shapes.is_empty() {
+                let shapes = Engine::read_shapes(&shapes, true)?;
+                let checked = engine.validate_sources(&sources, graph.as_deref(), &shapes)?;
+                let prefixes = engine.query_options().prefixes;
+                let mut refused = 0;
+                for file in &checked {
+                    for result in &file.report.results {
+                        eprintln!(
+                            "{}: {}",
+                            file.file.display(),
+                            render::validation_result(result, &prefixes)
+                        );
+                    }
+                    refused += usize::from(!file.report.conforms);
+                }
+                if refused > 0 {
+                    eprintln!(
+                        "error: {refused} of {} file(s) violate the shapes ({}); nothing was loaded",
+                        checked.len(),
+                        shapes.sources().join(", ")
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
             let summary = engine
                 .load_sources(&sources, graph.as_deref(), &progress)
                 .await?;
@@ -890,6 +954,52 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     "error: the store is not consistent; `kgfuse check --repair` rewrites the vector \
                      side and restores the kgfuse vocabulary"
                 );
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Validate {
+            shapes,
+            no_core_shapes,
+            format,
+        } => {
+            let engine = open(&cli.data).await?;
+            let shapes = Engine::read_shapes(&shapes, !no_core_shapes)?;
+            let report = engine.validate(&shapes)?;
+            match format {
+                ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+                ReportFormat::Text => {
+                    let prefixes = engine.query_options().prefixes;
+                    for result in &report.results {
+                        println!("{}", render::validation_result(result, &prefixes));
+                    }
+                    let violations = report.violations().count();
+                    println!(
+                        "validate {}: {violations} violation(s), {} other result(s) against {}",
+                        if report.conforms { "ok" } else { "FAILED" },
+                        report.results.len() - violations,
+                        shapes.sources().join(", ")
+                    );
+                }
+            }
+            if !report.conforms {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Why { triple, json } => {
+            let engine = open(&cli.data).await?;
+            let prefixes = engine.query_options().prefixes;
+            let parts: [String; 3] = triple
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("why takes SUBJECT PREDICATE OBJECT"))?;
+            let triple = parse_triple(&parts, &prefixes)?;
+            let provenance = engine.store().why(&triple)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&provenance)?);
+            } else {
+                print!("{}", render::provenance(&provenance));
+            }
+            if provenance.asserted_in.is_empty() && !provenance.inferred {
+                eprintln!("error: the store does not hold {}", provenance.triple);
                 return Ok(ExitCode::FAILURE);
             }
         }
@@ -1253,6 +1363,12 @@ pub(crate) fn parse_binding(
         bail!("binding '{binding}' is not VAR=VALUE");
     };
     let name = name.trim().trim_start_matches(['?', '$']).to_owned();
+    let term = parse_term(value, prefixes).with_context(|| format!("binding '{binding}'"))?;
+    Ok((name, term))
+}
+
+/// Parses `<IRI>`, `prefix:local` (a prefix the store knows), `"text"` or an integer.
+pub(crate) fn parse_term(value: &str, prefixes: &[(String, String)]) -> Result<Term> {
     let value = value.trim();
     let term: Term = if let Some(iri) = value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
         NamedNode::new(iri)
@@ -1264,7 +1380,7 @@ pub(crate) fn parse_binding(
         Literal::from(n).into()
     } else if let Some((prefix, local)) = value.split_once(':') {
         let Some((_, ns)) = prefixes.iter().find(|(p, _)| p == prefix) else {
-            bail!("unknown prefix '{prefix}:' in binding '{binding}'");
+            bail!("unknown prefix '{prefix}:' in '{value}'");
         };
         NamedNode::new(format!("{ns}{local}"))
             .with_context(|| value.to_owned())?
@@ -1272,7 +1388,25 @@ pub(crate) fn parse_binding(
     } else {
         bail!("cannot read '{value}' as <IRI>, prefix:name, \"text\" or a number");
     };
-    Ok((name, term))
+    Ok(term)
+}
+
+/// Parses the three terms of `kgfuse why` (`a` is `rdf:type`, as in Turtle).
+fn parse_triple(parts: &[String; 3], prefixes: &[(String, String)]) -> Result<Triple> {
+    let subject = match parse_term(&parts[0], prefixes)? {
+        Term::NamedNode(n) => n,
+        other => bail!("the subject must be an IRI, not {other}"),
+    };
+    let predicate = if parts[1] == "a" {
+        kgfuse::model::vocab::rdf::TYPE.into_owned()
+    } else {
+        match parse_term(&parts[1], prefixes)? {
+            Term::NamedNode(n) => n,
+            other => bail!("the predicate must be an IRI, not {other}"),
+        }
+    };
+    let object = parse_term(&parts[2], prefixes)?;
+    Ok(Triple::new(subject, predicate, object))
 }
 
 /// Writes a result in the chosen format.

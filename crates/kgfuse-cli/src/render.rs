@@ -140,6 +140,62 @@ pub fn outcome(outcome: &QueryOutcome, prefixes: &[(String, String)], max_cell: 
     }
 }
 
+/// `kgfuse why`, readable: where the triple is asserted, then one line per
+/// derivation (rule, premise, the premise's graphs).
+pub fn provenance(provenance: &kgfuse::Provenance) -> String {
+    let mut out = format!("{}\n", provenance.triple);
+    if !provenance.asserted_in.is_empty() {
+        out.push_str(&format!(
+            "  asserted in {}\n",
+            provenance.asserted_in.join(", ")
+        ));
+    }
+    if provenance.inferred {
+        out.push_str("  inferred (in the derived graph)\n");
+    }
+    for derivation in &provenance.derivations {
+        out.push_str(&format!(
+            "  {} from {}\n      asserted in {}\n",
+            derivation.rule,
+            derivation.premise,
+            derivation.premise_graphs.join(", ")
+        ));
+    }
+    out
+}
+
+/// One SHACL validation result on a line: severity, focus node, path, message,
+/// then the offending value and the shape.
+pub fn validation_result(
+    result: &kgfuse::ValidationResult,
+    prefixes: &[(String, String)],
+) -> String {
+    let node = |text: &str| {
+        if text.starts_with(['_', '"', '<']) {
+            text.to_owned()
+        } else {
+            compact_iri(text, prefixes)
+        }
+    };
+    let mut line = format!(
+        "{:<9} {} {}: {}",
+        result.severity.to_lowercase(),
+        node(&result.focus_node),
+        result
+            .path
+            .as_deref()
+            .map_or_else(|| "(node)".to_owned(), node),
+        result.message
+    );
+    if let Some(value) = &result.value {
+        line.push_str(&format!(" [value {}]", node(value)));
+    }
+    if let Some(shape) = result.shape.as_ref().filter(|s| !s.starts_with("_:")) {
+        line.push_str(&format!(" [shape {}]", node(shape)));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -210,6 +210,20 @@ impl Graph {
             .collect()
     }
 
+    /// The graphs that hold a triple, the derived graph included (empty when the
+    /// triple is neither asserted nor inferred).
+    pub fn graphs_holding(&self, triple: &Triple) -> Result<Vec<GraphName>, GraphError> {
+        self.store
+            .quads_for_pattern(
+                Some(triple.subject.as_ref()),
+                Some(triple.predicate.as_ref()),
+                Some(triple.object.as_ref()),
+                None,
+            )
+            .map(|q| Ok(q?.graph_name))
+            .collect()
+    }
+
     /// Quads in the derived graph.
     pub fn inferred_len(&self) -> Result<usize, GraphError> {
         let graph = GraphNameRef::NamedNode(inferred_graph());

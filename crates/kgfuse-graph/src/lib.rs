@@ -30,12 +30,14 @@ mod scan;
 mod sources;
 mod sparql;
 pub mod templates;
+mod views;
 mod vocabulary;
 
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
 pub use load::{
     LoadAction, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource, file_graph_iri,
+    parse_planned_file,
 };
 pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.

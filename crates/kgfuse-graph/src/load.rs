@@ -227,6 +227,19 @@ impl Iterator for FileQuads<'_> {
     }
 }
 
+/// The quads a planned file would write (its triples in its target graph), parsed
+/// and returned without touching the store: what `kgfuse load --validate` checks.
+pub fn parse_planned_file(file: &PlannedFile) -> Result<Vec<Quad>, GraphError> {
+    let mut prefixes = Vec::new();
+    FileQuads::open(
+        file,
+        &mut |_| {},
+        &kgfuse_core::progress::NoProgress,
+        &mut prefixes,
+    )?
+    .collect()
+}
+
 /// Quads describing a loaded file inside its own graph.
 fn file_metadata(file: &PlannedFile) -> [Quad; 3] {
     let graph = GraphName::NamedNode(file.graph.clone());

@@ -34,7 +34,7 @@ mod shapes;
 mod tests;
 mod validate;
 
-use oxrdf::{Graph, NamedOrBlankNode, Triple};
+use oxrdf::{Graph, NamedOrBlankNode, Term, Triple};
 use shapes::Shape;
 use std::collections::HashMap;
 
@@ -65,7 +65,9 @@ pub enum ShaclError {
         message: String,
     },
     /// A shape uses a SHACL feature kgfuse does not evaluate.
-    #[error("shape {shape} uses {parameter}, which kgfuse validate does not support (SHACL Core without qualified value shapes, sh:lessThan and SHACL-SPARQL)")]
+    #[error(
+        "shape {shape} uses {parameter}, which kgfuse validate does not support (SHACL Core without qualified value shapes, sh:lessThan and SHACL-SPARQL)"
+    )]
     Unsupported {
         /// The shape.
         shape: String,
@@ -140,9 +142,20 @@ impl Shapes {
         for triple in data {
             graph.insert(triple);
         }
+        self.validate_graph(&graph, &|_| true)
+    }
+
+    /// Validates a data graph, checking only the focus nodes `keep` accepts (the
+    /// nodes of a file about to be loaded, when the graph is their neighbourhood).
+    pub fn validate_graph(
+        &self,
+        graph: &Graph,
+        keep: &dyn Fn(&Term) -> bool,
+    ) -> Result<Report, ShaclError> {
         let validator = validate::Validator {
-            data: &graph,
+            data: graph,
             shapes: &self.shapes,
+            keep,
         };
         let mut results = validator
             .run()

@@ -233,7 +233,10 @@ impl Reader<'_> {
         // A shape that is also a class targets its own instances (implicit target).
         let is_class = [rdfs::CLASS, NamedNodeRef::new_unchecked(OWL_CLASS)]
             .iter()
-            .any(|class| self.graph.contains(oxrdf::TripleRef::new(node, rdf::TYPE, *class)));
+            .any(|class| {
+                self.graph
+                    .contains(oxrdf::TripleRef::new(node, rdf::TYPE, *class))
+            });
         if is_class && let NamedOrBlankNode::NamedNode(n) = node {
             target_classes.push(n.clone());
         }
@@ -284,33 +287,64 @@ impl Reader<'_> {
         let shape_ref = |term: Term, local: &str| match term {
             Term::NamedNode(n) => Ok(NamedOrBlankNode::from(n)),
             Term::BlankNode(b) => Ok(NamedOrBlankNode::from(b)),
-            other => Err(invalid(format!("sh:{local} must name a shape, not {other}"))),
+            other => Err(invalid(format!(
+                "sh:{local} must name a shape, not {other}"
+            ))),
         };
         let count = |term: Term, local: &str| match &term {
-            Term::Literal(l) => l
-                .value()
-                .parse::<u64>()
-                .map_err(|_| invalid(format!("sh:{local} must be a non-negative integer, not {term}"))),
-            _ => Err(invalid(format!("sh:{local} must be a non-negative integer, not {term}"))),
+            Term::Literal(l) => l.value().parse::<u64>().map_err(|_| {
+                invalid(format!(
+                    "sh:{local} must be a non-negative integer, not {term}"
+                ))
+            }),
+            _ => Err(invalid(format!(
+                "sh:{local} must be a non-negative integer, not {term}"
+            ))),
         };
         let literal = |term: Term, local: &str| match term {
             Term::Literal(l) => Ok(l),
-            other => Err(invalid(format!("sh:{local} must be a literal, not {other}"))),
+            other => Err(invalid(format!(
+                "sh:{local} must be a literal, not {other}"
+            ))),
         };
         let mut out = Vec::new();
         for local in [
-            "class", "datatype", "nodeKind", "minCount", "maxCount", "minExclusive",
-            "minInclusive", "maxExclusive", "maxInclusive", "minLength", "maxLength", "languageIn",
-            "uniqueLang", "equals", "disjoint", "not", "and", "or", "xone", "node", "property",
-            "in", "hasValue",
+            "class",
+            "datatype",
+            "nodeKind",
+            "minCount",
+            "maxCount",
+            "minExclusive",
+            "minInclusive",
+            "maxExclusive",
+            "maxInclusive",
+            "minLength",
+            "maxLength",
+            "languageIn",
+            "uniqueLang",
+            "equals",
+            "disjoint",
+            "not",
+            "and",
+            "or",
+            "xone",
+            "node",
+            "property",
+            "in",
+            "hasValue",
         ] {
             for value in self.objects(node, local) {
                 let constraint = match local {
                     "class" => Constraint::Class(iri(value, local)?),
                     "datatype" => Constraint::Datatype(iri(value, local)?),
-                    "nodeKind" => Constraint::NodeKind(node_kind(&iri(value, local)?).ok_or_else(
-                        || invalid("sh:nodeKind must be sh:IRI, sh:BlankNode, sh:Literal, or a pair".into()),
-                    )?),
+                    "nodeKind" => {
+                        Constraint::NodeKind(node_kind(&iri(value, local)?).ok_or_else(|| {
+                            invalid(
+                                "sh:nodeKind must be sh:IRI, sh:BlankNode, sh:Literal, or a pair"
+                                    .into(),
+                            )
+                        })?)
+                    }
                     "minCount" => Constraint::MinCount(count(value, local)?),
                     "maxCount" => Constraint::MaxCount(count(value, local)?),
                     "minExclusive" => Constraint::MinExclusive(literal(value, local)?),
@@ -406,7 +440,9 @@ impl Reader<'_> {
             message,
         };
         if depth > 32 {
-            return Err(invalid("the property path nests too deep (a cycle?)".into()));
+            return Err(invalid(
+                "the property path nests too deep (a cycle?)".into(),
+            ));
         }
         let node = match term {
             Term::NamedNode(n) => return Ok(Path::Predicate(n.clone())),

@@ -27,7 +27,9 @@ fn failures(shapes_ttl: &str, data: &str) -> Vec<(String, String)> {
         .iter()
         .map(|r| {
             (
-                r.focus_node.trim_start_matches("http://example.org/").to_owned(),
+                r.focus_node
+                    .trim_start_matches("http://example.org/")
+                    .to_owned(),
                 r.component
                     .trim_start_matches("http://www.w3.org/ns/shacl#")
                     .trim_end_matches("ConstraintComponent")
@@ -58,7 +60,11 @@ fn cardinality_and_datatype_on_class_targets_with_subclasses() {
         ex:eve ex:name \"not a person\", \"twice\" .";
     assert_eq!(
         failures(shapes, data),
-        pairs(&[("bob", "MinCount"), ("cid", "MaxCount"), ("dee", "Datatype")])
+        pairs(&[
+            ("bob", "MinCount"),
+            ("cid", "MaxCount"),
+            ("dee", "Datatype")
+        ])
     );
 }
 
@@ -81,17 +87,26 @@ fn paths_inverse_sequence_alternative_and_closure() {
     let data = "ex:a ex:knows ex:b . ex:b ex:knows ex:c . ex:c ex:age 3 . ex:b ex:likes ex:d .";
     let count = |path: &str, n: u32| {
         failures(
-            &format!("ex:S sh:targetNode ex:a ; sh:property [ sh:path {path} ; sh:minCount {n} ] ."),
+            &format!(
+                "ex:S sh:targetNode ex:a ; sh:property [ sh:path {path} ; sh:minCount {n} ] ."
+            ),
             data,
         )
         .is_empty()
     };
     assert!(count("ex:knows", 1) && !count("ex:knows", 2));
     assert!(count("( ex:knows ex:knows ex:age )", 1));
-    assert!(count("[ sh:oneOrMorePath ex:knows ]", 2) && !count("[ sh:oneOrMorePath ex:knows ]", 3));
+    assert!(
+        count("[ sh:oneOrMorePath ex:knows ]", 2) && !count("[ sh:oneOrMorePath ex:knows ]", 3)
+    );
     assert!(count("[ sh:zeroOrMorePath ex:knows ]", 3));
-    assert!(count("[ sh:zeroOrOnePath ex:knows ]", 2) && !count("[ sh:zeroOrOnePath ex:knows ]", 3));
-    assert!(count("( ex:knows [ sh:alternativePath ( ex:knows ex:likes ) ] )", 2));
+    assert!(
+        count("[ sh:zeroOrOnePath ex:knows ]", 2) && !count("[ sh:zeroOrOnePath ex:knows ]", 3)
+    );
+    assert!(count(
+        "( ex:knows [ sh:alternativePath ( ex:knows ex:likes ) ] )",
+        2
+    ));
     let inverse = "ex:S sh:targetNode ex:c ; sh:property [ sh:path [ sh:inversePath ex:knows ] ; sh:hasValue ex:b ] .";
     assert!(failures(inverse, data).is_empty());
     let inverse_sequence = "ex:S sh:targetNode ex:c ; sh:property [ sh:path [ sh:inversePath ( ex:knows ex:knows ) ] ; sh:hasValue ex:a ] .";
@@ -129,7 +144,8 @@ fn value_range_string_and_list_constraints() {
 
 #[test]
 fn class_follows_subclasses_and_logical_constraints_nest() {
-    let shapes = "ex:S sh:targetSubjectsOf ex:owner ; sh:property [ sh:path ex:owner ; sh:class ex:Agent ] .
+    let shapes =
+        "ex:S sh:targetSubjectsOf ex:owner ; sh:property [ sh:path ex:owner ; sh:class ex:Agent ] .
         ex:Named sh:property [ sh:path ex:name ; sh:minCount 1 ] .
         ex:Aged sh:property [ sh:path ex:age ; sh:minCount 1 ] .
         ex:Either sh:targetClass ex:Thing ; sh:or ( ex:Named ex:Aged ) .
@@ -166,7 +182,10 @@ fn messages_severity_and_deactivation_are_honoured() {
     assert_eq!(report.results.len(), 1);
     assert_eq!(report.results[0].severity, "Warning");
     assert_eq!(report.results[0].message, "P needs a name");
-    assert_eq!(report.results[0].path.as_deref(), Some("http://example.org/name"));
+    assert_eq!(
+        report.results[0].path.as_deref(),
+        Some("http://example.org/name")
+    );
 }
 
 #[test]
@@ -192,28 +211,47 @@ fn closed_shapes_and_property_pairs() {
 fn unsupported_and_invalid_shapes_are_refused_by_name() {
     let qualified = Shapes::from_turtle(&[(
         "q",
-        &format!("{PREFIXES} ex:S sh:targetClass ex:P ; sh:property [ sh:path ex:p ; sh:qualifiedValueShape ex:Q ; sh:qualifiedMinCount 1 ] ."),
+        &format!(
+            "{PREFIXES} ex:S sh:targetClass ex:P ; sh:property [ sh:path ex:p ; sh:qualifiedValueShape ex:Q ; sh:qualifiedMinCount 1 ] ."
+        ),
     )]);
-    assert!(matches!(qualified, Err(ShaclError::Unsupported { parameter, .. }) if parameter == "sh:qualifiedValueShape"));
+    assert!(
+        matches!(qualified, Err(ShaclError::Unsupported { parameter, .. }) if parameter == "sh:qualifiedValueShape")
+    );
     let bad_count = Shapes::from_turtle(&[(
         "c",
-        &format!("{PREFIXES} ex:S sh:targetClass ex:P ; sh:property [ sh:path ex:p ; sh:minCount \"many\" ] ."),
+        &format!(
+            "{PREFIXES} ex:S sh:targetClass ex:P ; sh:property [ sh:path ex:p ; sh:minCount \"many\" ] ."
+        ),
     )]);
-    assert!(matches!(bad_count, Err(ShaclError::InvalidShape { .. })), "{bad_count:?}");
+    assert!(
+        matches!(bad_count, Err(ShaclError::InvalidShape { .. })),
+        "{bad_count:?}"
+    );
     let cyclic_list = Shapes::from_turtle(&[(
         "l",
-        &format!("{PREFIXES} ex:S sh:targetNode ex:a ; sh:in _:l . _:l <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> 1 ; <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l ."),
+        &format!(
+            "{PREFIXES} ex:S sh:targetNode ex:a ; sh:in _:l . _:l <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> 1 ; <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l ."
+        ),
     )]);
-    assert!(matches!(cyclic_list, Err(ShaclError::InvalidShape { .. })), "{cyclic_list:?}");
+    assert!(
+        matches!(cyclic_list, Err(ShaclError::InvalidShape { .. })),
+        "{cyclic_list:?}"
+    );
     let syntax = Shapes::from_turtle(&[("broken.ttl", "ex:S sh:targetNode")]);
-    assert!(matches!(syntax, Err(ShaclError::Syntax { source_name, .. }) if source_name == "broken.ttl"));
+    assert!(
+        matches!(syntax, Err(ShaclError::Syntax { source_name, .. }) if source_name == "broken.ttl")
+    );
 }
 
 #[test]
 fn a_recursive_shape_is_an_error_not_a_hang() {
     let shapes = shapes_of("ex:S sh:targetNode ex:a ; sh:node ex:S .");
     let outcome = shapes.validate(&triples("ex:a ex:p 1 ."));
-    assert!(matches!(outcome, Err(ShaclError::Recursive(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(ShaclError::Recursive(_))),
+        "{outcome:?}"
+    );
 }
 
 #[test]

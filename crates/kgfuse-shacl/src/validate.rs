@@ -16,6 +16,8 @@ const MAX_NESTING: usize = 64;
 pub(crate) struct Validator<'a> {
     pub data: &'a Graph,
     pub shapes: &'a HashMap<NamedOrBlankNode, Shape>,
+    /// Which focus nodes to check.
+    pub keep: &'a dyn Fn(&Term) -> bool,
 }
 
 /// A shape nested past [`MAX_NESTING`] (a recursive shape).
@@ -29,8 +31,8 @@ impl Validator<'_> {
     pub fn run(&self) -> Result<Vec<ValidationResult>, TooDeep> {
         let mut results = Vec::new();
         for shape in self.shapes.values().filter(|s| s.has_targets()) {
-            for focus in self.focus_nodes(shape) {
-                self.check(shape, &focus, &mut results, 0)?;
+            for focus in self.focus_nodes(shape).iter().filter(|f| (self.keep)(f)) {
+                self.check(shape, focus, &mut results, 0)?;
             }
         }
         Ok(results)
@@ -71,7 +73,10 @@ impl Validator<'_> {
         let mut seen = BTreeSet::from([class.clone()]);
         let mut pending = vec![class.clone()];
         while let Some(next) = pending.pop() {
-            for sub in self.data.subjects_for_predicate_object(rdfs::SUB_CLASS_OF, &next) {
+            for sub in self
+                .data
+                .subjects_for_predicate_object(rdfs::SUB_CLASS_OF, &next)
+            {
                 if let oxrdf::NamedOrBlankNodeRef::NamedNode(sub) = sub
                     && seen.insert(sub.into_owned())
                 {
@@ -138,7 +143,9 @@ impl Validator<'_> {
         results: &mut Vec<ValidationResult>,
         depth: usize,
     ) -> Outcome {
-        let each = |fail: &mut dyn FnMut(Option<&Term>, String), ok: &dyn Fn(&Term) -> bool, detail: &dyn Fn(&Term) -> String| {
+        let each = |fail: &mut dyn FnMut(Option<&Term>, String),
+                    ok: &dyn Fn(&Term) -> bool,
+                    detail: &dyn Fn(&Term) -> String| {
             for value in values {
                 if !ok(value) {
                     fail(Some(value), detail(value));
@@ -146,29 +153,31 @@ impl Validator<'_> {
             }
         };
         match constraint {
-            Constraint::Class(class) => each(
-                fail,
-                &|v| self.is_instance(v, class),
-                &|v| format!("{v} is not an instance of {class}"),
-            ),
+            Constraint::Class(class) => each(fail, &|v| self.is_instance(v, class), &|v| {
+                format!("{v} is not an instance of {class}")
+            }),
             Constraint::Datatype(datatype) => each(
                 fail,
                 &|v| matches!(v, Term::Literal(l) if l.datatype() == datatype.as_ref() && well_formed(l)),
                 &|v| format!("{v} is not a well-formed literal of datatype {datatype}"),
             ),
-            Constraint::NodeKind(kind) => each(
-                fail,
-                &|v| node_kind_matches(*kind, v),
-                &|v| format!("{v} is not of node kind {kind:?}"),
-            ),
+            Constraint::NodeKind(kind) => each(fail, &|v| node_kind_matches(*kind, v), &|v| {
+                format!("{v} is not of node kind {kind:?}")
+            }),
             Constraint::MinCount(min) => {
                 if (values.len() as u64) < *min {
-                    fail(None, format!("needs at least {min} value(s), has {}", values.len()));
+                    fail(
+                        None,
+                        format!("needs at least {min} value(s), has {}", values.len()),
+                    );
                 }
             }
             Constraint::MaxCount(max) => {
                 if values.len() as u64 > *max {
-                    fail(None, format!("allows at most {max} value(s), has {}", values.len()));
+                    fail(
+                        None,
+                        format!("allows at most {max} value(s), has {}", values.len()),
+                    );
                 }
             }
             Constraint::MinExclusive(bound) => each(
@@ -181,11 +190,11 @@ impl Validator<'_> {
                 &|v| matches!(compare(v, bound), Some(Ordering::Greater | Ordering::Equal)),
                 &|v| format!("{v} is less than {bound}"),
             ),
-            Constraint::MaxExclusive(bound) => each(
-                fail,
-                &|v| compare(v, bound) == Some(Ordering::Less),
-                &|v| format!("{v} is not less than {bound}"),
-            ),
+            Constraint::MaxExclusive(bound) => {
+                each(fail, &|v| compare(v, bound) == Some(Ordering::Less), &|v| {
+                    format!("{v} is not less than {bound}")
+                })
+            }
             Constraint::MaxInclusive(bound) => each(
                 fail,
                 &|v| matches!(compare(v, bound), Some(Ordering::Less | Ordering::Equal)),
@@ -225,23 +234,31 @@ impl Validator<'_> {
                 }
             }
             Constraint::Equals(predicate) | Constraint::Disjoint(predicate) => {
-                let others: HashSet<Term> =
-                    self.follow(&Path::Predicate(predicate.clone()), focus);
+                let others: HashSet<Term> = self.follow(&Path::Predicate(predicate.clone()), focus);
                 let own: HashSet<Term> = values.iter().cloned().collect();
                 if matches!(constraint, Constraint::Equals(_)) {
                     for value in own.symmetric_difference(&others) {
-                        fail(Some(value), format!("{value} is not a value of both the path and {predicate}"));
+                        fail(
+                            Some(value),
+                            format!("{value} is not a value of both the path and {predicate}"),
+                        );
                     }
                 } else {
                     for value in own.intersection(&others) {
-                        fail(Some(value), format!("{value} is also a value of {predicate}"));
+                        fail(
+                            Some(value),
+                            format!("{value} is also a value of {predicate}"),
+                        );
                     }
                 }
             }
             Constraint::Not(other) => {
                 for value in values {
                     if self.conforms(other, value, depth)? {
-                        fail(Some(value), format!("{value} conforms to {other}, which sh:not forbids"));
+                        fail(
+                            Some(value),
+                            format!("{value} conforms to {other}, which sh:not forbids"),
+                        );
                     }
                 }
             }
@@ -257,7 +274,10 @@ impl Validator<'_> {
                         _ => passed == 1,
                     };
                     if !ok {
-                        fail(Some(value), format!("{value} conforms to {passed} of {} shapes", list.len()));
+                        fail(
+                            Some(value),
+                            format!("{value} conforms to {passed} of {} shapes", list.len()),
+                        );
                     }
                 }
             }
@@ -276,11 +296,9 @@ impl Validator<'_> {
                     }
                 }
             }
-            Constraint::In(allowed) => each(
-                fail,
-                &|v| allowed.contains(v),
-                &|v| format!("{v} is not one of the sh:in values"),
-            ),
+            Constraint::In(allowed) => each(fail, &|v| allowed.contains(v), &|v| {
+                format!("{v} is not one of the sh:in values")
+            }),
             Constraint::HasValue(expected) => {
                 if !values.contains(expected) {
                     fail(None, format!("does not have the value {expected}"));
@@ -291,7 +309,10 @@ impl Validator<'_> {
                     for value in values {
                         for (predicate, object) in self.outgoing(value) {
                             if !allowed.contains(&predicate) {
-                                fail(Some(&object), format!("{predicate} is not allowed on a closed shape"));
+                                fail(
+                                    Some(&object),
+                                    format!("{predicate} is not allowed on a closed shape"),
+                                );
                             }
                         }
                     }
@@ -302,7 +323,12 @@ impl Validator<'_> {
     }
 
     /// Whether `value` conforms to the shape named `shape` (no results at all).
-    fn conforms(&self, shape: &NamedOrBlankNode, value: &Term, depth: usize) -> Result<bool, TooDeep> {
+    fn conforms(
+        &self,
+        shape: &NamedOrBlankNode,
+        value: &Term,
+        depth: usize,
+    ) -> Result<bool, TooDeep> {
         let Some(shape) = self.shapes.get(shape) else {
             return Ok(true);
         };
@@ -434,9 +460,8 @@ pub(crate) fn term_text(term: &Term) -> String {
 
 /// A path in SPARQL property-path syntax with full IRIs.
 fn path_text(path: &Path) -> String {
-    let join = |paths: &[Path], sep: &str| {
-        paths.iter().map(path_text).collect::<Vec<_>>().join(sep)
-    };
+    let join =
+        |paths: &[Path], sep: &str| paths.iter().map(path_text).collect::<Vec<_>>().join(sep);
     match path {
         Path::Predicate(p) => p.as_str().to_owned(),
         Path::Inverse(p) => format!("^{}", path_text(p)),
@@ -477,18 +502,38 @@ fn string_of(term: &Term) -> Option<String> {
 fn language_in(tag: &str, ranges: &[String]) -> bool {
     let tag = tag.to_ascii_lowercase();
     ranges.iter().any(|range| {
-        range == "*" || tag == *range || tag.strip_prefix(range.as_str()).is_some_and(|rest| rest.starts_with('-'))
+        range == "*"
+            || tag == *range
+            || tag
+                .strip_prefix(range.as_str())
+                .is_some_and(|rest| rest.starts_with('-'))
     })
 }
 
 const NUMERIC: [&str; 16] = [
-    "integer", "decimal", "double", "float", "long", "int", "short", "byte",
-    "nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger",
-    "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
+    "integer",
+    "decimal",
+    "double",
+    "float",
+    "long",
+    "int",
+    "short",
+    "byte",
+    "nonNegativeInteger",
+    "positiveInteger",
+    "nonPositiveInteger",
+    "negativeInteger",
+    "unsignedLong",
+    "unsignedInt",
+    "unsignedShort",
+    "unsignedByte",
 ];
 
 fn xsd_local(literal: &Literal) -> Option<&str> {
-    literal.datatype().as_str().strip_prefix("http://www.w3.org/2001/XMLSchema#")
+    literal
+        .datatype()
+        .as_str()
+        .strip_prefix("http://www.w3.org/2001/XMLSchema#")
 }
 
 fn is_numeric(literal: &Literal) -> bool {
@@ -520,13 +565,14 @@ fn well_formed(literal: &Literal) -> bool {
     let text = literal.value();
     match xsd_local(literal) {
         Some("integer" | "long" | "int" | "short" | "byte") => text.parse::<i128>().is_ok(),
-        Some("nonNegativeInteger" | "unsignedLong" | "unsignedInt" | "unsignedShort" | "unsignedByte") => {
-            text.trim_start_matches('+').parse::<u128>().is_ok()
+        Some(
+            "nonNegativeInteger" | "unsignedLong" | "unsignedInt" | "unsignedShort"
+            | "unsignedByte",
+        ) => text.trim_start_matches('+').parse::<u128>().is_ok(),
+        Some("decimal") => !text.contains(['e', 'E']) && text.parse::<f64>().is_ok(),
+        Some("double" | "float") => {
+            matches!(text, "INF" | "-INF" | "NaN") || text.parse::<f64>().is_ok()
         }
-        Some("decimal") => {
-            !text.contains(['e', 'E']) && text.parse::<f64>().is_ok()
-        }
-        Some("double" | "float") => matches!(text, "INF" | "-INF" | "NaN") || text.parse::<f64>().is_ok(),
         Some("boolean") => matches!(text, "true" | "false" | "1" | "0"),
         Some("date") => is_date(text),
         _ => true,
@@ -544,5 +590,6 @@ fn is_date(text: &str) -> bool {
         && digits(parts[2], 2)
         && (1..=12).contains(&parts[1].parse::<u8>().unwrap_or(0))
         && (1..=31).contains(&parts[2].parse::<u8>().unwrap_or(0));
-    date_ok && (zone.is_empty() || zone == "Z" || (zone.len() == 6 && matches!(&zone[..1], "+" | "-")))
+    date_ok
+        && (zone.is_empty() || zone == "Z" || (zone.len() == 6 && matches!(&zone[..1], "+" | "-")))
 }

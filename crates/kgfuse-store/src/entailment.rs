@@ -70,7 +70,7 @@ impl Touched {
 }
 
 impl Store {
-    fn entails(&self) -> bool {
+    pub(crate) fn entails(&self) -> bool {
         self.config.reasoning.entailment == Entailment::Rdfs
     }
 
@@ -92,6 +92,7 @@ impl Store {
             self.entail_all()?;
             return Ok(());
         }
+        let started = std::time::Instant::now();
         let schema = Schema::from_triples(&self.graph.schema_triples()?);
         let about_touched = |t: &Triple| touched.nodes.contains(&t.subject);
         let mut inferred: Vec<Triple> = schema
@@ -110,6 +111,12 @@ impl Store {
             );
         }
         self.graph.replace_inferred(&touched.nodes, &inferred)?;
+        tracing::debug!(
+            nodes = touched.nodes.len(),
+            inferred = inferred.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "entailment recomputed for the touched nodes"
+        );
         Ok(())
     }
 
@@ -119,11 +126,141 @@ impl Store {
         if !self.entails() {
             return Ok(self.graph.rebuild_inferred(&[], &|_| Vec::new())?);
         }
+        let started = std::time::Instant::now();
         let schema = Schema::from_triples(&self.graph.schema_triples()?);
         let closure: Vec<Triple> = schema.closure().into_iter().map(|i| i.triple).collect();
         let expand = |t: &Triple| -> Vec<Triple> {
             schema.expand(t).into_iter().map(|i| i.triple).collect()
         };
-        Ok(self.graph.rebuild_inferred(&closure, &expand)?)
+        let inferred = self.graph.rebuild_inferred(&closure, &expand)?;
+        tracing::debug!(
+            inferred,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "derived graph rebuilt"
+        );
+        Ok(inferred)
     }
+}
+
+/// Why a triple holds in the store's default (union) graph: see [`Store::why`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Provenance {
+    /// The triple, in N-Triples syntax.
+    pub triple: String,
+    /// The named graphs that assert it (`DEFAULT` for the default graph); empty
+    /// when it is only inferred.
+    pub asserted_in: Vec<String>,
+    /// Whether the derived graph holds it.
+    pub inferred: bool,
+    /// Each way RDFS entailment derives it from one asserted triple and the
+    /// store's schema (empty when the store infers nothing or nothing derives it).
+    pub derivations: Vec<Derivation>,
+}
+
+/// One derivation of an inferred triple.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Derivation {
+    /// The rule that gave the triple, named as in RDF 1.1 Semantics (`rdfs2`
+    /// domain, `rdfs3` range, `rdfs7` subPropertyOf, `rdfs9` subClassOf,
+    /// `rdfs5+11` the closure of the hierarchies); with a chain (a domain type
+    /// lifted through a subclass) the last step's rule.
+    pub rule: &'static str,
+    /// The asserted triple it came from, in N-Triples syntax.
+    pub premise: String,
+    /// The graphs that assert the premise.
+    pub premise_graphs: Vec<String>,
+}
+
+fn graph_label(graph: &kgfuse_graph::model::GraphName) -> String {
+    match graph {
+        kgfuse_graph::model::GraphName::NamedNode(n) => n.as_str().to_owned(),
+        kgfuse_graph::model::GraphName::BlankNode(b) => b.to_string(),
+        kgfuse_graph::model::GraphName::DefaultGraph => "DEFAULT".to_owned(),
+    }
+}
+
+impl Store {
+    /// Why `triple` holds: the graphs asserting it and, for an inferred triple,
+    /// the rule and asserted premise of each derivation. Derivations are found
+    /// again from the asserted triples around the subject (nothing extra is stored
+    /// per inferred triple), so they are always those of the current data.
+    pub fn why(&self, triple: &Triple) -> Result<Provenance, StoreError> {
+        let inferred_graph = kgfuse_core::ontology::INFERRED_GRAPH;
+        let mut asserted_in = Vec::new();
+        let mut inferred = false;
+        for graph in self.graph.graphs_holding(triple)? {
+            let label = graph_label(&graph);
+            if label == inferred_graph {
+                inferred = true;
+            } else {
+                asserted_in.push(label);
+            }
+        }
+        let mut derivations = Vec::new();
+        if self.entails() {
+            let schema = Schema::from_triples(&self.graph.schema_triples()?);
+            let mut around = HashSet::new();
+            around.insert(triple.subject.clone());
+            let closure = schema.closure();
+            for premise in self.graph.asserted_around(&around)? {
+                let rule = schema
+                    .expand(&premise)
+                    .into_iter()
+                    .find(|i| &i.triple == triple)
+                    .map(|i| i.rule)
+                    .or_else(|| closure_step(&schema, &closure, &premise, triple));
+                if let Some(rule) = rule {
+                    derivations.push(Derivation {
+                        rule: rule.name(),
+                        premise_graphs: self.asserting_graphs(&premise)?,
+                        premise: premise.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(Provenance {
+            triple: triple.to_string(),
+            asserted_in,
+            inferred,
+            derivations,
+        })
+    }
+
+    fn asserting_graphs(&self, triple: &Triple) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .graph
+            .graphs_holding(triple)?
+            .iter()
+            .map(graph_label)
+            .filter(|g| g != kgfuse_core::ontology::INFERRED_GRAPH)
+            .collect())
+    }
+}
+
+/// The closure rule, when `target` is a schema triple the closure adds and
+/// `premise` is its first step: the same subject and predicate, and an object
+/// that is the target's object or has it among its (strict) supers.
+fn closure_step(
+    schema: &Schema,
+    closure: &[kgfuse_entail::Inferred],
+    premise: &Triple,
+    target: &Triple,
+) -> Option<kgfuse_entail::Rule> {
+    let (kgfuse_graph::model::Term::NamedNode(step), kgfuse_graph::model::Term::NamedNode(goal)) =
+        (&premise.object, &target.object)
+    else {
+        return None;
+    };
+    if premise.subject != target.subject
+        || premise.predicate != target.predicate
+        || !closure.iter().any(|i| &i.triple == target)
+    {
+        return None;
+    }
+    let supers = if target.predicate.as_ref() == kgfuse_graph::model::vocab::rdfs::SUB_CLASS_OF {
+        schema.super_classes(step)
+    } else {
+        schema.super_properties(step)
+    };
+    (step == goal || supers.contains(goal)).then_some(kgfuse_entail::Rule::SchemaClosure)
 }

@@ -28,11 +28,14 @@ mod entailment;
 mod journal;
 mod ontology;
 mod sync;
+mod validation;
 mod vector_index;
 
+pub use entailment::{Derivation, Provenance};
 pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
 pub use ontology::OntologyStatus;
 pub use sync::{CheckReport, SyncReport};
+pub use validation::FileValidation;
 
 use journal::Journal;
 use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
@@ -59,6 +62,9 @@ pub enum StoreError {
     /// Embedding.
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// SHACL shapes that cannot be read or evaluated.
+    #[error(transparent)]
+    Shacl(#[from] kgfuse_shacl::ShaclError),
     /// `kgfuse.toml`.
     #[error(transparent)]
     Config(#[from] ConfigError),

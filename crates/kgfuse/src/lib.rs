@@ -29,7 +29,13 @@ pub use kgfuse_retrieve::{
     CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
     RetrieveOptions, Strategy, UnknownStrategy,
 };
-pub use kgfuse_store::{CheckReport, LoadSummary, StoreStats, SyncReport};
+pub use kgfuse_shacl::{
+    KGFUSE_SHAPES, KGFUSE_SHAPES_NAME, Report as ValidationReport, ShaclError, Shapes,
+    ValidationResult,
+};
+pub use kgfuse_store::{
+    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, StoreStats, SyncReport,
+};
 pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
 
 mod builder;
@@ -202,6 +208,62 @@ impl Engine {
             })
             .transpose()?;
         self.store.load_files(sources, graph, progress).await
+    }
+
+    /// Checks files against SHACL `shapes` as they would be loaded by
+    /// [`Engine::load_sources`], writing nothing: one report per file, about the
+    /// nodes the file mentions (see [`Store::validate_load`]).
+    pub fn validate_sources(
+        &self,
+        sources: &[RdfSource],
+        graph: Option<&str>,
+        shapes: &Shapes,
+    ) -> Result<Vec<FileValidation>, Error> {
+        let graph = graph
+            .map(|g| {
+                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("--graph <{g}>: {e}")))
+            })
+            .transpose()?;
+        let request = kgfuse_graph::LoadRequest {
+            sources: sources.to_vec(),
+            graph,
+            replace: false,
+            base_iri: None,
+        };
+        self.store.validate_load(&request, shapes)
+    }
+
+    /// Validates the whole store (asserted and inferred triples) against SHACL
+    /// `shapes`.
+    pub fn validate(&self, shapes: &Shapes) -> Result<ValidationReport, Error> {
+        self.store.validate(shapes)
+    }
+
+    /// Reads SHACL shapes: kgfuse's own (`ontology/kgfuse-shapes.ttl`) when
+    /// `core` is set, then each Turtle file (relative IRIs resolve against the
+    /// file).
+    pub fn read_shapes(files: &[std::path::PathBuf], core: bool) -> Result<Shapes, Error> {
+        let mut texts = Vec::new();
+        if core {
+            texts.push((KGFUSE_SHAPES_NAME.to_owned(), KGFUSE_SHAPES.to_owned()));
+        }
+        for path in files {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            texts.push((file_graph_iri(path)?.into_string(), text));
+        }
+        if texts.is_empty() {
+            return Err(Error::Invalid(
+                "no shapes: give --shapes FILE or keep kgfuse's own shapes".into(),
+            ));
+        }
+        let sources: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+            .collect();
+        Ok(Shapes::from_turtle(&sources)?)
     }
 
     /// Loads one RDF source into the named graph `graph`: added to what the graph
