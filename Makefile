@@ -3,6 +3,7 @@
 #   make demo    build (dev profile), load the fixtures into a fresh store, show queries
 #   make test    every test of the workspace, including the real MiniLM model
 #   make test-w3c  the W3C SPARQL 1.1 tests through Oxigraph and kgfuse (report)
+#   make test-shacl  the W3C SHACL Core tests through kgfuse-shacl (report)
 #   make bench   release build + benchmarks against plain Oxigraph and a Python peer
 #
 # The build directory lives outside the clone so fresh checkouts reuse it.
@@ -20,7 +21,7 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver
 
-.PHONY: deps test-deps models build demo test test-w3c fuzz bench fmt lint
+.PHONY: deps test-deps models build demo test test-w3c test-shacl fuzz bench fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -97,6 +98,14 @@ test: deps test-deps models
 test-w3c: deps
 	suite="$$(tests/w3c/fetch.sh)" && \
 	cargo run -q -p kgfuse-w3c -- --suite "$$suite/sparql/sparql11" --report tests/w3c/REPORT.md
+
+## test-shacl: the W3C SHACL Core tests (w3c/data-shapes) through kgfuse-shacl;
+## fetches the suite once into ~/.cache/kgfuse (KGFUSE_SHACL_GIT=<git dir> reads a
+## local clone instead) and writes tests/w3c/SHACL-REPORT.md. Fails when an
+## approved test kgfuse-shacl supports fails. Not part of `make test`.
+test-shacl: deps
+	suite="$$(tests/w3c/fetch-shacl.sh)" && \
+	cargo run -q -p kgfuse-w3c -- shacl --suite "$$suite/data-shapes-test-suite/tests/core" --report tests/w3c/SHACL-REPORT.md
 
 FUZZ_SECONDS ?= 120
 FUZZ_TARGETS ?= sparql_read_only rdf_load knowledge_toml documents

@@ -4,10 +4,13 @@
 //! query layer fails a test plain Oxigraph passes.
 //!
 //! ```text
-//! kgfuse-w3c --suite <rdf-tests>/sparql/sparql11 [--report REPORT.md]
+//! kgfuse-w3c [sparql] --suite <rdf-tests>/sparql/sparql11 [--report REPORT.md]
+//! kgfuse-w3c shacl --suite <data-shapes>/data-shapes-test-suite/tests/core [--report SHACL-REPORT.md]
 //! ```
 //!
-//! `tests/w3c/fetch.sh` fetches the suite; `make test-w3c` runs both.
+//! `tests/w3c/fetch.sh` fetches the SPARQL suite; `make test-w3c` runs both. The
+//! `shacl` mode runs the W3C SHACL Core tests through `kgfuse-shacl` ([`shacl`]);
+//! `tests/w3c/fetch-shacl.sh` fetches them and `make test-shacl` runs both.
 
 // A command-line tool: without --report, the report is its output.
 #![allow(clippy::print_stdout)]
@@ -16,6 +19,8 @@ mod compare;
 mod engines;
 mod manifest;
 mod report;
+mod shacl;
+mod shacl_report;
 
 use anyhow::{Context, Result, bail};
 use compare::Expected;
@@ -86,7 +91,17 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<bool> {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    match args.peek().map(String::as_str) {
+        Some("shacl") => {
+            args.next();
+            return shacl::run(args);
+        }
+        Some("sparql") => {
+            args.next();
+        }
+        _ => {}
+    }
     let (mut suite, mut report_path) = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -95,7 +110,8 @@ fn run() -> Result<bool> {
             "--verbose" => VERBOSE.store(true, Ordering::Relaxed),
             "-h" | "--help" => {
                 println!(
-                    "kgfuse-w3c --suite <rdf-tests>/sparql/sparql11 [--report FILE.md] [--verbose]\n\
+                    "kgfuse-w3c [sparql] --suite <rdf-tests>/sparql/sparql11 [--report FILE.md] [--verbose]\n\
+                     kgfuse-w3c shacl --suite <data-shapes>/data-shapes-test-suite/tests/core [--report FILE.md] [--verbose]\n\
                      --verbose prints the expected and returned results of each failure"
                 );
                 return Ok(true);
