@@ -172,6 +172,23 @@ impl Schema {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// The predicates whose triples type their object: those with a range of their
+    /// own or through a super-property (rdfs3). Only a change to such a triple can
+    /// change what is inferred about its object; any triple can change what is
+    /// inferred about its subject.
+    pub fn object_typing_predicates(&self) -> Vec<NamedNode> {
+        let mut out: Vec<NamedNode> = self.ranges.keys().cloned().collect();
+        for (property, supers) in &self.super_properties {
+            if !self.ranges.contains_key(property)
+                && supers.iter().any(|s| self.ranges.contains_key(s))
+            {
+                out.push(property.clone());
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// The schema triples the closure adds (rdfs5, rdfs11): `A rdfs:subClassOf C`
     /// from `A rdfs:subClassOf B` and `B rdfs:subClassOf C`, likewise for
     /// properties; never a reflexive one.

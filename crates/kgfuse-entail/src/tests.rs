@@ -225,11 +225,10 @@ fn saturate_naively(triples: &[Triple]) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
-fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
-    // A small schema with a cycle, two hierarchies, domains and ranges, and
-    // instance triples drawn from a fixed pseudo-random sequence.
-    let mut schema = vec![
+/// A small schema with a cycle, two hierarchies, domains and ranges, and
+/// instance triples drawn from a fixed pseudo-random sequence.
+fn schema_and_instances() -> (Vec<Triple>, Vec<Triple>) {
+    let schema = vec![
         sub_class("C1", "C2"),
         sub_class("C2", "C3"),
         sub_class("C3", "C1"),
@@ -252,13 +251,15 @@ fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
     let mut instances = Vec::new();
     for _ in 0..40 {
         let subject = iri(&format!("x{}", next(8)));
-        let triple = match next(3) {
+        let triple = match next(4) {
             0 => Triple::new(subject, rdf::TYPE, iri(&format!("C{}", 1 + next(6)))),
             1 => Triple::new(
                 subject,
                 iri(&format!("p{}", 1 + next(4))),
                 iri(&format!("x{}", next(8))),
             ),
+            // A predicate outside the schema: types neither end.
+            2 => Triple::new(subject, iri("q"), iri(&format!("x{}", next(8)))),
             _ => Triple::new(
                 subject,
                 iri(&format!("p{}", 1 + next(4))),
@@ -267,6 +268,12 @@ fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
         };
         instances.push(triple);
     }
+    (schema, instances)
+}
+
+#[test]
+fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
+    let (mut schema, instances) = schema_and_instances();
     let closed = Schema::from_triples(&schema);
     let mut ours: BTreeSet<String> = closed
         .closure()
@@ -291,4 +298,38 @@ fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
         .filter(|t| !instances.iter().any(|i| i.to_string() == *t))
         .collect();
     assert_eq!(ours, naive);
+}
+
+#[test]
+fn what_a_node_entails_comes_from_its_subject_triples_and_object_typing_ones() {
+    // The locality the store's incremental update relies on: the derived triples
+    // about x are the expansions of the triples with x as subject, plus those with
+    // x as object whose predicate types objects (a range, own or inherited).
+    let (schema_triples, instances) = schema_and_instances();
+    let schema = Schema::from_triples(&schema_triples);
+    let typing = schema.object_typing_predicates();
+    assert_eq!(typing, [iri("p1"), iri("p2"), iri("p3"), iri("p4")]);
+    let mut all = schema_triples.clone();
+    all.extend(instances.iter().cloned());
+    let naive = saturate_naively(&all);
+    for x in 0..8 {
+        let node = iri(&format!("x{x}"));
+        let about = |t: &Triple| t.subject == NamedOrBlankNode::from(node.clone());
+        let local = instances.iter().filter(|t| {
+            about(t) || (t.object == Term::from(node.clone()) && typing.contains(&t.predicate))
+        });
+        let ours: BTreeSet<String> = local
+            .flat_map(|t| schema.expand(t))
+            .map(|i| i.triple)
+            .filter(|t| about(t) && !instances.contains(t))
+            .map(|t| t.to_string())
+            .collect();
+        let expected: BTreeSet<String> = naive
+            .iter()
+            .filter(|t| t.starts_with(&format!("{node} ")))
+            .filter(|t| !instances.iter().any(|i| i.to_string() == **t))
+            .cloned()
+            .collect();
+        assert_eq!(ours, expected, "about {node}");
+    }
 }

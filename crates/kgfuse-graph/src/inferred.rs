@@ -86,6 +86,32 @@ impl Graph {
         Ok(dedup(out))
     }
 
+    /// The asserted triples a node's entailments come from: those with one of
+    /// `nodes` as subject, and those with one as object whose predicate is among
+    /// `object_typing` (the predicates with a range).
+    pub fn asserted_about(
+        &self,
+        nodes: &HashSet<NamedOrBlankNode>,
+        object_typing: &[oxigraph::model::NamedNode],
+    ) -> Result<Vec<Triple>, GraphError> {
+        let typing: HashSet<&str> = object_typing.iter().map(|p| p.as_str()).collect();
+        let mut out = Vec::new();
+        for node in nodes {
+            push_asserted(
+                self.store
+                    .quads_for_pattern(Some(node.as_ref()), None, None, None),
+                &mut out,
+            )?;
+            let object = Term::from(node.clone());
+            let typed_by = self
+                .store
+                .quads_for_pattern(None, None, Some(object.as_ref()), None)
+                .filter(|q| !matches!(q, Ok(q) if !typing.contains(q.predicate.as_str())));
+            push_asserted(typed_by, &mut out)?;
+        }
+        Ok(dedup(out))
+    }
+
     /// Replaces the derived triples whose subject is one of `nodes` with
     /// `inferred`, in one transaction.
     pub fn replace_inferred(
@@ -125,7 +151,7 @@ impl Graph {
     /// Rebuilds the derived graph from scratch: empties it, then streams every
     /// asserted triple through `expand` into Oxigraph's bulk loader, with
     /// `closure` first. Nothing is held but the loader's buffers: memory does not
-    /// grow with the store. Returns the number of derived triples written.
+    /// grow with the store. Returns the number of triples the derived graph holds.
     pub fn rebuild_inferred(
         &self,
         closure: &[Triple],
@@ -174,7 +200,10 @@ impl Graph {
             .with_max_memory_size_in_megabytes(64);
         loader.load_ok_quads::<GraphError, GraphError>(quads)?;
         loader.commit()?;
-        Ok(written)
+        // Several asserted triples often give the same derived one (every
+        // `?f kgfuse:inModule m` types `m`): count what the graph holds.
+        tracing::debug!(written, "derived triples streamed, duplicates included");
+        Ok(self.inferred_len()? as u64)
     }
 
     /// Whether a triple is asserted in some graph other than the derived one (the

@@ -369,7 +369,9 @@ impl Graph {
                     loader.load_ok_quads::<GraphError, GraphError>(quads)?;
                 }
                 if plan.own_graphs {
-                    loader.load_quads(file_metadata(file))?;
+                    let metadata = file_metadata(file);
+                    metadata.iter().for_each(|q| on_quad(q.as_ref()));
+                    loader.load_quads(metadata)?;
                     counted += 3;
                 }
                 progress.finish();
@@ -389,7 +391,9 @@ impl Graph {
                 transaction.extend(quads.iter());
                 let mut count = quads.len() as u64;
                 if plan.own_graphs {
-                    transaction.extend(file_metadata(file).iter());
+                    let metadata = file_metadata(file);
+                    metadata.iter().for_each(|q| on_quad(q.as_ref()));
+                    transaction.extend(metadata.iter());
                     count += 3;
                 }
                 report.quads += count;

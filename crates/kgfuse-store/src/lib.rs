@@ -378,7 +378,7 @@ impl Store {
         // Subjects whose text may change: text-bearing subjects of replaced graphs
         // (before) and of every parsed quad (after).
         let mut affected = BTreeSet::new();
-        let mut touched = self.touched();
+        let mut touched = self.touched()?;
         for replaced in plan.replaced_graphs() {
             affected.extend(
                 self.graph
@@ -460,7 +460,7 @@ impl Store {
         let _write = self.begin_write().await;
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
-        let mut touched = self.touched();
+        let mut touched = self.touched()?;
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
             affected.extend(
                 self.graph
