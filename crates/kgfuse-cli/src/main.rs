@@ -163,8 +163,8 @@ enum Command {
         json: bool,
     },
     /// Check the store against SHACL shapes: kgfuse's own (ontology/kgfuse-shapes.ttl)
-    /// and any --shapes; exits 1 when a shape is violated, naming focus node, path
-    /// and message.
+    /// and any --shapes; exits 1 when a result has severity sh:Violation (warnings
+    /// are listed), naming focus node, path and message.
     Validate {
         /// SHACL shapes (Turtle) to check besides kgfuse's own.
         #[arg(long, value_name = "FILE.ttl")]
@@ -853,7 +853,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                             render::validation_result(result, &prefixes)
                         );
                     }
-                    refused += usize::from(!file.report.conforms);
+                    refused += usize::from(file.report.has_violations());
                 }
                 if refused > 0 {
                     eprintln!(
@@ -975,13 +975,17 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     let violations = report.violations().count();
                     println!(
                         "validate {}: {violations} violation(s), {} other result(s) against {}",
-                        if report.conforms { "ok" } else { "FAILED" },
+                        if report.has_violations() {
+                            "FAILED"
+                        } else {
+                            "ok"
+                        },
                         report.results.len() - violations,
                         shapes.sources().join(", ")
                     );
                 }
             }
-            if !report.conforms {
+            if report.has_violations() {
                 return Ok(ExitCode::FAILURE);
             }
         }

@@ -160,10 +160,11 @@ impl Shapes {
         let mut results = validator
             .run()
             .map_err(|too_deep| ShaclError::Recursive(too_deep.0.to_string()))?;
+        // Sorted for stable output; identical results stay (SHACL reports a
+        // shared property shape once per focus node that reaches it).
         results.sort();
-        results.dedup();
         Ok(Report {
-            conforms: !results.iter().any(|r| r.severity == "Violation"),
+            conforms: results.is_empty(),
             results,
         })
     }
@@ -172,8 +173,9 @@ impl Shapes {
 /// The outcome of a validation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
-    /// True when no result has severity `Violation` (warnings and infos are
-    /// reported but do not make the data non-conforming).
+    /// True when there is no result at all, as SHACL defines it (a warning makes
+    /// data non-conforming too; kgfuse refuses a load or fails `validate` only on
+    /// violations, see [`Report::has_violations`]).
     pub conforms: bool,
     /// Every result, sorted by focus node, path and constraint component.
     pub results: Vec<ValidationResult>,
@@ -183,6 +185,11 @@ impl Report {
     /// Results of severity `Violation`.
     pub fn violations(&self) -> impl Iterator<Item = &ValidationResult> {
         self.results.iter().filter(|r| r.severity == "Violation")
+    }
+
+    /// Whether any result is a violation (what refuses a load).
+    pub fn has_violations(&self) -> bool {
+        self.violations().next().is_some()
     }
 }
 

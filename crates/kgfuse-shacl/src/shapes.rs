@@ -449,6 +449,23 @@ impl Reader<'_> {
             Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
             Term::Literal(_) => return Err(invalid("a property path cannot be a literal".into())),
         };
+        // A list is a sequence path, whatever else the node says (the W3C suite's
+        // "strange" paths give a list node an sh:inversePath too).
+        let is_list = self
+            .graph
+            .object_for_subject_predicate(&node, rdf::FIRST)
+            .is_some();
+        if is_list {
+            let paths = self
+                .list(term)?
+                .iter()
+                .map(|p| self.path(p, depth + 1))
+                .collect::<Result<Vec<_>, _>>()?;
+            if paths.len() < 2 {
+                return Err(invalid("a sequence path lists two or more paths".into()));
+            }
+            return Ok(Path::Sequence(paths));
+        }
         let one = |local: &str| -> Option<Term> { self.objects(&node, local).into_iter().next() };
         let inner = |t: Term| self.path(&t, depth + 1).map(Box::new);
         if let Some(t) = one("inversePath") {
@@ -471,17 +488,9 @@ impl Reader<'_> {
                 .collect::<Result<_, _>>()?;
             return Ok(Path::Alternative(paths));
         }
-        let list = self.list(term)?;
-        if list.len() < 2 {
-            return Err(invalid(
-                "a blank-node path is a list of two or more paths or one of sh:inversePath, sh:alternativePath, sh:zeroOrMorePath, sh:oneOrMorePath, sh:zeroOrOnePath".into(),
-            ));
-        }
-        let paths = list
-            .iter()
-            .map(|p| self.path(p, depth + 1))
-            .collect::<Result<_, _>>()?;
-        Ok(Path::Sequence(paths))
+        Err(invalid(
+            "a blank-node path is a list of two or more paths or one of sh:inversePath, sh:alternativePath, sh:zeroOrMorePath, sh:oneOrMorePath, sh:zeroOrOnePath".into(),
+        ))
     }
 
     /// The members of an RDF list (`rdf:first`/`rdf:rest` to `rdf:nil`).

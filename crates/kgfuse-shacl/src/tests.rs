@@ -178,7 +178,9 @@ fn messages_severity_and_deactivation_are_honoured() {
     let report = shapes_of(shapes)
         .validate(&triples("ex:p a ex:P ."))
         .expect("validates");
-    assert!(report.conforms, "warnings do not make data non-conforming");
+    // A warning makes the data non-conforming, as SHACL says, but is no violation.
+    assert!(!report.conforms);
+    assert!(!report.has_violations());
     assert_eq!(report.results.len(), 1);
     assert_eq!(report.results[0].severity, "Warning");
     assert_eq!(report.results[0].message, "P needs a name");
@@ -282,6 +284,39 @@ fn the_core_shapes_accept_what_the_ingesters_write() {
             ("http://example.org/p", k("position").as_deref()),
             ("http://example.org/pol", k("authority").as_deref()),
             ("http://example.org/pol", k("effectiveDate").as_deref()),
+        ]
+    );
+}
+
+#[test]
+fn closed_results_name_the_predicate_and_typed_values_are_checked_in_their_value_space() {
+    let shapes = "ex:S sh:targetNode ex:a ; sh:closed true ; sh:property [ sh:path ex:p ] .
+        ex:T sh:targetSubjectsOf ex:b ; sh:property [ sh:path ex:b ; sh:datatype xsd:byte ] .
+        ex:U sh:targetSubjectsOf ex:t ; sh:property [ sh:path ex:t ;
+          sh:minInclusive \"2002-10-10T12:00:00Z\"^^xsd:dateTime ] .";
+    let data = "ex:a ex:p 1 ; ex:q 2 .
+        ex:ok ex:b \"127\"^^xsd:byte . ex:big ex:b \"300\"^^xsd:byte .
+        ex:later ex:t \"2002-10-10T08:00:00-05:00\"^^xsd:dateTime .
+        ex:earlier ex:t \"2002-10-10T06:00:00-05:00\"^^xsd:dateTime .
+        ex:local ex:t \"2002-10-10T12:00:00\"^^xsd:dateTime .";
+    let report = shapes_of(shapes)
+        .validate(&triples(data))
+        .expect("validates");
+    let found: Vec<(&str, Option<&str>)> = report
+        .results
+        .iter()
+        .map(|r| (r.focus_node.as_str(), r.path.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            // The closed shape's result names the unexpected predicate.
+            ("http://example.org/a", Some("http://example.org/q")),
+            ("http://example.org/big", Some("http://example.org/b")),
+            // 11:00Z is before the bound; 13:00Z is not; a time without a zone is
+            // within 14 hours of the bound, so it cannot be ordered against it.
+            ("http://example.org/earlier", Some("http://example.org/t")),
+            ("http://example.org/local", Some("http://example.org/t")),
         ]
     );
 }

@@ -4,7 +4,7 @@
 
 use crate::ValidationResult;
 use crate::shapes::{Constraint, NodeKind, Path, SH, Shape};
-use oxrdf::vocab::{rdf, rdfs, xsd};
+use oxrdf::vocab::{rdf, rdfs};
 use oxrdf::{Graph, Literal, NamedNode, NamedOrBlankNode, Term, TermRef};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -121,12 +121,16 @@ impl Validator<'_> {
         };
         for constraint in &shape.constraints {
             let mut failed = Vec::new();
-            let mut fail = |value: Option<&Term>, detail: String| {
-                failed.push((value.cloned(), detail));
+            let mut fail = |value: Option<&Term>, path: Option<&NamedNode>, detail: String| {
+                failed.push((value.cloned(), path.cloned(), detail));
             };
             self.check_constraint(shape, constraint, focus, &values, &mut fail, results, depth)?;
-            for (value, detail) in failed {
-                results.push(self.result(shape, constraint, focus, value.as_ref(), detail));
+            for (value, path, detail) in failed {
+                let mut result = self.result(shape, constraint, focus, value.as_ref(), detail);
+                if let Some(path) = path {
+                    result.path = Some(path.into_string());
+                }
+                results.push(result);
             }
         }
         Ok(())
@@ -139,16 +143,16 @@ impl Validator<'_> {
         constraint: &Constraint,
         focus: &Term,
         values: &[Term],
-        fail: &mut dyn FnMut(Option<&Term>, String),
+        fail: &mut dyn FnMut(Option<&Term>, Option<&NamedNode>, String),
         results: &mut Vec<ValidationResult>,
         depth: usize,
     ) -> Outcome {
-        let each = |fail: &mut dyn FnMut(Option<&Term>, String),
+        let each = |fail: &mut dyn FnMut(Option<&Term>, Option<&NamedNode>, String),
                     ok: &dyn Fn(&Term) -> bool,
                     detail: &dyn Fn(&Term) -> String| {
             for value in values {
                 if !ok(value) {
-                    fail(Some(value), detail(value));
+                    fail(Some(value), None, detail(value));
                 }
             }
         };
@@ -168,6 +172,7 @@ impl Validator<'_> {
                 if (values.len() as u64) < *min {
                     fail(
                         None,
+                        None,
                         format!("needs at least {min} value(s), has {}", values.len()),
                     );
                 }
@@ -175,6 +180,7 @@ impl Validator<'_> {
             Constraint::MaxCount(max) => {
                 if values.len() as u64 > *max {
                     fail(
+                        None,
                         None,
                         format!("allows at most {max} value(s), has {}", values.len()),
                     );
@@ -230,7 +236,11 @@ impl Validator<'_> {
                     }
                 }
                 for (tag, n) in seen.into_iter().filter(|(_, n)| *n > 1) {
-                    fail(None, format!("{n} values share the language tag {tag}"));
+                    fail(
+                        None,
+                        None,
+                        format!("{n} values share the language tag {tag}"),
+                    );
                 }
             }
             Constraint::Equals(predicate) | Constraint::Disjoint(predicate) => {
@@ -240,6 +250,7 @@ impl Validator<'_> {
                     for value in own.symmetric_difference(&others) {
                         fail(
                             Some(value),
+                            None,
                             format!("{value} is not a value of both the path and {predicate}"),
                         );
                     }
@@ -247,6 +258,7 @@ impl Validator<'_> {
                     for value in own.intersection(&others) {
                         fail(
                             Some(value),
+                            None,
                             format!("{value} is also a value of {predicate}"),
                         );
                     }
@@ -257,6 +269,7 @@ impl Validator<'_> {
                     if self.conforms(other, value, depth)? {
                         fail(
                             Some(value),
+                            None,
                             format!("{value} conforms to {other}, which sh:not forbids"),
                         );
                     }
@@ -276,6 +289,7 @@ impl Validator<'_> {
                     if !ok {
                         fail(
                             Some(value),
+                            None,
                             format!("{value} conforms to {passed} of {} shapes", list.len()),
                         );
                     }
@@ -284,7 +298,11 @@ impl Validator<'_> {
             Constraint::Node(other) => {
                 for value in values {
                     if !self.conforms(other, value, depth)? {
-                        fail(Some(value), format!("{value} does not conform to {other}"));
+                        fail(
+                            Some(value),
+                            None,
+                            format!("{value} does not conform to {other}"),
+                        );
                     }
                 }
             }
@@ -301,7 +319,7 @@ impl Validator<'_> {
             }),
             Constraint::HasValue(expected) => {
                 if !values.contains(expected) {
-                    fail(None, format!("does not have the value {expected}"));
+                    fail(None, None, format!("does not have the value {expected}"));
                 }
             }
             Constraint::Closed(allowed) => {
@@ -311,6 +329,7 @@ impl Validator<'_> {
                             if !allowed.contains(&predicate) {
                                 fail(
                                     Some(&object),
+                                    Some(&predicate),
                                     format!("{predicate} is not allowed on a closed shape"),
                                 );
                             }
@@ -510,25 +529,7 @@ fn language_in(tag: &str, ranges: &[String]) -> bool {
     })
 }
 
-const NUMERIC: [&str; 16] = [
-    "integer",
-    "decimal",
-    "double",
-    "float",
-    "long",
-    "int",
-    "short",
-    "byte",
-    "nonNegativeInteger",
-    "positiveInteger",
-    "nonPositiveInteger",
-    "negativeInteger",
-    "unsignedLong",
-    "unsignedInt",
-    "unsignedShort",
-    "unsignedByte",
-];
-
+/// The XSD type of a literal, by local name (none outside the XSD namespace).
 fn xsd_local(literal: &Literal) -> Option<&str> {
     literal
         .datatype()
@@ -536,60 +537,100 @@ fn xsd_local(literal: &Literal) -> Option<&str> {
         .strip_prefix("http://www.w3.org/2001/XMLSchema#")
 }
 
-fn is_numeric(literal: &Literal) -> bool {
-    xsd_local(literal).is_some_and(|local| NUMERIC.contains(&local))
+/// The value range of an XSD integer type (`None` for a type that is not one).
+fn integer_range(local: &str) -> Option<(i128, i128)> {
+    Some(match local {
+        "integer" => (i128::MIN, i128::MAX),
+        "long" => (i64::MIN.into(), i64::MAX.into()),
+        "int" => (i32::MIN.into(), i32::MAX.into()),
+        "short" => (i16::MIN.into(), i16::MAX.into()),
+        "byte" => (i8::MIN.into(), i8::MAX.into()),
+        "nonNegativeInteger" => (0, i128::MAX),
+        "positiveInteger" => (1, i128::MAX),
+        "nonPositiveInteger" => (i128::MIN, 0),
+        "negativeInteger" => (i128::MIN, -1),
+        "unsignedLong" => (0, u64::MAX.into()),
+        "unsignedInt" => (0, u32::MAX.into()),
+        "unsignedShort" => (0, u16::MAX.into()),
+        "unsignedByte" => (0, u8::MAX.into()),
+        _ => return None,
+    })
 }
 
-/// Compares two literals as SPARQL's `<` would: numbers numerically, strings,
-/// dates and date-times of the same datatype by their (ISO, so sortable) text;
-/// anything else is incomparable (`None`), which fails a range constraint.
+/// A literal's value as far as ordering goes.
+enum Ordered {
+    Decimal(oxsdatatypes::Decimal),
+    Double(oxsdatatypes::Double),
+    DateTime(oxsdatatypes::DateTime),
+    Date(oxsdatatypes::Date),
+    Time(oxsdatatypes::Time),
+    String(String),
+}
+
+/// Reads a literal in the value space of its XSD type (`None`: ill-formed, or a
+/// type kgfuse does not order).
+fn ordered(literal: &Literal) -> Option<Ordered> {
+    let text = literal.value();
+    let local = xsd_local(literal)?;
+    if integer_range(local).is_some() || local == "decimal" {
+        return text.parse().ok().map(Ordered::Decimal);
+    }
+    Some(match local {
+        "double" | "float" => Ordered::Double(text.parse().ok()?),
+        "dateTime" | "dateTimeStamp" => Ordered::DateTime(text.parse().ok()?),
+        "date" => Ordered::Date(text.parse().ok()?),
+        "time" => Ordered::Time(text.parse().ok()?),
+        "string" => Ordered::String(text.to_owned()),
+        _ => return None,
+    })
+}
+
+/// Compares two literals as XSD orders them (numbers across numeric types; dates
+/// and times with time zones, a value without one being incomparable to one with
+/// one that is within 14 hours); anything else is incomparable (`None`), which
+/// fails a range constraint.
 fn compare(value: &Term, bound: &Literal) -> Option<Ordering> {
     let Term::Literal(value) = value else {
         return None;
     };
-    if is_numeric(value) && is_numeric(bound) {
-        let a: f64 = value.value().trim().parse().ok()?;
-        let b: f64 = bound.value().trim().parse().ok()?;
-        return a.partial_cmp(&b);
+    if !well_formed(value) {
+        return None;
     }
-    let comparable = [xsd::STRING, xsd::DATE, xsd::DATE_TIME, xsd::TIME];
-    if value.datatype() == bound.datatype() && comparable.contains(&value.datatype()) {
-        return Some(value.value().cmp(bound.value()));
+    match (ordered(value)?, ordered(bound)?) {
+        (Ordered::Decimal(a), Ordered::Decimal(b)) => a.partial_cmp(&b),
+        (Ordered::Double(a), Ordered::Double(b)) => a.partial_cmp(&b),
+        (Ordered::Decimal(a), Ordered::Double(b)) => oxsdatatypes::Double::from(a).partial_cmp(&b),
+        (Ordered::Double(a), Ordered::Decimal(b)) => a.partial_cmp(&oxsdatatypes::Double::from(b)),
+        (Ordered::DateTime(a), Ordered::DateTime(b)) => a.partial_cmp(&b),
+        (Ordered::Date(a), Ordered::Date(b)) => a.partial_cmp(&b),
+        (Ordered::Time(a), Ordered::Time(b)) => a.partial_cmp(&b),
+        (Ordered::String(a), Ordered::String(b)) => Some(a.cmp(&b)),
+        _ => None,
     }
-    None
 }
 
-/// Whether a literal's text is in the lexical space of its datatype, for the
-/// XSD types kgfuse writes and reads (others are taken as well formed).
+/// Whether a literal's text is in the lexical space of its XSD type and its value
+/// in the type's range (`"300"^^xsd:byte` is not); other types are taken as well
+/// formed.
 fn well_formed(literal: &Literal) -> bool {
     let text = literal.value();
-    match xsd_local(literal) {
-        Some("integer" | "long" | "int" | "short" | "byte") => text.parse::<i128>().is_ok(),
-        Some(
-            "nonNegativeInteger" | "unsignedLong" | "unsignedInt" | "unsignedShort"
-            | "unsignedByte",
-        ) => text.trim_start_matches('+').parse::<u128>().is_ok(),
-        Some("decimal") => !text.contains(['e', 'E']) && text.parse::<f64>().is_ok(),
-        Some("double" | "float") => {
-            matches!(text, "INF" | "-INF" | "NaN") || text.parse::<f64>().is_ok()
-        }
-        Some("boolean") => matches!(text, "true" | "false" | "1" | "0"),
-        Some("date") => is_date(text),
+    let Some(local) = xsd_local(literal) else {
+        return true;
+    };
+    if let Some((min, max)) = integer_range(local) {
+        let digits = text.strip_prefix('+').unwrap_or(text);
+        return digits
+            .parse::<i128>()
+            .is_ok_and(|n| (min..=max).contains(&n));
+    }
+    match local {
+        "decimal" => text.parse::<oxsdatatypes::Decimal>().is_ok(),
+        "double" => text.parse::<oxsdatatypes::Double>().is_ok(),
+        "float" => text.parse::<oxsdatatypes::Float>().is_ok(),
+        "boolean" => text.parse::<oxsdatatypes::Boolean>().is_ok(),
+        "date" => text.parse::<oxsdatatypes::Date>().is_ok(),
+        "dateTime" => text.parse::<oxsdatatypes::DateTime>().is_ok(),
+        "time" => text.parse::<oxsdatatypes::Time>().is_ok(),
         _ => true,
     }
-}
-
-/// `YYYY-MM-DD` with an optional time zone.
-fn is_date(text: &str) -> bool {
-    let (date, zone) = text.split_at(text.len().min(10));
-    let parts: Vec<&str> = date.split('-').collect();
-    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
-    let date_ok = parts.len() == 3
-        && digits(parts[0], 4)
-        && digits(parts[1], 2)
-        && digits(parts[2], 2)
-        && (1..=12).contains(&parts[1].parse::<u8>().unwrap_or(0))
-        && (1..=31).contains(&parts[2].parse::<u8>().unwrap_or(0));
-    date_ok
-        && (zone.is_empty() || zone == "Z" || (zone.len() == 6 && matches!(&zone[..1], "+" | "-")))
 }
