@@ -6,10 +6,10 @@
 //! neighbourhood in the store) and hands its triples over; this crate never
 //! touches the store. Supported: targets (`sh:targetNode`, `sh:targetClass` with
 //! subclasses, `sh:targetSubjectsOf`, `sh:targetObjectsOf`, implicit class
-//! targets), every property path form, and the Core constraint components except
-//! `sh:qualifiedValueShape`, `sh:lessThan`, `sh:lessThanOrEquals` and SHACL-SPARQL,
-//! which are refused by name (ARCHITECTURE.md says why this is not rudof's
-//! `shacl_validation`).
+//! targets), every property path form and every SHACL Core constraint component;
+//! SHACL-SPARQL and SHACL-AF targets are refused by name (ARCHITECTURE.md says why
+//! this is not rudof's `shacl_validation`). `make test-shacl` runs the W3C SHACL
+//! Core tests against it.
 //!
 //! ```
 //! use kgfuse_shacl::Shapes;
@@ -66,7 +66,7 @@ pub enum ShaclError {
     },
     /// A shape uses a SHACL feature kgfuse does not evaluate.
     #[error(
-        "shape {shape} uses {parameter}, which kgfuse validate does not support (SHACL Core without qualified value shapes, sh:lessThan and SHACL-SPARQL)"
+        "shape {shape} uses {parameter}, which kgfuse validate does not support (SHACL Core only: no SHACL-SPARQL, no SHACL-AF targets)"
     )]
     Unsupported {
         /// The shape.

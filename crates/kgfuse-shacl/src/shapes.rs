@@ -16,15 +16,9 @@ pub(crate) fn sh(local: &str) -> NamedNode {
     NamedNode::new_unchecked(format!("{SH}{local}"))
 }
 
-/// Constraint parameters kgfuse does not evaluate: a shapes graph using one is
-/// refused rather than half-checked.
-const UNSUPPORTED: [&str; 5] = [
-    "sparql",
-    "qualifiedValueShape",
-    "lessThan",
-    "lessThanOrEquals",
-    "target",
-];
+/// Constraint parameters kgfuse does not evaluate (SHACL-SPARQL and SHACL-AF): a
+/// shapes graph using one is refused rather than half-checked.
+const UNSUPPORTED: [&str; 2] = ["sparql", "target"];
 
 /// A property path (SHACL 2.3.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +62,12 @@ pub(crate) enum Constraint {
     UniqueLang,
     Equals(NamedNode),
     Disjoint(NamedNode),
+    LessThan(NamedNode),
+    LessThanOrEquals(NamedNode),
+    /// `sh:qualifiedValueShape` with `sh:qualifiedMinCount` (`min`) or
+    /// `sh:qualifiedMaxCount`: how many values conform to `shape` (and, when
+    /// disjoint, to none of the sibling shapes).
+    Qualified(Qualified),
     Not(NamedOrBlankNode),
     And(Vec<NamedOrBlankNode>),
     Or(Vec<NamedOrBlankNode>),
@@ -99,6 +99,10 @@ impl Constraint {
             Self::UniqueLang => "UniqueLangConstraintComponent",
             Self::Equals(_) => "EqualsConstraintComponent",
             Self::Disjoint(_) => "DisjointConstraintComponent",
+            Self::LessThan(_) => "LessThanConstraintComponent",
+            Self::LessThanOrEquals(_) => "LessThanOrEqualsConstraintComponent",
+            Self::Qualified(q) if q.min => "QualifiedMinCountConstraintComponent",
+            Self::Qualified(_) => "QualifiedMaxCountConstraintComponent",
             Self::Not(_) => "NotConstraintComponent",
             Self::And(_) => "AndConstraintComponent",
             Self::Or(_) => "OrConstraintComponent",
@@ -110,6 +114,18 @@ impl Constraint {
             Self::Closed(_) => "ClosedConstraintComponent",
         }
     }
+}
+
+/// The parameters of a qualified value shape constraint.
+#[derive(Debug, Clone)]
+pub(crate) struct Qualified {
+    pub shape: NamedOrBlankNode,
+    /// Set for `sh:qualifiedMinCount`, unset for `sh:qualifiedMaxCount`.
+    pub min: bool,
+    pub count: u64,
+    /// The qualified value shapes of the sibling property shapes, when
+    /// `sh:qualifiedValueShapesDisjoint` is true.
+    pub disjoint_from: Vec<NamedOrBlankNode>,
 }
 
 /// A node or property shape.
@@ -154,6 +170,10 @@ pub(crate) fn read_shapes(graph: &Graph) -> Result<HashMap<NamedOrBlankNode, Sha
             match constraint {
                 Constraint::Not(s) | Constraint::Node(s) | Constraint::Property(s) => {
                     pending.push(s.clone());
+                }
+                Constraint::Qualified(q) => {
+                    pending.push(q.shape.clone());
+                    pending.extend(q.disjoint_from.iter().cloned());
                 }
                 Constraint::And(list) | Constraint::Or(list) | Constraint::Xone(list) => {
                     pending.extend(list.iter().cloned());
@@ -324,6 +344,8 @@ impl Reader<'_> {
             "uniqueLang",
             "equals",
             "disjoint",
+            "lessThan",
+            "lessThanOrEquals",
             "not",
             "and",
             "or",
@@ -368,6 +390,8 @@ impl Reader<'_> {
                     }
                     "equals" => Constraint::Equals(iri(value, local)?),
                     "disjoint" => Constraint::Disjoint(iri(value, local)?),
+                    "lessThan" => Constraint::LessThan(iri(value, local)?),
+                    "lessThanOrEquals" => Constraint::LessThanOrEquals(iri(value, local)?),
                     "not" => Constraint::Not(shape_ref(value, local)?),
                     "node" => Constraint::Node(shape_ref(value, local)?),
                     "property" => Constraint::Property(shape_ref(value, local)?),
@@ -409,6 +433,7 @@ impl Reader<'_> {
                 .map_err(|e| invalid(format!("sh:pattern {:?}: {e}", pattern.value())))?;
             out.push(Constraint::Pattern(regex, pattern.value().to_owned()));
         }
+        out.extend(self.qualified(node)?);
         let closed = self
             .objects(node, "closed")
             .iter()
@@ -429,6 +454,68 @@ impl Reader<'_> {
                 }
             }
             out.push(Constraint::Closed(allowed));
+        }
+        Ok(out)
+    }
+
+    /// The qualified value shape constraints of a property shape.
+    fn qualified(&self, node: &NamedOrBlankNode) -> Result<Vec<Constraint>, ShaclError> {
+        let invalid = |message: String| ShaclError::InvalidShape {
+            shape: node.to_string(),
+            message,
+        };
+        let as_shape = |term: Term| match term {
+            Term::NamedNode(n) => Some(NamedOrBlankNode::from(n)),
+            Term::BlankNode(b) => Some(NamedOrBlankNode::from(b)),
+            Term::Literal(_) => None,
+        };
+        let Some(shape) = self.objects(node, "qualifiedValueShape").into_iter().next() else {
+            return Ok(Vec::new());
+        };
+        let shape = as_shape(shape)
+            .ok_or_else(|| invalid("sh:qualifiedValueShape must name a shape".into()))?;
+        let disjoint = self
+            .objects(node, "qualifiedValueShapesDisjoint")
+            .iter()
+            .any(|t| matches!(t, Term::Literal(l) if l.value() == "true"));
+        // Siblings: the qualified value shapes of the other property shapes of
+        // every shape that has this one as a property.
+        let mut disjoint_from = Vec::new();
+        if disjoint {
+            let property = sh("property");
+            let parents: Vec<NamedOrBlankNode> = self
+                .graph
+                .subjects_for_predicate_object(&property, &Term::from(node.clone()))
+                .map(|s| s.into_owned())
+                .collect();
+            for parent in parents {
+                for sibling in self.objects(&parent, "property") {
+                    let Some(sibling) = as_shape(sibling).filter(|s| s != node) else {
+                        continue;
+                    };
+                    disjoint_from.extend(
+                        self.objects(&sibling, "qualifiedValueShape")
+                            .into_iter()
+                            .filter_map(as_shape),
+                    );
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (local, min) in [("qualifiedMinCount", true), ("qualifiedMaxCount", false)] {
+            for count in self.objects(node, local) {
+                let count = match &count {
+                    Term::Literal(l) => l.value().parse::<u64>().ok(),
+                    _ => None,
+                }
+                .ok_or_else(|| invalid(format!("sh:{local} must be a non-negative integer")))?;
+                out.push(Constraint::Qualified(Qualified {
+                    shape: shape.clone(),
+                    min,
+                    count,
+                    disjoint_from: disjoint_from.clone(),
+                }));
+            }
         }
         Ok(out)
     }

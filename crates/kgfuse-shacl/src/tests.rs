@@ -211,14 +211,14 @@ fn closed_shapes_and_property_pairs() {
 
 #[test]
 fn unsupported_and_invalid_shapes_are_refused_by_name() {
-    let qualified = Shapes::from_turtle(&[(
+    let sparql = Shapes::from_turtle(&[(
         "q",
         &format!(
-            "{PREFIXES} ex:S sh:targetClass ex:P ; sh:property [ sh:path ex:p ; sh:qualifiedValueShape ex:Q ; sh:qualifiedMinCount 1 ] ."
+            "{PREFIXES} ex:S sh:targetClass ex:P ; sh:sparql [ sh:select \"SELECT $this WHERE {{ }}\" ] ."
         ),
     )]);
     assert!(
-        matches!(qualified, Err(ShaclError::Unsupported { parameter, .. }) if parameter == "sh:qualifiedValueShape")
+        matches!(sparql, Err(ShaclError::Unsupported { parameter, .. }) if parameter == "sh:sparql")
     );
     let bad_count = Shapes::from_turtle(&[(
         "c",
@@ -318,5 +318,30 @@ fn closed_results_name_the_predicate_and_typed_values_are_checked_in_their_value
             ("http://example.org/earlier", Some("http://example.org/t")),
             ("http://example.org/local", Some("http://example.org/t")),
         ]
+    );
+}
+
+#[test]
+fn less_than_and_qualified_value_shapes() {
+    let shapes = "ex:Span sh:targetSubjectsOf ex:start ; sh:property [ sh:path ex:start ; sh:lessThan ex:end ] .
+        ex:Hand sh:targetClass ex:Hand ;
+          sh:property [ sh:path ex:digit ; sh:qualifiedValueShape [ sh:class ex:Thumb ] ;
+                        sh:qualifiedMinCount 1 ; sh:qualifiedMaxCount 1 ; sh:qualifiedValueShapesDisjoint true ] ,
+                      [ sh:path ex:digit ; sh:qualifiedValueShape [ sh:class ex:Finger ] ;
+                        sh:qualifiedMinCount 4 ; sh:qualifiedValueShapesDisjoint true ] .";
+    let data = "ex:ok ex:start 1 ; ex:end 2 . ex:bad ex:start 3 ; ex:end 3 .
+        ex:left a ex:Hand ; ex:digit ex:t, ex:f1, ex:f2, ex:f3, ex:f4 .
+        ex:t a ex:Thumb . ex:f1 a ex:Finger . ex:f2 a ex:Finger . ex:f3 a ex:Finger . ex:f4 a ex:Finger .
+        ex:odd a ex:Hand ; ex:digit ex:both, ex:f1, ex:f2, ex:f3 .
+        ex:both a ex:Thumb, ex:Finger .";
+    // ex:both is a thumb and a finger: with disjoint siblings it counts as
+    // neither, so ex:odd has no thumb and three fingers.
+    assert_eq!(
+        failures(shapes, data),
+        pairs(&[
+            ("bad", "LessThan"),
+            ("odd", "QualifiedMinCount"),
+            ("odd", "QualifiedMinCount"),
+        ])
     );
 }

@@ -26,6 +26,10 @@ pub(crate) struct TooDeep(pub NamedOrBlankNode);
 
 type Outcome = Result<(), TooDeep>;
 
+/// Records one failed value: the value (if any), a result path other than the
+/// shape's (`sh:closed` names the predicate), and what failed.
+type Fail<'f> = dyn FnMut(Option<&Term>, Option<&NamedNode>, String) + 'f;
+
 impl Validator<'_> {
     /// Every result of every shape with targets.
     pub fn run(&self) -> Result<Vec<ValidationResult>, TooDeep> {
@@ -143,19 +147,18 @@ impl Validator<'_> {
         constraint: &Constraint,
         focus: &Term,
         values: &[Term],
-        fail: &mut dyn FnMut(Option<&Term>, Option<&NamedNode>, String),
+        fail: &mut Fail<'_>,
         results: &mut Vec<ValidationResult>,
         depth: usize,
     ) -> Outcome {
-        let each = |fail: &mut dyn FnMut(Option<&Term>, Option<&NamedNode>, String),
-                    ok: &dyn Fn(&Term) -> bool,
-                    detail: &dyn Fn(&Term) -> String| {
-            for value in values {
-                if !ok(value) {
-                    fail(Some(value), None, detail(value));
+        let each =
+            |fail: &mut Fail<'_>, ok: &dyn Fn(&Term) -> bool, detail: &dyn Fn(&Term) -> String| {
+                for value in values {
+                    if !ok(value) {
+                        fail(Some(value), None, detail(value));
+                    }
                 }
-            }
-        };
+            };
         match constraint {
             Constraint::Class(class) => each(fail, &|v| self.is_instance(v, class), &|v| {
                 format!("{v} is not an instance of {class}")
@@ -262,6 +265,61 @@ impl Validator<'_> {
                             format!("{value} is also a value of {predicate}"),
                         );
                     }
+                }
+            }
+            Constraint::LessThan(predicate) | Constraint::LessThanOrEquals(predicate) => {
+                let or_equal = matches!(constraint, Constraint::LessThanOrEquals(_));
+                let others = self.follow(&Path::Predicate(predicate.clone()), focus);
+                for value in values {
+                    for other in &others {
+                        let ok = match (value, other) {
+                            (Term::Literal(_), Term::Literal(bound)) => match compare(value, bound)
+                            {
+                                Some(Ordering::Less) => true,
+                                Some(Ordering::Equal) => or_equal,
+                                _ => false,
+                            },
+                            _ => false,
+                        };
+                        if !ok {
+                            fail(
+                                Some(value),
+                                None,
+                                format!("{value} is not less than {other} ({predicate})"),
+                            );
+                        }
+                    }
+                }
+            }
+            Constraint::Qualified(q) => {
+                let mut conforming = 0u64;
+                for value in values {
+                    let mut counts = self.conforms(&q.shape, value, depth)?;
+                    for sibling in &q.disjoint_from {
+                        if counts && self.conforms(sibling, value, depth)? {
+                            counts = false;
+                        }
+                    }
+                    conforming += u64::from(counts);
+                }
+                if q.min && conforming < q.count {
+                    fail(
+                        None,
+                        None,
+                        format!(
+                            "{conforming} value(s) conform to {}, at least {} needed",
+                            q.shape, q.count
+                        ),
+                    );
+                } else if !q.min && conforming > q.count {
+                    fail(
+                        None,
+                        None,
+                        format!(
+                            "{conforming} value(s) conform to {}, at most {} allowed",
+                            q.shape, q.count
+                        ),
+                    );
                 }
             }
             Constraint::Not(other) => {
