@@ -122,6 +122,13 @@ pub struct SparqlRequest {
     pub prefixes: Vec<(String, String)>,
     /// The previous attempt and why it was rejected, when repairing.
     pub previous: Option<(String, String)>,
+    /// Worked examples over the same vocabulary: (question, query), built from
+    /// the store so a small model sees its terms in use.
+    pub examples: Vec<(String, String)>,
+    /// A GBNF grammar the reply must follow (llama.cpp's constrained decoding):
+    /// with it the model replies with the bare query, and its IRIs can only be
+    /// terms the store knows. Ignored by models that cannot take one.
+    pub grammar: Option<String>,
 }
 
 /// Model calls and tokens spent so far by one [`LanguageModel`].

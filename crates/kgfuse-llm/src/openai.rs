@@ -28,6 +28,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(8);
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Longest server error message kept in an error.
 const MAX_MESSAGE_CHARS: usize = 300;
+/// Most tokens of a grammar-held query reply.
+const MAX_QUERY_TOKENS: u32 = 256;
 
 /// Connection settings of an [`OpenAiChat`].
 ///
@@ -175,6 +177,8 @@ pub struct OpenAiChat {
     cache: ResponseCache,
     /// Set once the service refused `response_format`; JSON mode is then off.
     json_mode_rejected: AtomicBool,
+    /// Set once the server refused a `grammar` field.
+    grammar_rejected: AtomicBool,
     usage: UsageCounters,
 }
 
@@ -291,6 +295,11 @@ struct ChatRequest<'a> {
     temperature: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat>,
+    /// llama.cpp's GBNF grammar the reply must follow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grammar: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -336,6 +345,8 @@ enum AttemptError {
     },
     /// HTTP 400 naming `response_format`: the server has no JSON mode.
     JsonModeRejected(LlmError),
+    /// HTTP 400 naming `grammar`: the server takes no GBNF grammar.
+    GrammarRejected(LlmError),
     /// Anything else; trying again would not help.
     Fatal(LlmError),
 }
@@ -343,9 +354,10 @@ enum AttemptError {
 impl AttemptError {
     fn into_error(self) -> LlmError {
         match self {
-            Self::Transient { error, .. } | Self::JsonModeRejected(error) | Self::Fatal(error) => {
-                error
-            }
+            Self::Transient { error, .. }
+            | Self::JsonModeRejected(error)
+            | Self::GrammarRejected(error)
+            | Self::Fatal(error) => error,
         }
     }
 }
@@ -368,6 +380,7 @@ impl OpenAiChat {
             agent,
             cache,
             json_mode_rejected: AtomicBool::new(false),
+            grammar_rejected: AtomicBool::new(false),
             usage: UsageCounters::default(),
             config,
         })
@@ -480,9 +493,63 @@ impl OpenAiChat {
             response_format: json.then_some(ResponseFormat {
                 kind: "json_object",
             }),
+            grammar: None,
+            max_tokens: None,
         };
         serde_json::to_string(&request)
             .map_err(|error| LlmError::Service(format!("cannot encode the request: {error}")))
+    }
+
+    /// One chat completion held to a GBNF `grammar`, through the cache; `None`
+    /// when the server refuses grammars (remembered: later calls skip it).
+    fn chat_with_grammar(
+        &self,
+        prompt: &ChatPrompt,
+        grammar: &str,
+    ) -> Result<Option<String>, LlmError> {
+        if self.grammar_rejected.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let key = cache::key(
+            &self.config.model,
+            false,
+            &prompt.system,
+            &format!("{}\n<grammar>\n{grammar}", prompt.user),
+        );
+        if let Some(cached) = self.cache.get(&key) {
+            self.usage.record_cache_hit();
+            return Ok(Some(cached));
+        }
+        let messages = [
+            Message::system(prompt.system.clone()),
+            Message::user(prompt.user.clone()),
+        ];
+        let request = ChatRequest {
+            model: &self.config.model,
+            messages: &messages,
+            temperature: 0,
+            response_format: None,
+            grammar: Some(grammar),
+            // A query is short; a grammar loop must not run on.
+            max_tokens: Some(MAX_QUERY_TOKENS),
+        };
+        let body = serde_json::to_string(&request)
+            .map_err(|error| LlmError::Service(format!("cannot encode the request: {error}")))?;
+        let body = match self.post_with_retries(&body) {
+            Err(AttemptError::GrammarRejected(error)) => {
+                tracing::warn!(
+                    "{} refused the grammar ({error}); asking without one from now on",
+                    self.name
+                );
+                self.grammar_rejected.store(true, Ordering::Relaxed);
+                return Ok(None);
+            }
+            other => other.map_err(AttemptError::into_error)?,
+        };
+        let (content, tokens) = parse_completion(&body)?;
+        self.usage.record_reply(tokens);
+        self.cache.put(&key, &content);
+        Ok(Some(content))
     }
 
     /// Posts `body`, retrying transient failures up to `max_retries` times.
@@ -598,6 +665,9 @@ impl OpenAiChat {
             429 | 500..=599 => AttemptError::Transient { error, retry_after },
             400 if body.to_ascii_lowercase().contains("response_format") => {
                 AttemptError::JsonModeRejected(error)
+            }
+            400 if body.to_ascii_lowercase().contains("grammar") => {
+                AttemptError::GrammarRejected(error)
             }
             _ => AttemptError::Fatal(error),
         })
@@ -749,8 +819,21 @@ impl LanguageModel for OpenAiChat {
         )
     }
 
-    /// `prompts/generate_sparql.md`; a SELECT or ASK query.
+    /// With a grammar the server takes, `prompts/generate_sparql_constrained.md`
+    /// and the bare query it must follow; else `prompts/generate_sparql.md`; a
+    /// SELECT or ASK query.
     fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError> {
+        if let Some(grammar) = &request.grammar
+            && let Some(reply) =
+                self.chat_with_grammar(&prompt::generate_sparql_constrained(request), grammar)?
+        {
+            return reply::sparql(&reply).map_err(|problem| {
+                LlmError::Service(format!(
+                    "generate_sparql: the grammar-held reply is not a query ({problem}); it began {:?}",
+                    excerpt(&reply, 120)
+                ))
+            });
+        }
         self.ask_json(
             &GENERATE_SPARQL,
             prompt::generate_sparql(request),
@@ -1097,6 +1180,7 @@ mod tests {
             )],
             prefixes: vec![("ex".to_owned(), "http://ex.org/".to_owned())],
             previous: None,
+            ..SparqlRequest::default()
         };
         assert_eq!(model.generate_sparql(&request).expect("sparql"), query);
         request.previous = Some((
@@ -1124,6 +1208,67 @@ mod tests {
             "{repair}"
         );
         assert!(repair.contains("unknown property ex:sends"), "{repair}");
+    }
+
+    #[test]
+    fn a_grammar_is_sent_with_the_short_prompt_and_a_refusal_falls_back_for_good() {
+        let query = "SELECT ?signal WHERE { ex:EngineData ex:carries ?signal }";
+        let server = FakeServer::start(vec![
+            Reply::content(query),
+            Reply::status(
+                400,
+                r#"{"error": {"message": "Unrecognized request argument supplied: grammar"}}"#,
+            ),
+            Reply::content(&json!({ "sparql": query }).to_string()),
+            Reply::content(&json!({ "sparql": query }).to_string()),
+        ]);
+        let model = client(&server);
+        let request = SparqlRequest {
+            question: "Which signals does EngineData carry?".to_owned(),
+            entities: vec![(
+                "EngineData".to_owned(),
+                "http://ex.org/EngineData".to_owned(),
+            )],
+            prefixes: vec![("ex".to_owned(), "http://ex.org/".to_owned())],
+            examples: vec![(
+                "Which things are messages?".to_owned(),
+                "SELECT ?x WHERE { ?x a ex:Message }".to_owned(),
+            )],
+            grammar: Some("root ::= \"SELECT\" [^\\n]*".to_owned()),
+            ..SparqlRequest::default()
+        };
+        // The grammar path: the bare query is the reply.
+        assert_eq!(model.generate_sparql(&request).expect("sparql"), query);
+        // Another question: the server refuses the grammar, the JSON prompt follows.
+        let other = SparqlRequest {
+            question: "Which signals does BrakeData carry?".to_owned(),
+            ..request.clone()
+        };
+        assert_eq!(model.generate_sparql(&other).expect("fallback"), query);
+        // And from then on no grammar is sent at all.
+        let third = SparqlRequest {
+            question: "Which signals does GearData carry?".to_owned(),
+            ..request
+        };
+        assert_eq!(model.generate_sparql(&third).expect("json"), query);
+
+        let received = server.received();
+        assert_eq!(received.len(), 4);
+        assert_eq!(
+            received[0].body["grammar"],
+            json!("root ::= \"SELECT\" [^\\n]*")
+        );
+        assert!(!received[0].asks_json_mode());
+        let first = received[0].user();
+        assert!(
+            first.contains("Query: SELECT ?x WHERE { ?x a ex:Message }"),
+            "{first}"
+        );
+        assert!(received[1].body.get("grammar").is_some());
+        for later in &received[2..] {
+            assert!(later.body.get("grammar").is_none());
+            assert!(later.user().contains("JSON object"), "{}", later.user());
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod paths;
 mod query_graphs;
 mod sources;
 mod sparql;
+pub mod sparql_grammar;
 pub mod text_to_sparql;
 mod unified;
 

@@ -7,7 +7,11 @@
 //!    [`TextToSparqlOptions::slice_size`] of them are described (type, label,
 //!    comment, `subClassOf`, domain, range) and rendered as Turtle.
 //! 2. *Generation.* [`LanguageModel::generate_sparql`] gets the question, the slice,
-//!    the linked entities and the prefixes the parser resolves.
+//!    the linked entities, the prefixes the parser resolves, one or two example
+//!    queries over the slice's own terms, and a GBNF grammar
+//!    ([`crate::sparql_grammar`]) whose IRIs can only be the store's known terms
+//!    and the linked entities (a server that takes grammars, such as llama.cpp,
+//!    holds the reply to it; others get the plain prompt).
 //! 3. *Checks.* The reply is parsed (with the store's prefixes) and rejected when
 //!    it does not parse, is an update, is not a SELECT or ASK, contains `SERVICE`,
 //!    names predicates or classes the store neither declares nor uses
@@ -15,7 +19,10 @@
 //!    ranges ([`kgfuse_graph::Graph::domain_range_violations_with_prefixes`]).
 //! 4. *Execution.* The parsed query (never the text) runs with a timeout and a row
 //!    limit added to its algebra. A rejection or an execution error is sent back to
-//!    the model as `previous`, at most [`TextToSparqlOptions::max_repairs`] times.
+//!    the model as `previous`, at most [`TextToSparqlOptions::max_repairs`] times;
+//!    an unknown term comes with the nearest known ones ("did you mean
+//!    ex:worksFor?"), a query that matched nothing is repaired too (and kept if
+//!    nothing better follows), and a query the model already wrote ends the loop.
 //!
 //! An offline model ([`kgfuse_llm::RuleBased`]) answers [`LlmError::Unsupported`]:
 //! the result then has no query and its trace stage says that template queries are
@@ -24,11 +31,12 @@
 use crate::RetrieveError;
 use crate::sources::cell_text;
 use crate::sparql::{run, values, with_values};
+use crate::sparql_grammar::{GrammarTerms, select_ask_grammar};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::{
-    GraphError, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
+    GraphError, KnownTerms, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
 };
 use kgfuse_llm::{LanguageModel, LlmError, SparqlRequest};
 use kgfuse_store::Store;
@@ -39,6 +47,10 @@ use std::time::Duration;
 
 /// Name of the trace stage a text-to-SPARQL run reports in.
 pub const STAGE: &str = "text-to-sparql";
+
+/// Most properties, and most classes, a generated query may name through the
+/// grammar (the most used ones).
+const MAX_GRAMMAR_TERMS: usize = 300;
 
 /// Nearest vector rows considered for the ontology slice (per search).
 const SLICE_CANDIDATES: usize = 200;
@@ -88,6 +100,9 @@ pub struct TextToSparqlOptions {
     pub row_limit: usize,
     /// Time limit of the query's execution.
     pub timeout: Duration,
+    /// Send a grammar of the store's terms with the request (used by servers
+    /// that take one, such as llama.cpp; others get the plain prompt).
+    pub grammar: bool,
 }
 
 impl Default for TextToSparqlOptions {
@@ -97,6 +112,7 @@ impl Default for TextToSparqlOptions {
             slice_size: 12,
             row_limit: 100,
             timeout: Duration::from_secs(10),
+            grammar: true,
         }
     }
 }
@@ -186,14 +202,29 @@ pub async fn text_to_sparql(
         ..TextToSparql::default()
     };
     let prefixes = store.query_options().prefixes;
-    let ontology = ontology_slice(store, question, options.slice_size, &prefixes).await?;
+    let known = store.derived("text-to-sparql/known-terms", || {
+        store.graph().known_terms(MAX_GRAMMAR_TERMS)
+    })?;
+    let (ontology, slice) = ontology_slice(store, question, options.slice_size, &prefixes).await?;
+    let grammar = options.grammar.then(|| {
+        select_ask_grammar(&GrammarTerms {
+            properties: known.properties.clone(),
+            classes: known.classes.clone(),
+            entities: entities.iter().map(|(_, iri)| iri.clone()).collect(),
+            prefixes: prefixes.clone(),
+        })
+    });
     let mut request = SparqlRequest {
         question: question.to_owned(),
         ontology,
         entities: entities.to_vec(),
         prefixes: prefixes.clone(),
         previous: None,
+        examples: examples(&slice, &known, &prefixes),
+        grammar: grammar.flatten(),
     };
+    // A query that ran but matched nothing, kept in case no later one does better.
+    let mut empty: Option<(String, Run)> = None;
     for _ in 0..=options.max_repairs {
         let reply = match model.generate_sparql(&request) {
             Ok(reply) => reply,
@@ -211,19 +242,32 @@ pub async fn text_to_sparql(
             }
         };
         let text = strip_fences(&reply);
-        match check_and_run(store, &text, &prefixes, options)? {
-            Ok(run) => {
-                out.facts = facts_of(store, &run, options.row_limit)?;
-                out.variables = run.variables;
-                out.rows = run.rows;
-                out.answer = run.answer;
-                out.truncated = run.truncated;
-                out.trace.kept.push(text.clone());
+        if out.attempts.iter().any(|a| a.query == text) {
+            // A small model asked again often repeats itself: another round would
+            // only cost time.
+            out.trace
+                .kept
+                .push("the model repeated a query it had written; no further attempts".to_owned());
+            break;
+        }
+        match check_and_run(store, &text, &prefixes, options, &known)? {
+            Ok(run) if run.rows.is_empty() && run.answer.is_none() => {
+                let reason = "the query ran but matched nothing: check the direction of each \
+                              property, the classes used and how literals are written"
+                    .to_owned();
                 out.attempts.push(Attempt {
                     query: text.clone(),
-                    error: None,
+                    error: Some(reason.clone()),
                 });
-                out.query = Some(text);
+                out.trace.dropped.push(Dropped {
+                    iri: text.clone(),
+                    why: reason.clone(),
+                });
+                empty.get_or_insert((text.clone(), run));
+                request.previous = Some((text, reason));
+            }
+            Ok(run) => {
+                accept(store, &mut out, text, run, options)?;
                 return Ok(out);
             }
             Err(reason) => {
@@ -239,11 +283,98 @@ pub async fn text_to_sparql(
             }
         }
     }
+    if let Some((text, run)) = empty {
+        // Nothing better came: the valid query that matched nothing is the answer
+        // (an empty result is one), recorded as accepted.
+        if let Some(attempt) = out.attempts.iter_mut().find(|a| a.query == text) {
+            attempt.error = None;
+        }
+        out.trace.dropped.retain(|d| d.iri != text);
+        accept(store, &mut out, text, run, options)?;
+        return Ok(out);
+    }
     out.trace.kept.push(format!(
         "no generated query was accepted after {} attempts; template queries are used instead",
         out.attempts.len()
     ));
     Ok(out)
+}
+
+/// Records `run` of the query `text` as the result.
+fn accept(
+    store: &Store,
+    out: &mut TextToSparql,
+    text: String,
+    run: Run,
+    options: &TextToSparqlOptions,
+) -> Result<(), RetrieveError> {
+    out.facts = facts_of(store, &run, options.row_limit)?;
+    out.variables = run.variables;
+    out.rows = run.rows;
+    out.answer = run.answer;
+    out.truncated = run.truncated;
+    out.trace.kept.push(text.clone());
+    if !out.attempts.iter().any(|a| a.query == text) {
+        out.attempts.push(Attempt {
+            query: text.clone(),
+            error: None,
+        });
+    }
+    out.query = Some(text);
+    Ok(())
+}
+
+/// One or two small queries over the slice's own terms, for the model to imitate:
+/// the instances of its first class, and the values of its first property.
+fn examples(
+    slice: &[NamedNode],
+    known: &KnownTerms,
+    prefixes: &[(String, String)],
+) -> Vec<(String, String)> {
+    let name = |iri: &str| {
+        kgfuse_graph::compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, s)| s)
+    };
+    let words = |iri: &str| {
+        let local = iri.rsplit(['#', '/', ':']).next().unwrap_or(iri);
+        let mut out = String::new();
+        for (i, c) in local.chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                out.push(' ');
+            }
+            out.push(if c == '_' {
+                ' '
+            } else {
+                c.to_ascii_lowercase()
+            });
+        }
+        out
+    };
+    let mut out = Vec::new();
+    if let Some(class) = slice
+        .iter()
+        .find(|t| known.classes.iter().any(|c| c == t.as_str()))
+    {
+        out.push((
+            format!("Which things are of type {}?", words(class.as_str())),
+            format!("SELECT ?x WHERE {{ ?x a {} }}", name(class.as_str())),
+        ));
+    }
+    if let Some(property) = slice
+        .iter()
+        .find(|t| known.properties.iter().any(|p| p == t.as_str()))
+    {
+        out.push((
+            format!(
+                "What is the {} of each thing that has one?",
+                words(property.as_str())
+            ),
+            format!(
+                "SELECT ?x ?value WHERE {{ ?x {} ?value }}",
+                name(property.as_str())
+            ),
+        ));
+    }
+    out
 }
 
 /// (label, IRI) of each node: its first `rdfs:label`, else the end of its IRI.
@@ -309,9 +440,9 @@ async fn ontology_slice(
     question: &str,
     size: usize,
     prefixes: &[(String, String)],
-) -> Result<String, RetrieveError> {
+) -> Result<(String, Vec<NamedNode>), RetrieveError> {
     if size == 0 {
-        return Ok(String::new());
+        return Ok((String::new(), Vec::new()));
     }
     // Nearest rows overall, and nearest rows of an ontology kind; best score first.
     let mut candidates: Vec<(String, f32)> = Vec::new();
@@ -330,7 +461,7 @@ async fn ontology_slice(
         .map(Term::from)
         .collect();
     if terms.is_empty() {
-        return Ok(String::new());
+        return Ok((String::new(), Vec::new()));
     }
     // Which of them the store declares as a class or property.
     let kinds: Vec<Term> = ONTOLOGY_KINDS
@@ -355,7 +486,7 @@ async fn ontology_slice(
         .take(size)
         .filter_map(|(iri, _)| NamedNode::new(iri.as_str()).ok())
         .collect();
-    describe(store, &chosen, prefixes)
+    Ok((describe(store, &chosen, prefixes)?, chosen))
 }
 
 /// Turtle describing `terms` (in this order) by the predicates of [`DESCRIBED`].
@@ -493,6 +624,7 @@ fn check_and_run(
     text: &str,
     prefixes: &[(String, String)],
     options: &TextToSparqlOptions,
+    known: &KnownTerms,
 ) -> Result<Result<Run, String>, RetrieveError> {
     if text.is_empty() {
         return Ok(Err("the reply holds no query".to_owned()));
@@ -531,10 +663,36 @@ fn check_and_run(
     }
     let unknown = store.graph().unknown_terms(&query_vocabulary(&query))?;
     if !unknown.is_empty() {
-        return Ok(Err(format!(
+        let hints: Vec<String> = unknown
+            .iter()
+            .filter_map(|term| {
+                let iri = term.split_once('<')?.1.split('>').next()?;
+                let pool = if term.starts_with("class") {
+                    &known.classes
+                } else {
+                    &known.properties
+                };
+                let near = nearest_terms(iri, pool, 2);
+                (!near.is_empty()).then(|| {
+                    let near: Vec<String> = near
+                        .iter()
+                        .map(|n| {
+                            kgfuse_graph::compact_iri(n, prefixes)
+                                .map_or_else(|| format!("<{n}>"), |(_, s)| s)
+                        })
+                        .collect();
+                    format!("instead of <{iri}>, did you mean {}?", near.join(" or "))
+                })
+            })
+            .collect();
+        let mut reason = format!(
             "the query names terms the store neither declares nor uses: {}",
             unknown.join(", ")
-        )));
+        );
+        if !hints.is_empty() {
+            reason.push_str(&format!("; {}", hints.join("; ")));
+        }
+        return Ok(Err(reason));
     }
     let violations = store
         .graph()
@@ -579,6 +737,52 @@ fn check_and_run(
             return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
         }
     }))
+}
+
+/// The `n` known terms whose local names are nearest to `iri`'s: shared words
+/// (camelCase and `_` split, lower-cased) first, then shared letter pairs.
+fn nearest_terms(iri: &str, known: &[String], n: usize) -> Vec<String> {
+    fn local(iri: &str) -> &str {
+        iri.rsplit(['#', '/', ':'])
+            .find(|p| !p.is_empty())
+            .unwrap_or(iri)
+    }
+    fn words(text: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut word = String::new();
+        for c in text.chars() {
+            if (c.is_uppercase() || !c.is_alphanumeric()) && !word.is_empty() {
+                out.insert(std::mem::take(&mut word));
+            }
+            if c.is_alphanumeric() {
+                word.push(c.to_ascii_lowercase());
+            }
+        }
+        if !word.is_empty() {
+            out.insert(word);
+        }
+        out
+    }
+    fn pairs(text: &str) -> BTreeSet<(char, char)> {
+        let chars: Vec<char> = text.to_lowercase().chars().collect();
+        chars.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+    let wanted_words = words(local(iri));
+    let wanted_pairs = pairs(local(iri));
+    let mut scored: Vec<(f32, &String)> = known
+        .iter()
+        .map(|candidate| {
+            let name = local(candidate);
+            let shared_words = words(name).intersection(&wanted_words).count() as f32;
+            let theirs = pairs(name);
+            let union = theirs.union(&wanted_pairs).count().max(1) as f32;
+            let shared_pairs = theirs.intersection(&wanted_pairs).count() as f32 / union;
+            (shared_words + shared_pairs, candidate)
+        })
+        .filter(|(score, _)| *score >= 0.3)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(n).map(|(_, c)| c.clone()).collect()
 }
 
 /// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.
@@ -1048,6 +1252,58 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     }
 
     #[tokio::test]
+    async fn small_model_help_grammar_examples_did_you_mean_and_a_zero_row_repair() {
+        let (_dir, store) = store().await;
+        let model = Scripted::new(&[
+            // An unknown property close to a known one.
+            "SELECT ?x WHERE { ?x ex:workFor ex:acme }",
+            // Valid, but the literal is written wrong: nothing matches.
+            "SELECT ?x WHERE { ?x rdfs:label \"acme\" }",
+            "SELECT ?x WHERE { ?x ex:worksFor ex:acme }",
+        ]);
+        let options = TextToSparqlOptions {
+            max_repairs: 3,
+            ..TextToSparqlOptions::default()
+        };
+        let entities = [("Acme".to_owned(), "http://example.org/acme".to_owned())];
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &options)
+            .await
+            .expect("run");
+        assert_eq!(
+            result.query.as_deref(),
+            Some("SELECT ?x WHERE { ?x ex:worksFor ex:acme }")
+        );
+        assert_eq!(result.rows.len(), 1);
+        let requests = model.requests();
+        let first = &requests[0];
+        let grammar = first.grammar.as_deref().expect("a grammar");
+        assert!(grammar.contains("\"ex:worksFor\""), "{grammar}");
+        assert!(grammar.contains("entity ::= \"ex:acme\""), "{grammar}");
+        assert!(!first.examples.is_empty(), "examples from the slice");
+        assert!(
+            first.examples.iter().all(|(_, q)| q.starts_with("SELECT ")),
+            "{:?}",
+            first.examples
+        );
+        let hint = &requests[1].previous.as_ref().expect("a repair").1;
+        assert!(hint.contains("did you mean ex:worksFor"), "{hint}");
+        let zero = &requests[2].previous.as_ref().expect("a repair").1;
+        assert!(zero.contains("matched nothing"), "{zero}");
+
+        // When nothing better follows, the valid zero-row query is the result.
+        let model = Scripted::new(&["SELECT ?x WHERE { ?x rdfs:label \"acme\" }"]);
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &options)
+            .await
+            .expect("run");
+        assert_eq!(
+            result.query.as_deref(),
+            Some("SELECT ?x WHERE { ?x rdfs:label \"acme\" }")
+        );
+        assert!(result.rows.is_empty());
+        assert_eq!(model.requests().len(), 2, "the repeat ends the loop");
+    }
+
+    #[tokio::test]
     async fn updates_and_describe_are_rejected_and_the_loop_stops() {
         let (_dir, store) = store().await;
         let before = store.graph().len().expect("len");
@@ -1074,8 +1330,16 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                 .await
                 .expect("run");
             assert_eq!(result.query, None, "{reply}");
-            assert_eq!(result.attempts.len(), repairs + 1, "{reply}");
-            assert_eq!(model.requests().len(), repairs + 1, "{reply}");
+            // The scripted model repeats itself: the repeat ends the loop at once.
+            assert_eq!(result.attempts.len(), 1, "{reply}");
+            assert_eq!(model.requests().len(), repairs.min(1) + 1, "{reply}");
+            if repairs > 0 {
+                assert!(
+                    result.trace.kept[0].contains("repeated a query"),
+                    "{:?}",
+                    result.trace
+                );
+            }
             assert!(
                 result
                     .attempts
@@ -1085,7 +1349,11 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                 result.attempts
             );
             assert!(
-                result.trace.kept[0].contains("template queries are used instead"),
+                result
+                    .trace
+                    .kept
+                    .iter()
+                    .any(|k| k.contains("template queries are used instead")),
                 "{:?}",
                 result.trace
             );

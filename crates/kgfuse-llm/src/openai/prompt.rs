@@ -12,6 +12,8 @@ const JUDGE_RELEVANCE: &str = include_str!("../../../../prompts/judge_relevance.
 const REWRITE_QUERY: &str = include_str!("../../../../prompts/rewrite_query.md");
 const DRAFT_ANSWER: &str = include_str!("../../../../prompts/draft_answer.md");
 const GENERATE_SPARQL: &str = include_str!("../../../../prompts/generate_sparql.md");
+const GENERATE_SPARQL_CONSTRAINED: &str =
+    include_str!("../../../../prompts/generate_sparql_constrained.md");
 
 /// A system and a user message, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +182,16 @@ pub(crate) fn draft_answer(question: &str, passages: &[Passage]) -> ChatPrompt {
 
 /// `generate_sparql.md`, with its `repair` section when a previous attempt failed.
 pub(crate) fn generate_sparql(request: &SparqlRequest) -> ChatPrompt {
+    sparql_prompt(GENERATE_SPARQL, request)
+}
+
+/// `generate_sparql_constrained.md`: the prompt for a reply held to a grammar (the
+/// bare query, no JSON), shorter, for small models.
+pub(crate) fn generate_sparql_constrained(request: &SparqlRequest) -> ChatPrompt {
+    sparql_prompt(GENERATE_SPARQL_CONSTRAINED, request)
+}
+
+fn sparql_prompt(template: &str, request: &SparqlRequest) -> ChatPrompt {
     let entities = bullet_list(
         request
             .entities
@@ -196,10 +208,20 @@ pub(crate) fn generate_sparql(request: &SparqlRequest) -> ChatPrompt {
     } else {
         prefixes.join("\n")
     };
+    let examples = if request.examples.is_empty() {
+        "(none)".to_owned()
+    } else {
+        request
+            .examples
+            .iter()
+            .map(|(question, query)| format!("Question: {question}\nQuery: {query}"))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
     let repair = match &request.previous {
         Some((query, error)) => {
             let filled = fill(
-                section(GENERATE_SPARQL, "repair"),
+                section(template, "repair"),
                 &[
                     ("previous_query", query.trim()),
                     ("previous_error", error.trim()),
@@ -210,12 +232,13 @@ pub(crate) fn generate_sparql(request: &SparqlRequest) -> ChatPrompt {
         None => String::new(),
     };
     build(
-        GENERATE_SPARQL,
+        template,
         &[
             ("question", &request.question),
             ("ontology", request.ontology.trim()),
             ("entities", &entities),
             ("prefixes", &prefixes),
+            ("examples", &examples),
             ("repair", &repair),
         ],
     )
@@ -257,6 +280,7 @@ mod tests {
             entities: vec![("Alice".into(), "http://ex.org/alice".into())],
             prefixes: vec![("ex".into(), "http://ex.org/".into())],
             previous: Some(("SELECT ?x".into(), "parse error".into())),
+            ..SparqlRequest::default()
         };
         let prompts = [
             classify("text", &["a", "b"]),
@@ -287,6 +311,7 @@ mod tests {
                 "SELECT ?s WHERE { ?s ex:bad ?o }".into(),
                 "unknown term ex:bad".into(),
             )),
+            ..SparqlRequest::default()
         };
         let user = generate_sparql(&request).user;
         for expected in [

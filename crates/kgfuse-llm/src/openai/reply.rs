@@ -245,7 +245,8 @@ fn answer_claims(claims: Vec<ClaimReply>, passage_ids: &[&str]) -> Result<Vec<Cl
     Ok(out)
 }
 
-/// `{"sparql": str}`, or a bare query in a `` ```sparql `` fence; a SELECT or ASK query.
+/// `{"sparql": str}`, a query in a `` ```sparql `` fence, or the bare query (a
+/// grammar-held reply); a SELECT or ASK query.
 pub(crate) fn sparql(reply: &str) -> Result<String, String> {
     let from_json = json_object(reply).and_then(|object| {
         object
@@ -253,9 +254,16 @@ pub(crate) fn sparql(reply: &str) -> Result<String, String> {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
+    let bare = || {
+        let text = reply.trim();
+        matches!(query_form(text).as_deref(), Some("SELECT" | "ASK")).then(|| text.to_owned())
+    };
     let query = from_json
         .or_else(|| fenced_block(reply, Some("sparql")).map(str::to_owned))
-        .ok_or("neither a JSON object with a \"sparql\" string nor a ```sparql block")?;
+        .or_else(bare)
+        .ok_or(
+            "neither a JSON object with a \"sparql\" string, a ```sparql block nor a bare query",
+        )?;
     let query = strip_fences(&query).trim();
     match query_form(query) {
         Some(form) if form == "SELECT" || form == "ASK" => Ok(query.to_owned()),
@@ -392,7 +400,7 @@ mod tests {
     }
 
     #[test]
-    fn sparql_comes_from_json_or_a_fence_and_must_be_read_only() {
+    fn sparql_comes_from_json_a_fence_or_bare_and_must_be_read_only() {
         let select = "PREFIX ex: <http://ex.org/select#>\nSELECT ?s WHERE { ?s ex:p ?o }";
         let json = serde_json::json!({ "sparql": select }).to_string();
         assert_eq!(sparql(&json), Ok(select.to_owned()));
@@ -408,7 +416,14 @@ mod tests {
         assert_eq!(sparql("```sparql\nASK {}\n```"), Ok("ASK {}".to_owned()));
         assert!(sparql(r#"{"sparql": "DELETE WHERE { ?s ?p ?o }"}"#).is_err());
         assert!(sparql(r#"{"sparql": "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"}"#).is_err());
-        assert!(sparql("SELECT ?s WHERE { ?s ?p ?o }").is_err());
+        // A bare query is what a grammar-held reply is; an update is not accepted
+        // bare either, and prose is no query.
+        assert_eq!(
+            sparql(" SELECT ?s WHERE { ?s ?p ?o }\n"),
+            Ok("SELECT ?s WHERE { ?s ?p ?o }".to_owned())
+        );
+        assert!(sparql("DELETE WHERE { ?s ?p ?o }").is_err());
+        assert!(sparql("The query is below.").is_err());
         assert!(sparql(r#"{"query": "SELECT ?s"}"#).is_err());
     }
 }
