@@ -16,11 +16,12 @@ case "$MODEL" in
   *) echo "unknown model $MODEL (smollm2-135m or qwen2.5-coder-1.5b)" >&2; exit 2 ;;
 esac
 [ -x "$HOME_DIR/venv/bin/python" ] && [ -f "$file" ] || { echo "run 'make llm' first" >&2; exit 1; }
-# Free cores: all of them minus the load average, at least one. A busy 2-core
-# machine with 2 threads collapses to 2-3 tokens/s.
+# Free cores: all of them minus the tasks running right now (besides this script's
+# own reading), at least one; LLM_THREADS overrides. A busy 2-core machine with 2
+# threads collapses to 2-3 tokens/s.
 cores="$(nproc)"
-busy="$(awk '{ printf "%d", $1 + 0.5 }' /proc/loadavg)"
-threads=$(( cores - busy ))
+busy="$(awk '{ split($4, r, "/"); print r[1] - 1 }' /proc/loadavg)"
+threads="${LLM_THREADS:-$(( cores - busy ))}"
 [ "$threads" -ge 1 ] || threads=1
 log="$HOME_DIR/server-$PORT.log"
 pidfile="$HOME_DIR/server-$PORT.pid"

@@ -941,21 +941,22 @@ mod tests {
     }
 }
 
-/// The properties and classes a store knows, most used first: what a generated
-/// query may name (see [`Graph::known_terms`]).
+/// The properties and classes a store's data uses, most used first: what a
+/// generated query may usefully name (see [`Graph::known_terms`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KnownTerms {
-    /// Predicates used in the data or declared as properties, as IRIs.
+    /// Predicates of some triple, as IRIs.
     pub properties: Vec<String>,
-    /// Classes of some node or declared as classes, as IRIs.
+    /// Classes of some node, as IRIs.
     pub classes: Vec<String>,
 }
 
 impl Graph {
-    /// The store's properties and classes, most used first (declared but unused
-    /// ones after), at most `max_each` of each, without the RDF/RDFS/OWL/XSD
-    /// namespaces except `rdf:type` and `rdfs:label`. Scans the store: callers keep
-    /// the result until the next write.
+    /// The predicates and classes the store's triples use, most used first, at
+    /// most `max_each` of each, without the RDF/RDFS/OWL/XSD namespaces except
+    /// `rdf:type` and `rdfs:label`. A term only declared (an ontology's class with
+    /// no instance) is left out: a query naming it can only match nothing. Scans
+    /// the store: callers keep the result until the next write.
     pub fn known_terms(&self, max_each: usize) -> Result<KnownTerms, GraphError> {
         let used = |query: &str| -> Result<Vec<String>, GraphError> {
             let outcome = self.query(query, &crate::QueryOptions::default())?;
@@ -975,27 +976,12 @@ impl Graph {
                 || iri == "http://www.w3.org/2000/01/rdf-schema#label"
                 || !BUILT_IN.iter().any(|ns| iri.starts_with(ns))
         };
-        let types = |kinds: &[&str]| {
-            kinds
-                .iter()
-                .map(|k| format!("<{k}>"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let mut properties =
+        let properties =
             used("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p")?;
-        properties.extend(used(&format!(
-            "SELECT DISTINCT ?p WHERE {{ VALUES ?kind {{ {} }} ?p a ?kind }} ORDER BY ?p",
-            types(&PROPERTY_TYPES)
-        ))?);
-        let mut classes = used(&format!(
+        let classes = used(&format!(
             "SELECT ?c (COUNT(*) AS ?n) WHERE {{ ?s <{RDF_TYPE}> ?c FILTER(isIRI(?c)) }} \
              GROUP BY ?c ORDER BY DESC(?n) ?c"
         ))?;
-        classes.extend(used(&format!(
-            "SELECT DISTINCT ?c WHERE {{ VALUES ?kind {{ {} }} ?c a ?kind FILTER(isIRI(?c)) }} ORDER BY ?c",
-            types(&CLASS_TYPES)
-        ))?);
         let first_of = |terms: Vec<String>| -> Vec<String> {
             let mut seen = BTreeSet::new();
             terms

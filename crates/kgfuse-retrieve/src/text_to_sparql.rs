@@ -51,6 +51,16 @@ pub const STAGE: &str = "text-to-sparql";
 /// Most properties, and most classes, a generated query may name through the
 /// grammar (the most used ones).
 const MAX_GRAMMAR_TERMS: usize = 300;
+/// kgfuse's record of loaded files: never what a question is about.
+const BOOKKEEPING: [&str; 5] = [
+    kgfuse_core::vocab::kgfuse::SOURCE_FILE,
+    kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
+    kgfuse_core::vocab::kgfuse::CONTENT_HASH,
+    kgfuse_core::vocab::kgfuse::EXTRACTION_HASH,
+    kgfuse_core::vocab::kgfuse::EXTRACTOR,
+];
+/// Most used properties, and classes, named after the slice.
+const USED_TERMS_SHOWN: usize = 40;
 
 /// Nearest vector rows considered for the ontology slice (per search).
 const SLICE_CANDIDATES: usize = 200;
@@ -203,9 +213,19 @@ pub async fn text_to_sparql(
     };
     let prefixes = store.query_options().prefixes;
     let known = store.derived("text-to-sparql/known-terms", || {
-        store.graph().known_terms(MAX_GRAMMAR_TERMS)
+        store
+            .graph()
+            .known_terms(MAX_GRAMMAR_TERMS)
+            .map(|mut known| {
+                known
+                    .properties
+                    .retain(|p| !BOOKKEEPING.contains(&p.as_str()));
+                known.classes.retain(|c| !BOOKKEEPING.contains(&c.as_str()));
+                known
+            })
     })?;
-    let (ontology, slice) = ontology_slice(store, question, options.slice_size, &prefixes).await?;
+    let (ontology, slice) =
+        ontology_slice(store, question, options.slice_size, &prefixes, &known).await?;
     let grammar = options.grammar.then(|| {
         select_ask_grammar(&GrammarTerms {
             properties: known.properties.clone(),
@@ -216,7 +236,7 @@ pub async fn text_to_sparql(
     });
     let mut request = SparqlRequest {
         question: question.to_owned(),
-        ontology,
+        ontology: with_used_terms(ontology, &known, &prefixes),
         entities: entities.to_vec(),
         prefixes: prefixes.clone(),
         previous: None,
@@ -324,8 +344,9 @@ fn accept(
     Ok(())
 }
 
-/// One or two small queries over the slice's own terms, for the model to imitate:
-/// the instances of its first class, and the values of its first property.
+/// One or two small queries for the model to imitate, over terms the data uses:
+/// the instances of a class and the values of a property, each the slice's first
+/// used one, else the store's most used one.
 fn examples(
     slice: &[NamedNode],
     known: &KnownTerms,
@@ -349,29 +370,58 @@ fn examples(
         }
         out
     };
+    let pick = |pool: &[String], skip: &[&str]| -> Option<String> {
+        slice
+            .iter()
+            .map(NamedNode::as_str)
+            .find(|t| pool.iter().any(|p| p == t))
+            .map(str::to_owned)
+            .or_else(|| pool.iter().find(|p| !skip.contains(&p.as_str())).cloned())
+    };
     let mut out = Vec::new();
-    if let Some(class) = slice
-        .iter()
-        .find(|t| known.classes.iter().any(|c| c == t.as_str()))
-    {
+    if let Some(class) = pick(&known.classes, &[]) {
         out.push((
-            format!("Which things are of type {}?", words(class.as_str())),
-            format!("SELECT ?x WHERE {{ ?x a {} }}", name(class.as_str())),
+            format!("Which things are of type {}?", words(&class)),
+            format!("SELECT ?x WHERE {{ ?x a {} }}", name(&class)),
         ));
     }
-    if let Some(property) = slice
-        .iter()
-        .find(|t| known.properties.iter().any(|p| p == t.as_str()))
-    {
+    let plain = [w3c::RDF_TYPE, w3c::RDFS_LABEL];
+    if let Some(property) = pick(&known.properties, &plain) {
         out.push((
             format!(
                 "What is the {} of each thing that has one?",
-                words(property.as_str())
+                words(&property)
             ),
-            format!(
-                "SELECT ?x ?value WHERE {{ ?x {} ?value }}",
-                name(property.as_str())
-            ),
+            format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
+        ));
+    }
+    out
+}
+
+/// The slice, followed by the terms the data uses most, by name: a store whose
+/// ontology is not loaded (or has no labels to embed) still shows its vocabulary.
+fn with_used_terms(slice: String, known: &KnownTerms, prefixes: &[(String, String)]) -> String {
+    let names = |iris: &[String]| -> String {
+        iris.iter()
+            .take(USED_TERMS_SHOWN)
+            .map(|iri| {
+                kgfuse_graph::compact_iri(iri, prefixes)
+                    .map_or_else(|| format!("<{iri}>"), |(_, s)| s)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = slice;
+    if !known.properties.is_empty() {
+        out.push_str(&format!(
+            "\n# Properties the data uses, most used first: {}\n",
+            names(&known.properties)
+        ));
+    }
+    if !known.classes.is_empty() {
+        out.push_str(&format!(
+            "# Classes the data uses, most used first: {}\n",
+            names(&known.classes)
         ));
     }
     out
@@ -440,6 +490,7 @@ async fn ontology_slice(
     question: &str,
     size: usize,
     prefixes: &[(String, String)],
+    known: &KnownTerms,
 ) -> Result<(String, Vec<NamedNode>), RetrieveError> {
     if size == 0 {
         return Ok((String::new(), Vec::new()));
@@ -480,9 +531,17 @@ async fn ontology_slice(
         .iter()
         .filter_map(|row| cell_text(row.get(column)))
         .collect();
+    // Only declared terms the data uses: a carried vocabulary the data never
+    // uses (kgfuse's own, in a store of other data) can only mislead. The terms
+    // the data uses follow the slice by name (`with_used_terms`). A store without
+    // data yet (no instance of any class: an ontology types its terms only with
+    // RDFS and OWL classes) shows its whole vocabulary.
+    let no_data = known.classes.is_empty();
+    let used =
+        |iri: &String| no_data || known.properties.contains(iri) || known.classes.contains(iri);
     let chosen: Vec<NamedNode> = candidates
         .iter()
-        .filter(|(iri, _)| declared.contains(iri))
+        .filter(|(iri, _)| declared.contains(iri) && used(iri))
         .take(size)
         .filter_map(|(iri, _)| NamedNode::new(iri.as_str()).ok())
         .collect();
