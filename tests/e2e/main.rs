@@ -16,6 +16,7 @@ mod http;
 mod ingest;
 mod linking;
 mod load;
+mod local_llm;
 mod mcp;
 mod minilm;
 mod retrieve;

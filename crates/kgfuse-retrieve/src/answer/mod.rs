@@ -32,7 +32,8 @@ use kgfuse_core::answer::{
 };
 use kgfuse_core::context::{Dropped, FusedContext, SourceRef, TextHit, TraceStage};
 use kgfuse_llm::{
-    Claim, Draft, LanguageModel, Passage, contains_instruction, content_words, sentences,
+    Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
+    sentences,
 };
 use kgfuse_store::Store;
 use metadata::{SourceFacts, related_nodes, related_terms, source_facts};
@@ -425,6 +426,55 @@ async fn knowledge_gap(
     )))
 }
 
+/// The model's draft, unless it is unusable or says "insufficient" where the
+/// extractive draft ([`RuleBased`], what the offline loop answers) finds support:
+/// then the extractive draft, with the reason in the trace. A small local model
+/// so never answers worse than no model (grounding still checks what follows).
+fn draft_keeping_the_extractive_answer(
+    model: &dyn LanguageModel,
+    question: &str,
+    passages: &[Passage],
+    answer: &mut Answer,
+) -> Result<Draft, RetrieveError> {
+    let extractive = || RuleBased::default().draft_answer(question, passages);
+    let note = |answer: &mut Answer, why: String| {
+        answer.trace.push(stage(
+            "draft",
+            Vec::new(),
+            vec![Dropped {
+                iri: question.to_owned(),
+                why,
+            }],
+        ));
+    };
+    if model.is_offline() {
+        return Ok(model.draft_answer(question, passages)?);
+    }
+    match model.draft_answer(question, passages) {
+        Ok(Draft::Insufficient { missing }) => match extractive()? {
+            Draft::Answer(claims) if !claims.is_empty() => {
+                note(
+                    answer,
+                    format!(
+                        "the model found the passages insufficient ({missing}), but the extractive draft finds support: it is used"
+                    ),
+                );
+                Ok(Draft::Answer(claims))
+            }
+            _ => Ok(Draft::Insufficient { missing }),
+        },
+        Ok(draft) => Ok(draft),
+        Err(LlmError::Service(problem)) => {
+            note(
+                answer,
+                format!("the model's draft was unusable ({problem}); the extractive draft is used"),
+            );
+            Ok(extractive()?)
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
 /// Drafts from the kept passages, validates grounding, and finalises.
 fn draft_and_check(
     model: &dyn LanguageModel,
@@ -441,7 +491,7 @@ fn draft_and_check(
             text: c.text.clone(),
         })
         .collect();
-    let claims = match model.draft_answer(question, &passages)? {
+    let claims = match draft_keeping_the_extractive_answer(model, question, &passages, answer)? {
         Draft::Insufficient { missing } => {
             answer.trace.push(stage(
                 "draft",
