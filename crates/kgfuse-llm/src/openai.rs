@@ -50,6 +50,9 @@ pub struct OpenAiChatConfig {
     pub cache_dir: Option<PathBuf>,
     /// Ask for JSON mode (`response_format`) on tasks that expect JSON.
     pub json_mode: bool,
+    /// Send a GBNF grammar with a text-to-SPARQL request that carries one
+    /// (llama.cpp); a server that refuses it is asked without from then on.
+    pub grammar: bool,
     /// Wait before the first retry; doubles each retry, up to 8 s.
     pub backoff: Duration,
 }
@@ -66,6 +69,7 @@ impl Default for OpenAiChatConfig {
             max_retries: 3,
             cache_dir: None,
             json_mode: true,
+            grammar: true,
             backoff: Duration::from_millis(250),
         }
     }
@@ -81,6 +85,7 @@ impl fmt::Debug for OpenAiChatConfig {
             .field("max_retries", &self.max_retries)
             .field("cache_dir", &self.cache_dir)
             .field("json_mode", &self.json_mode)
+            .field("grammar", &self.grammar)
             .field("backoff", &self.backoff)
             .finish()
     }
@@ -88,8 +93,9 @@ impl fmt::Debug for OpenAiChatConfig {
 
 impl OpenAiChatConfig {
     /// Settings from the environment: `KGFUSE_LLM_BASE_URL`, `KGFUSE_LLM_MODEL`,
-    /// `KGFUSE_LLM_API_KEY` (else `OPENAI_API_KEY`), `KGFUSE_LLM_TIMEOUT_SECS` and
-    /// `KGFUSE_LLM_CACHE_DIR`; the rest as in [`Default`]. `None` when the base URL
+    /// `KGFUSE_LLM_API_KEY` (else `OPENAI_API_KEY`), `KGFUSE_LLM_TIMEOUT_SECS`,
+    /// `KGFUSE_LLM_CACHE_DIR` and `KGFUSE_LLM_GRAMMAR` (`0`, `off` or `false`: never
+    /// send a grammar); the rest as in [`Default`]. `None` when the base URL
     /// or the model is unset or empty: callers then use [`crate::RuleBased`].
     #[must_use]
     pub fn from_env() -> Option<Self> {
@@ -120,6 +126,9 @@ impl OpenAiChatConfig {
             api_key: var("KGFUSE_LLM_API_KEY").or_else(|| var("OPENAI_API_KEY")),
             timeout,
             cache_dir: var("KGFUSE_LLM_CACHE_DIR").map(PathBuf::from),
+            grammar: !var("KGFUSE_LLM_GRAMMAR").is_some_and(|v| {
+                matches!(v.to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no")
+            }),
             ..defaults
         })
     }
@@ -507,7 +516,7 @@ impl OpenAiChat {
         prompt: &ChatPrompt,
         grammar: &str,
     ) -> Result<Option<String>, LlmError> {
-        if self.grammar_rejected.load(Ordering::Relaxed) {
+        if !self.config.grammar || self.grammar_rejected.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let key = cache::key(
@@ -1049,6 +1058,7 @@ mod tests {
             max_retries: 2,
             cache_dir: None,
             json_mode: true,
+            grammar: true,
             backoff: Duration::from_millis(1),
         }
     }
@@ -1678,6 +1688,16 @@ mod tests {
         );
         assert_eq!(config.max_retries, 3);
         assert!(config.json_mode);
+        assert!(config.grammar);
+        for off in ["0", "off", "FALSE"] {
+            let config = vars(&[
+                ("KGFUSE_LLM_BASE_URL", "http://x/v1"),
+                ("KGFUSE_LLM_MODEL", "m"),
+                ("KGFUSE_LLM_GRAMMAR", off),
+            ])
+            .expect("configured");
+            assert!(!config.grammar, "{off}");
+        }
 
         let config = vars(&[
             ("KGFUSE_LLM_BASE_URL", "http://x/v1"),
