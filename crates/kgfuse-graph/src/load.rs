@@ -193,6 +193,17 @@ impl<'a> FileQuads<'a> {
     }
 }
 
+impl FileQuads<'_> {
+    /// Adds the prefixes the parser has in scope to the ones found so far.
+    fn remember_prefixes(&mut self) {
+        for (prefix, iri) in self.parser.prefixes() {
+            if !self.prefixes.iter().any(|(p, _)| p == prefix) {
+                self.prefixes.push((prefix.to_owned(), iri.to_owned()));
+            }
+        }
+    }
+}
+
 impl Iterator for FileQuads<'_> {
     type Item = Result<Quad, GraphError>;
 
@@ -204,6 +215,11 @@ impl Iterator for FileQuads<'_> {
             Some(Ok(quad)) => {
                 (self.on_quad)(quad.as_ref());
                 self.count += 1;
+                if self.count == 1 {
+                    // RDF/XML's namespaces are in scope only inside the document
+                    // element: read them while it is open (Turtle's stay to the end).
+                    self.remember_prefixes();
+                }
                 if self.count.is_multiple_of(10_000) {
                     self.progress.advance(10_000);
                 }
@@ -216,11 +232,7 @@ impl Iterator for FileQuads<'_> {
             None => {
                 self.done = true;
                 self.progress.advance(self.count % 10_000);
-                for (prefix, iri) in self.parser.prefixes() {
-                    if !self.prefixes.iter().any(|(p, _)| p == prefix) {
-                        self.prefixes.push((prefix.to_owned(), iri.to_owned()));
-                    }
-                }
+                self.remember_prefixes();
                 None
             }
         }
@@ -521,6 +533,14 @@ mod tests {
             .expect("load");
         assert_eq!(report.quads, 4, "no metadata quads with an explicit graph");
         assert_eq!(graph.len().expect("len"), 4);
+        // RDF/XML's xmlns prefixes are in scope only inside the document: still found.
+        assert!(
+            report
+                .prefixes
+                .contains(&("ex".to_owned(), "urn:ex#".to_owned())),
+            "{:?}",
+            report.prefixes
+        );
     }
 
     #[test]

@@ -389,13 +389,36 @@ fn update_error(
 pub fn parse_query(text: &str, options: &QueryOptions) -> Result<spargebra::Query, GraphError> {
     parser(options)?
         .parse_query(text)
-        .map_err(|e| syntax_error(&e, options))
+        .map_err(|e| syntax_error(&e, text, options))
 }
 
 /// A syntax error, with a hint when an IRI failed to parse and no base was given
 /// (a relative IRI such as `<data.ttl>` needs one).
-fn syntax_error(error: &spargebra::SparqlSyntaxError, options: &QueryOptions) -> GraphError {
+fn syntax_error(
+    error: &spargebra::SparqlSyntaxError,
+    text: &str,
+    options: &QueryOptions,
+) -> GraphError {
     let message = error.to_string();
+    if message.contains("Prefix not found") {
+        // The parser's own message lists every character it expected: say which
+        // prefix is missing instead.
+        let location = message
+            .strip_prefix("error at ")
+            .and_then(|rest| rest.split_once(": "))
+            .map_or(String::new(), |(at, _)| format!(" at {at}"));
+        let known: Vec<&str> = options.prefixes.iter().map(|(p, _)| p.as_str()).collect();
+        let missing = undeclared_prefixes(text, &known);
+        return GraphError::Syntax(format!(
+            "unknown prefix {}{location} (known: {}; declare another with PREFIX name: <namespace>)",
+            missing
+                .iter()
+                .map(|p| format!("'{p}:'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            known.join(", ")
+        ));
+    }
     if options.base_iri.is_none() && message.contains("IRI parsing failed") {
         return GraphError::Syntax(format!(
             "{message} (a relative IRI needs a BASE declaration; a query read with --file \
@@ -405,12 +428,63 @@ fn syntax_error(error: &spargebra::SparqlSyntaxError, options: &QueryOptions) ->
     GraphError::Syntax(message)
 }
 
+/// Prefixes a query's prefixed names use that neither `known` nor its own PREFIX
+/// declarations define (IRIs, strings and comments skipped), in order of use.
+fn undeclared_prefixes(text: &str, known: &[&str]) -> Vec<String> {
+    let mut declared: Vec<String> = known.iter().map(|p| (*p).to_owned()).collect();
+    let mut used: Vec<String> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut previous_word = String::new();
+    while i < chars.len() {
+        match chars[i] {
+            '<' => {
+                while i < chars.len() && chars[i] != '>' && !chars[i].is_whitespace() {
+                    i += 1;
+                }
+            }
+            '"' | '\'' => {
+                let quote = chars[i];
+                i += 1;
+                while i < chars.len() && chars[i] != quote {
+                    i += usize::from(chars[i] == '\\') + 1;
+                }
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            c if c.is_alphabetic() => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || "_-.".contains(chars[i])) {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                if chars.get(i) == Some(&':') {
+                    if previous_word.eq_ignore_ascii_case("prefix") {
+                        declared.push(word.clone());
+                    } else if !declared.contains(&word) && !used.contains(&word) {
+                        used.push(word.clone());
+                    }
+                }
+                previous_word = word;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    used.retain(|p| !declared.contains(p));
+    used
+}
+
 /// Parses a SPARQL 1.1 Update with the given prefixes and base, as
 /// [`Graph::update`] does before it runs one.
 pub fn parse_update(text: &str, options: &QueryOptions) -> Result<spargebra::Update, GraphError> {
     parser(options)?
         .parse_update(text)
-        .map_err(|e| syntax_error(&e, options))
+        .map_err(|e| syntax_error(&e, text, options))
 }
 
 impl Graph {
@@ -569,6 +643,20 @@ mod tests {
             panic!("expected solutions")
         };
         assert!(rows.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_prefix_is_named_not_dumped() {
+        let options = QueryOptions::default();
+        let error = parse_query(
+            "PREFIX ok: <urn:ok#> SELECT * WHERE { ?s zz:name ok:x . ?s <urn:a:b> \"yy:no\" }",
+            &options,
+        )
+        .expect_err("zz is not declared");
+        let message = error.to_string();
+        assert!(message.contains("unknown prefix 'zz:' at 1:"), "{message}");
+        assert!(message.contains("known: rdf, rdfs"), "{message}");
+        assert!(!message.contains("u{"), "{message}");
     }
 
     #[test]

@@ -127,7 +127,10 @@ impl OpenAiChatConfig {
             timeout,
             cache_dir: var("KGFUSE_LLM_CACHE_DIR").map(PathBuf::from),
             grammar: !var("KGFUSE_LLM_GRAMMAR").is_some_and(|v| {
-                matches!(v.to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no")
+                matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "0" | "off" | "false" | "no"
+                )
             }),
             ..defaults
         })
