@@ -6,7 +6,8 @@
 //!
 //! The language is a small, regular SPARQL: one or more triple patterns (a
 //! predicate or a two-step path), an optional `FILTER(CONTAINS(...))` on a
-//! variable's text, `COUNT`, `DISTINCT`, `ORDER BY` and `LIMIT`. Everything it
+//! variable's text, `COUNT`, `DISTINCT`, `ORDER BY` and `LIMIT`. When the
+//! question names entities, one of the patterns must use one of them. Everything it
 //! accepts parses as SPARQL 1.1 (tested); what it cannot express (OPTIONAL, UNION,
 //! nested groups) the model writes without a grammar, on servers that have none.
 
@@ -45,6 +46,12 @@ lower ::= "\"" [^"\\\nA-Z]+ "\""
 number ::= [0-9]+
 "#;
 
+/// With linked entities, a query must use one: a small model otherwise drops the
+/// question's subject and lists a whole class.
+const BODY_WITH_ENTITY: &str = r#"body ::= (triple " . ")* anchored (" . " triple)* (" . " filter)?
+anchored ::= entity " " verb " " object | subject " " verb " " entity
+"#;
+
 /// The grammar for `terms`, or `None` when there is no property to name.
 pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     let alternatives = |iris: &[String]| -> Option<String> {
@@ -63,12 +70,20 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     };
     let properties = alternatives(&terms.properties)?;
     let mut grammar = String::from(FIXED);
+    let entities = alternatives(&terms.entities);
+    if entities.is_some() {
+        let free_body = FIXED
+            .lines()
+            .find(|line| line.starts_with("body ::="))
+            .unwrap_or_default();
+        grammar = grammar.replace(&format!("{free_body}\n"), BODY_WITH_ENTITY);
+    }
     grammar.push_str(&format!("prop ::= {properties}\n"));
     // A rule with no alternative is not GBNF: without classes or entities the
     // rule is a variable, which its positions accept anyway.
     let classes = alternatives(&terms.classes).unwrap_or_else(|| "var".to_owned());
     grammar.push_str(&format!("class ::= {classes}\n"));
-    let entities = alternatives(&terms.entities).unwrap_or_else(|| "var".to_owned());
+    let entities = entities.unwrap_or_else(|| "var".to_owned());
     grammar.push_str(&format!("entity ::= {entities}\n"));
     Some(grammar)
 }
@@ -116,6 +131,11 @@ mod tests {
         ));
         assert!(grammar.contains(r#"class ::= "ub:Professor""#));
         assert!(grammar.contains(r#"entity ::= "<http://example.org/data/Department0>""#));
+        assert!(
+            grammar.contains("anchored ::= entity"),
+            "an entity must be used: {grammar}"
+        );
+        assert_eq!(grammar.matches("body ::=").count(), 1, "{grammar}");
         let none = select_ask_grammar(&GrammarTerms::default());
         assert!(none.is_none(), "no property, no grammar");
         let quote = GrammarTerms {

@@ -240,7 +240,7 @@ pub async fn text_to_sparql(
         entities: entities.to_vec(),
         prefixes: prefixes.clone(),
         previous: None,
-        examples: examples(&slice, &known, &prefixes),
+        examples: examples(&slice, &known, &prefixes, entities),
         grammar: grammar.flatten(),
     };
     // A query that ran but matched nothing, kept in case no later one does better.
@@ -345,12 +345,14 @@ fn accept(
 }
 
 /// One or two small queries for the model to imitate, over terms the data uses:
-/// the instances of a class and the values of a property, each the slice's first
+/// the instances of a class, and the values of a property (or, when the question
+/// names an entity, the things it relates to that entity), each the slice's first
 /// used one, else the store's most used one.
 fn examples(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
+    entities: &[(String, String)],
 ) -> Vec<(String, String)> {
     let name = |iri: &str| {
         kgfuse_graph::compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, s)| s)
@@ -387,13 +389,20 @@ fn examples(
     }
     let plain = [w3c::RDF_TYPE, w3c::RDFS_LABEL];
     if let Some(property) = pick(&known.properties, &plain) {
-        out.push((
-            format!(
-                "What is the {} of each thing that has one?",
-                words(&property)
-            ),
-            format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
-        ));
+        match entities.first() {
+            // The question names an entity: show a query that uses one.
+            Some((label, iri)) => out.push((
+                format!("Which things have {label} as their {}?", words(&property)),
+                format!("SELECT ?x WHERE {{ ?x {} {} }}", name(&property), name(iri)),
+            )),
+            None => out.push((
+                format!(
+                    "What is the {} of each thing that has one?",
+                    words(&property)
+                ),
+                format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
+            )),
+        }
     }
     out
 }

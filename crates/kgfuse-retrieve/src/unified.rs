@@ -12,8 +12,9 @@
 //!    the first round ties to two entities); every query is parsed and checked
 //!    against the loaded ontology and the data before it runs;
 //! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence;
-//! 5. one fact ranking under a bounded budget: the constructed query's rows first,
-//!    the model's next, then path evidence and template facts by relevance (a linked
+//! 5. one fact ranking under a bounded budget: rows the constructed query and the
+//!    model's query agree on first, then the better-supported query's rows (mean
+//!    relevance), the other's next, then path evidence and template facts by relevance (a linked
 //!    property, a value of the linked class, a relation between entities), schema
 //!    bookkeeping (ranges, `isDefinedBy`, pictures) last; the trace says what the
 //!    budget cut.
@@ -599,9 +600,11 @@ fn is_schema_bookkeeping(predicate: &str) -> bool {
     axiom || decoration
 }
 
-/// All candidate facts in one order: the constructed query's rows first (they
-/// answer the question), then the language model's, then path evidence and the
-/// template facts by relevance; no repeats.
+/// All candidate facts in one order: rows both the constructed query and the
+/// language model's query return first, then the rest of the better-supported of
+/// the two (the higher mean relevance to the question's linked entities and
+/// properties; the constructed query's on a tie), then the other's, then path
+/// evidence and the template facts by relevance; no repeats.
 fn rank_facts(
     constructed: Vec<Fact>,
     generated: Vec<Fact>,
@@ -609,6 +612,36 @@ fn rank_facts(
     template: Vec<Fact>,
     relevance: &Relevance<'_>,
 ) -> Vec<(Fact, String)> {
+    let same = |a: &Fact, b: &Fact| {
+        a.subject == b.subject && a.predicate == b.predicate && a.object == b.object
+    };
+    let agreed: Vec<Fact> = constructed
+        .iter()
+        .filter(|c| generated.iter().any(|g| same(c, g)))
+        .cloned()
+        .collect();
+    let support = |facts: &[Fact]| -> f32 {
+        if facts.is_empty() {
+            return f32::MIN;
+        }
+        facts.iter().map(|f| relevance.score(f) as f32).sum::<f32>() / facts.len() as f32
+    };
+    let model_first = support(&generated) > support(&constructed);
+    let (first, first_why, second, second_why) = if model_first {
+        (
+            generated,
+            "row of the model's query",
+            constructed,
+            "row of the constructed query",
+        )
+    } else {
+        (
+            constructed,
+            "row of the constructed query",
+            generated,
+            "row of the model's query",
+        )
+    };
     let mut rest: Vec<(Fact, i32, bool)> = paths
         .into_iter()
         .map(|f| (f, 1, true))
@@ -631,11 +664,17 @@ fn rank_facts(
             out.push((fact, why));
         }
     };
-    for fact in constructed {
-        push(fact, "row of the constructed query".into());
+    for fact in agreed {
+        push(
+            fact,
+            "row of both the constructed and the model's query".into(),
+        );
     }
-    for fact in generated {
-        push(fact, "row of the model's query".into());
+    for fact in first {
+        push(fact, first_why.into());
+    }
+    for fact in second {
+        push(fact, second_why.into());
     }
     for (fact, score, path) in rest {
         let why = if path {
