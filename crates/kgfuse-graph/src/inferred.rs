@@ -1,7 +1,7 @@
 //! The derived graph ([`kgfuse_core::ontology::INFERRED_GRAPH`]): what RDFS
 //! entailment adds to the asserted triples. `kgfuse-entail` decides what is
 //! inferred; this module reads what it needs (the schema, the asserted triples
-//! around some nodes, every asserted triple in batches) and writes the result.
+//! some nodes' entailments come from, every asserted triple in batches) and writes the result.
 //! Everything here skips the derived graph when it reads "asserted" triples.
 
 use crate::{Graph, GraphError};
@@ -63,25 +63,6 @@ impl Graph {
                     .quads_for_pattern(None, Some(predicate), None, None),
                 &mut out,
             )?;
-        }
-        Ok(dedup(out))
-    }
-
-    /// The asserted triples that have one of `nodes` as subject or object.
-    pub fn asserted_around(
-        &self,
-        nodes: &HashSet<NamedOrBlankNode>,
-    ) -> Result<Vec<Triple>, GraphError> {
-        let mut out = Vec::new();
-        for node in nodes {
-            let as_subject = self
-                .store
-                .quads_for_pattern(Some(node.as_ref()), None, None, None);
-            let object = Term::from(node.clone());
-            let as_object = self
-                .store
-                .quads_for_pattern(None, None, Some(object.as_ref()), None);
-            push_asserted(as_subject.chain(as_object), &mut out)?;
         }
         Ok(dedup(out))
     }

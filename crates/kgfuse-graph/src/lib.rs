@@ -48,7 +48,7 @@ pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{
     DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query, parse_update,
 };
-pub use vocabulary::{KnownTerms, QueryVocabulary, compact_iri, query_vocabulary};
+pub use vocabulary::{KnownTerms, QueryVocabulary, compact, compact_iri, query_vocabulary};
 
 use oxigraph::store::Store;
 use std::path::Path;

@@ -444,8 +444,8 @@ pub fn compact_iri(iri: &str, prefixes: &[(String, String)]) -> Option<(String, 
     plain.then(|| (prefix.clone(), format!("{prefix}:{local}")))
 }
 
-/// `iri` compacted with `prefixes`, or `<iri>`.
-fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
+/// `iri` compacted with `prefixes`, or `<iri>`: how a query writes it.
+pub fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
     compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, short)| short)
 }
 

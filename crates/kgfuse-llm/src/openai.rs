@@ -480,14 +480,14 @@ impl OpenAiChat {
     fn chat(&self, messages: &[Message], wants_json: bool) -> Result<String, LlmError> {
         let json =
             wants_json && self.config.json_mode && !self.json_mode_rejected.load(Ordering::Relaxed);
-        let body = match self.post_with_retries(&self.request_body(messages, json)?) {
+        let body = match self.post_with_retries(&self.request_body(messages, json, None)?) {
             Err(AttemptError::JsonModeRejected(error)) if json => {
                 tracing::warn!(
                     "{} refused response_format ({error}); asking without JSON mode from now on",
                     self.name
                 );
                 self.json_mode_rejected.store(true, Ordering::Relaxed);
-                self.post_with_retries(&self.request_body(messages, false)?)
+                self.post_with_retries(&self.request_body(messages, false, None)?)
             }
             other => other,
         }
@@ -497,7 +497,14 @@ impl OpenAiChat {
         Ok(content)
     }
 
-    fn request_body(&self, messages: &[Message], json: bool) -> Result<String, LlmError> {
+    /// The request body: JSON mode when `json`; a `grammar` held reply, capped at
+    /// [`MAX_QUERY_TOKENS`] (a query is short; a grammar loop must not run on).
+    fn request_body(
+        &self,
+        messages: &[Message],
+        json: bool,
+        grammar: Option<&str>,
+    ) -> Result<String, LlmError> {
         let request = ChatRequest {
             model: &self.config.model,
             messages,
@@ -505,8 +512,8 @@ impl OpenAiChat {
             response_format: json.then_some(ResponseFormat {
                 kind: "json_object",
             }),
-            grammar: None,
-            max_tokens: None,
+            grammar,
+            max_tokens: grammar.map(|_| MAX_QUERY_TOKENS),
         };
         serde_json::to_string(&request)
             .map_err(|error| LlmError::Service(format!("cannot encode the request: {error}")))
@@ -536,28 +543,18 @@ impl OpenAiChat {
             Message::system(prompt.system.clone()),
             Message::user(prompt.user.clone()),
         ];
-        let request = ChatRequest {
-            model: &self.config.model,
-            messages: &messages,
-            temperature: 0,
-            response_format: None,
-            grammar: Some(grammar),
-            // A query is short; a grammar loop must not run on.
-            max_tokens: Some(MAX_QUERY_TOKENS),
-        };
-        let body = serde_json::to_string(&request)
-            .map_err(|error| LlmError::Service(format!("cannot encode the request: {error}")))?;
-        let body = match self.post_with_retries(&body) {
-            Err(AttemptError::GrammarRejected(error)) => {
-                tracing::warn!(
-                    "{} refused the grammar ({error}); asking without one from now on",
-                    self.name
-                );
-                self.grammar_rejected.store(true, Ordering::Relaxed);
-                return Ok(None);
-            }
-            other => other.map_err(AttemptError::into_error)?,
-        };
+        let body =
+            match self.post_with_retries(&self.request_body(&messages, false, Some(grammar))?) {
+                Err(AttemptError::GrammarRejected(error)) => {
+                    tracing::warn!(
+                        "{} refused the grammar ({error}); asking without one from now on",
+                        self.name
+                    );
+                    self.grammar_rejected.store(true, Ordering::Relaxed);
+                    return Ok(None);
+                }
+                other => other.map_err(AttemptError::into_error)?,
+            };
         let (content, tokens) = parse_completion(&body)?;
         self.usage.record_reply(tokens);
         self.cache.put(&key, &content);
@@ -1272,6 +1269,7 @@ mod tests {
             json!("root ::= \"SELECT\" [^\\n]*")
         );
         assert!(!received[0].asks_json_mode());
+        assert_eq!(received[0].body["max_tokens"], json!(MAX_QUERY_TOKENS));
         let first = received[0].user();
         assert!(
             first.contains("Query: SELECT ?x WHERE { ?x a ex:Message }"),

@@ -11,7 +11,7 @@
 //! accepts parses as SPARQL 1.1 (tested); what it cannot express (OPTIONAL, UNION,
 //! nested groups) the model writes without a grammar, on servers that have none.
 
-use kgfuse_graph::compact_iri;
+use kgfuse_graph::compact;
 
 /// What a grammar may name.
 #[derive(Debug, Clone, Default)]
@@ -26,13 +26,12 @@ pub struct GrammarTerms {
     pub prefixes: Vec<(String, String)>,
 }
 
-/// The rules that never change; `prop`, `class` and `entity` are appended.
+/// The rules that never change; `body`, `prop`, `class` and `entity` are appended.
 const FIXED: &str = r#"root ::= select | ask
 select ::= "SELECT " distinct? projection " WHERE { " body " }" order? limit?
 ask ::= "ASK { " body " }"
 distinct ::= "DISTINCT "
 projection ::= var (" " var)* | "(COUNT(" distinct? var ") AS ?count)"
-body ::= triple (" . " triple)* (" . " filter)?
 triple ::= subject " " verb " " object
 subject ::= var | entity
 verb ::= "a" | prop | prop "/" prop
@@ -46,6 +45,10 @@ lower ::= "\"" [^"\\\nA-Z]+ "\""
 number ::= [0-9]+
 "#;
 
+/// Without linked entities: any triples.
+const BODY: &str = r#"body ::= triple (" . " triple)* (" . " filter)?
+"#;
+
 /// With linked entities, a query must use one: a small model otherwise drops the
 /// question's subject and lists a whole class.
 const BODY_WITH_ENTITY: &str = r#"body ::= (triple " . ")* anchored (" . " triple)* (" . " filter)?
@@ -57,8 +60,7 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     let alternatives = |iris: &[String]| -> Option<String> {
         let mut written: Vec<String> = Vec::new();
         for iri in iris {
-            let text = compact_iri(iri, &terms.prefixes)
-                .map_or_else(|| format!("<{iri}>"), |(_, short)| short);
+            let text = compact(iri, &terms.prefixes);
             let Some(literal) = gbnf_string(&text) else {
                 continue;
             };
@@ -71,13 +73,11 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     let properties = alternatives(&terms.properties)?;
     let mut grammar = String::from(FIXED);
     let entities = alternatives(&terms.entities);
-    if entities.is_some() {
-        let free_body = FIXED
-            .lines()
-            .find(|line| line.starts_with("body ::="))
-            .unwrap_or_default();
-        grammar = grammar.replace(&format!("{free_body}\n"), BODY_WITH_ENTITY);
-    }
+    grammar.push_str(if entities.is_some() {
+        BODY_WITH_ENTITY
+    } else {
+        BODY
+    });
     grammar.push_str(&format!("prop ::= {properties}\n"));
     // A rule with no alternative is not GBNF: without classes or entities the
     // rule is a variable, which its positions accept anyway.
@@ -151,6 +151,10 @@ mod tests {
             "{grammar}"
         );
         assert!(grammar.contains("class ::= var\n"), "{grammar}");
+        assert!(
+            grammar.contains("body ::= triple ("),
+            "no entity, any triples: {grammar}"
+        );
     }
 
     #[test]

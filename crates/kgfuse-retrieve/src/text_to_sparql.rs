@@ -29,6 +29,8 @@
 //! used instead, which is what callers do.
 
 use crate::RetrieveError;
+use crate::lexicon::analyze::identifier_parts;
+use crate::lexicon::local_name;
 use crate::sources::cell_text;
 use crate::sparql::{run, values, with_values};
 use crate::sparql_grammar::{GrammarTerms, select_ask_grammar};
@@ -354,24 +356,8 @@ fn examples(
     prefixes: &[(String, String)],
     entities: &[(String, String)],
 ) -> Vec<(String, String)> {
-    let name = |iri: &str| {
-        kgfuse_graph::compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, s)| s)
-    };
-    let words = |iri: &str| {
-        let local = iri.rsplit(['#', '/', ':']).next().unwrap_or(iri);
-        let mut out = String::new();
-        for (i, c) in local.chars().enumerate() {
-            if c.is_uppercase() && i > 0 {
-                out.push(' ');
-            }
-            out.push(if c == '_' {
-                ' '
-            } else {
-                c.to_ascii_lowercase()
-            });
-        }
-        out
-    };
+    let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
+    let words = |iri: &str| term_words(iri).join(" ");
     let pick = |pool: &[String], skip: &[&str]| -> Option<String> {
         slice
             .iter()
@@ -413,10 +399,7 @@ fn with_used_terms(slice: String, known: &KnownTerms, prefixes: &[(String, Strin
     let names = |iris: &[String]| -> String {
         iris.iter()
             .take(USED_TERMS_SHOWN)
-            .map(|iri| {
-                kgfuse_graph::compact_iri(iri, prefixes)
-                    .map_or_else(|| format!("<{iri}>"), |(_, s)| s)
-            })
+            .map(|iri| kgfuse_graph::compact(iri, prefixes))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -744,10 +727,7 @@ fn check_and_run(
                 (!near.is_empty()).then(|| {
                     let near: Vec<String> = near
                         .iter()
-                        .map(|n| {
-                            kgfuse_graph::compact_iri(n, prefixes)
-                                .map_or_else(|| format!("<{n}>"), |(_, s)| s)
-                        })
+                        .map(|n| kgfuse_graph::compact(n, prefixes))
                         .collect();
                     format!("instead of <{iri}>, did you mean {}?", near.join(" or "))
                 })
@@ -808,41 +788,22 @@ fn check_and_run(
 }
 
 /// The `n` known terms whose local names are nearest to `iri`'s: shared words
-/// (camelCase and `_` split, lower-cased) first, then shared letter pairs.
+/// (identifier parts, lower-cased) first, then shared letter pairs.
 fn nearest_terms(iri: &str, known: &[String], n: usize) -> Vec<String> {
-    fn local(iri: &str) -> &str {
-        iri.rsplit(['#', '/', ':'])
-            .find(|p| !p.is_empty())
-            .unwrap_or(iri)
-    }
-    fn words(text: &str) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut word = String::new();
-        for c in text.chars() {
-            if (c.is_uppercase() || !c.is_alphanumeric()) && !word.is_empty() {
-                out.insert(std::mem::take(&mut word));
-            }
-            if c.is_alphanumeric() {
-                word.push(c.to_ascii_lowercase());
-            }
-        }
-        if !word.is_empty() {
-            out.insert(word);
-        }
-        out
-    }
     fn pairs(text: &str) -> BTreeSet<(char, char)> {
         let chars: Vec<char> = text.to_lowercase().chars().collect();
         chars.windows(2).map(|w| (w[0], w[1])).collect()
     }
-    let wanted_words = words(local(iri));
-    let wanted_pairs = pairs(local(iri));
+    let wanted_words: BTreeSet<String> = term_words(iri).into_iter().collect();
+    let wanted_pairs = pairs(local_name(iri));
     let mut scored: Vec<(f32, &String)> = known
         .iter()
         .map(|candidate| {
-            let name = local(candidate);
-            let shared_words = words(name).intersection(&wanted_words).count() as f32;
-            let theirs = pairs(name);
+            let shared_words = term_words(candidate)
+                .iter()
+                .filter(|w| wanted_words.contains(*w))
+                .count() as f32;
+            let theirs = pairs(local_name(candidate));
             let union = theirs.union(&wanted_pairs).count().max(1) as f32;
             let shared_pairs = theirs.intersection(&wanted_pairs).count() as f32 / union;
             (shared_words + shared_pairs, candidate)
@@ -851,6 +812,14 @@ fn nearest_terms(iri: &str, known: &[String], n: usize) -> Vec<String> {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.into_iter().take(n).map(|(_, c)| c.clone()).collect()
+}
+
+/// The lowercased words of a term's local name (`worksFor` -> works, for).
+fn term_words(iri: &str) -> Vec<String> {
+    identifier_parts(local_name(iri))
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.

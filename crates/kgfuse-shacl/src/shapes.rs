@@ -156,6 +156,23 @@ impl Shape {
     }
 }
 
+/// A term as a node (a subject or a shape), `None` for a literal.
+pub(crate) fn as_node(term: &Term) -> Option<NamedOrBlankNode> {
+    match term {
+        Term::NamedNode(n) => Some(n.clone().into()),
+        Term::BlankNode(b) => Some(b.clone().into()),
+        Term::Literal(_) => None,
+    }
+}
+
+/// An invalid-shape error about the node (or path or list) `at`.
+fn invalid_at(at: &impl std::fmt::Display, message: impl Into<String>) -> ShaclError {
+    ShaclError::InvalidShape {
+        shape: at.to_string(),
+        message: message.into(),
+    }
+}
+
 /// Every shape of a shapes graph, by its node.
 pub(crate) fn read_shapes(graph: &Graph) -> Result<HashMap<NamedOrBlankNode, Shape>, ShaclError> {
     let reader = Reader { graph };
@@ -228,10 +245,7 @@ impl Reader<'_> {
     }
 
     fn shape(&self, node: &NamedOrBlankNode) -> Result<Shape, ShaclError> {
-        let invalid = |message: String| ShaclError::InvalidShape {
-            shape: node.to_string(),
-            message,
-        };
+        let invalid = |message: String| invalid_at(node, message);
         for local in UNSUPPORTED {
             if !self.objects(node, local).is_empty() {
                 return Err(ShaclError::Unsupported {
@@ -296,20 +310,14 @@ impl Reader<'_> {
     }
 
     fn constraints(&self, node: &NamedOrBlankNode) -> Result<Vec<Constraint>, ShaclError> {
-        let invalid = |message: String| ShaclError::InvalidShape {
-            shape: node.to_string(),
-            message,
-        };
+        let invalid = |message: String| invalid_at(node, message);
         let iri = |term: Term, local: &str| match term {
             Term::NamedNode(n) => Ok(n),
             other => Err(invalid(format!("sh:{local} must be an IRI, not {other}"))),
         };
-        let shape_ref = |term: Term, local: &str| match term {
-            Term::NamedNode(n) => Ok(NamedOrBlankNode::from(n)),
-            Term::BlankNode(b) => Ok(NamedOrBlankNode::from(b)),
-            other => Err(invalid(format!(
-                "sh:{local} must name a shape, not {other}"
-            ))),
+        let shape_ref = |term: Term, local: &str| {
+            as_node(&term)
+                .ok_or_else(|| invalid(format!("sh:{local} must name a shape, not {term}")))
         };
         let count = |term: Term, local: &str| match &term {
             Term::Literal(l) => l.value().parse::<u64>().map_err(|_| {
@@ -460,19 +468,11 @@ impl Reader<'_> {
 
     /// The qualified value shape constraints of a property shape.
     fn qualified(&self, node: &NamedOrBlankNode) -> Result<Vec<Constraint>, ShaclError> {
-        let invalid = |message: String| ShaclError::InvalidShape {
-            shape: node.to_string(),
-            message,
-        };
-        let as_shape = |term: Term| match term {
-            Term::NamedNode(n) => Some(NamedOrBlankNode::from(n)),
-            Term::BlankNode(b) => Some(NamedOrBlankNode::from(b)),
-            Term::Literal(_) => None,
-        };
+        let invalid = |message: String| invalid_at(node, message);
         let Some(shape) = self.objects(node, "qualifiedValueShape").into_iter().next() else {
             return Ok(Vec::new());
         };
-        let shape = as_shape(shape)
+        let shape = as_node(&shape)
             .ok_or_else(|| invalid("sh:qualifiedValueShape must name a shape".into()))?;
         let disjoint = self
             .objects(node, "qualifiedValueShapesDisjoint")
@@ -490,13 +490,13 @@ impl Reader<'_> {
                 .collect();
             for parent in parents {
                 for sibling in self.objects(&parent, "property") {
-                    let Some(sibling) = as_shape(sibling).filter(|s| s != node) else {
+                    let Some(sibling) = as_node(&sibling).filter(|s| s != node) else {
                         continue;
                     };
                     disjoint_from.extend(
                         self.objects(&sibling, "qualifiedValueShape")
                             .into_iter()
-                            .filter_map(as_shape),
+                            .filter_map(|t| as_node(&t)),
                     );
                 }
             }
@@ -522,10 +522,7 @@ impl Reader<'_> {
 
     /// A property path; `depth` guards against cyclic path structures.
     fn path(&self, term: &Term, depth: usize) -> Result<Path, ShaclError> {
-        let invalid = |message: String| ShaclError::InvalidShape {
-            shape: term.to_string(),
-            message,
-        };
+        let invalid = |message: String| invalid_at(term, message);
         if depth > 32 {
             return Err(invalid(
                 "the property path nests too deep (a cycle?)".into(),
@@ -582,19 +579,14 @@ impl Reader<'_> {
 
     /// The members of an RDF list (`rdf:first`/`rdf:rest` to `rdf:nil`).
     fn list(&self, head: &Term) -> Result<Vec<Term>, ShaclError> {
-        let invalid = |message: &str| ShaclError::InvalidShape {
-            shape: head.to_string(),
-            message: message.to_owned(),
-        };
+        let invalid = |message: &str| invalid_at(head, message);
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         let mut cell = head.clone();
         loop {
             let node = match &cell {
                 Term::NamedNode(n) if n.as_ref() == rdf::NIL => return Ok(out),
-                Term::NamedNode(n) => NamedOrBlankNode::from(n.clone()),
-                Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
-                Term::Literal(_) => return Err(invalid("expected an RDF list")),
+                other => as_node(other).ok_or_else(|| invalid("expected an RDF list"))?,
             };
             if !seen.insert(node.clone()) {
                 return Err(invalid("the RDF list is cyclic"));

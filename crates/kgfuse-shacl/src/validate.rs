@@ -3,7 +3,7 @@
 //! against them, results collected as SHACL's validation results.
 
 use crate::ValidationResult;
-use crate::shapes::{Constraint, NodeKind, Path, SH, Shape};
+use crate::shapes::{Constraint, NodeKind, Path, SH, Shape, as_node};
 use oxrdf::vocab::{rdf, rdfs};
 use oxrdf::{Graph, Literal, NamedNode, NamedOrBlankNode, Term, TermRef};
 use std::cmp::Ordering;
@@ -94,10 +94,8 @@ impl Validator<'_> {
     /// Whether `node` is a SHACL instance of `class` (a type that is the class or
     /// one of its subclasses).
     fn is_instance(&self, node: &Term, class: &NamedNode) -> bool {
-        let subject = match node {
-            Term::NamedNode(n) => NamedOrBlankNode::from(n.clone()),
-            Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
-            Term::Literal(_) => return false,
+        let Some(subject) = as_node(node) else {
+            return false;
         };
         let classes: HashSet<NamedNode> = self.subclasses(class).into_iter().collect();
         self.data
@@ -415,7 +413,7 @@ impl Validator<'_> {
     }
 
     fn outgoing(&self, node: &Term) -> Vec<(NamedNode, Term)> {
-        let Some(subject) = as_subject(node) else {
+        let Some(subject) = as_node(node) else {
             return Vec::new();
         };
         self.data
@@ -433,7 +431,7 @@ impl Validator<'_> {
         match path {
             Path::Predicate(predicate) => from
                 .iter()
-                .filter_map(as_subject)
+                .filter_map(as_node)
                 .flat_map(|s| {
                     self.data
                         .objects_for_subject_predicate(&s, predicate)
@@ -516,14 +514,6 @@ impl Validator<'_> {
             value: value.map(term_text),
             shape: Some(term_text(&Term::from(shape.id.clone()))),
         }
-    }
-}
-
-fn as_subject(term: &Term) -> Option<NamedOrBlankNode> {
-    match term {
-        Term::NamedNode(n) => Some(n.clone().into()),
-        Term::BlankNode(b) => Some(b.clone().into()),
-        Term::Literal(_) => None,
     }
 }
 

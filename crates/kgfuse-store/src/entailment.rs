@@ -6,7 +6,9 @@
 use crate::{Store, StoreError};
 use kgfuse_core::config::Entailment;
 use kgfuse_entail::Schema;
-use kgfuse_graph::model::{NamedOrBlankNode, NamedOrBlankNodeRef, QuadRef, TermRef, Triple};
+use kgfuse_graph::model::{
+    NamedNode, NamedOrBlankNode, NamedOrBlankNodeRef, QuadRef, TermRef, Triple,
+};
 use std::collections::HashSet;
 
 /// Past this many touched nodes a write rebuilds the derived graph instead of
@@ -26,7 +28,9 @@ pub(crate) struct Touched {
     enabled: bool,
     /// The schema when the write began (a write that changes it rebuilds all).
     schema_before: Schema,
-    /// IRIs of the predicates that type their objects, under `schema_before`.
+    /// The predicates that type their objects, under `schema_before`, and their
+    /// IRIs for the per-quad lookup.
+    typing: Vec<NamedNode>,
     object_typing: HashSet<String>,
     nodes: HashSet<NamedOrBlankNode>,
     schema: bool,
@@ -92,13 +96,11 @@ impl Store {
             return Ok(Touched::default());
         }
         let schema = Schema::from_triples(&self.graph.schema_triples()?);
+        let typing = schema.object_typing_predicates();
         Ok(Touched {
             enabled: true,
-            object_typing: schema
-                .object_typing_predicates()
-                .into_iter()
-                .map(|p| p.into_string())
-                .collect(),
+            object_typing: typing.iter().map(|p| p.as_str().to_owned()).collect(),
+            typing,
             schema_before: schema,
             ..Touched::default()
         })
@@ -116,7 +118,6 @@ impl Store {
         }
         let started = std::time::Instant::now();
         let schema = &touched.schema_before;
-        let typing = schema.object_typing_predicates();
         let about_touched = |t: &Triple| touched.nodes.contains(&t.subject);
         let mut inferred: Vec<Triple> = schema
             .closure()
@@ -124,7 +125,7 @@ impl Store {
             .map(|i| i.triple)
             .filter(about_touched)
             .collect();
-        for asserted in self.graph.asserted_about(&touched.nodes, &typing)? {
+        for asserted in self.graph.asserted_about(&touched.nodes, &touched.typing)? {
             inferred.extend(
                 schema
                     .expand(&asserted)
@@ -205,7 +206,8 @@ fn graph_label(graph: &kgfuse_graph::model::GraphName) -> String {
 impl Store {
     /// Why `triple` holds: the graphs asserting it and, for an inferred triple,
     /// the rule and asserted premise of each derivation. Derivations are found
-    /// again from the asserted triples around the subject (nothing extra is stored
+    /// again from the asserted triples a node's entailments come from (its subject
+    /// triples and object-typing ones, as for a write; nothing extra is stored
     /// per inferred triple), so they are always those of the current data.
     pub fn why(&self, triple: &Triple) -> Result<Provenance, StoreError> {
         let inferred_graph = kgfuse_core::ontology::INFERRED_GRAPH;
@@ -225,7 +227,8 @@ impl Store {
             let mut around = HashSet::new();
             around.insert(triple.subject.clone());
             let closure = schema.closure();
-            for premise in self.graph.asserted_around(&around)? {
+            let typing = schema.object_typing_predicates();
+            for premise in self.graph.asserted_about(&around, &typing)? {
                 let rule = schema
                     .expand(&premise)
                     .into_iter()
@@ -291,11 +294,10 @@ fn closure_step(
 #[cfg(test)]
 mod tests {
     use crate::Store;
+    use crate::test_support::load_text;
     use kgfuse_core::config::StoreConfig;
-    use kgfuse_core::progress::NoProgress;
     use kgfuse_graph::model::NamedNode;
     use std::collections::BTreeSet;
-    use std::path::Path;
 
     const SCHEMA: &str = "@prefix ex: <http://example.org/> .\n\
         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
@@ -320,33 +322,27 @@ mod tests {
         let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
             .await
             .expect("init");
-        let load = |name: &str, ttl: &str| {
-            let file = dir.path().join(name);
-            std::fs::write(&file, ttl).expect("write");
-            let store = store.clone();
-            async move {
-                store
-                    .load_files(&[Path::new(&file).into()], None, &NoProgress)
-                    .await
-                    .expect("load");
-            }
-        };
-        load("schema.ttl", SCHEMA).await;
+        let dir = dir.path();
+        load_text(&store, dir, "schema.ttl", SCHEMA).await;
         let people = "@prefix ex: <http://example.org/> .\n\
             ex:ann ex:leads ex:payments .\n\
             ex:bob ex:manages ex:payments , ex:risk .\n\
             ex:cid a ex:Manager ; ex:knows ex:payments .\n";
-        load("people.ttl", people).await;
+        load_text(&store, dir, "people.ttl", people).await;
         // Changes that only reach a node as an object: ex:risk loses the only
         // triple that made it a team, ex:ops becomes one through a sub-property.
-        load(
+        load_text(
+            &store,
+            dir,
             "people.ttl",
             &people
                 .replace(", ex:risk", "")
                 .replace("ex:knows ex:payments", "ex:leads ex:ops"),
         )
         .await;
-        load(
+        load_text(
+            &store,
+            dir,
             "more.ttl",
             "<http://example.org/dee> <http://example.org/manages> <http://example.org/risk> .\n",
         )

@@ -649,3 +649,26 @@ fn fault_point(name: &str) {
         std::process::abort();
     }
 }
+
+/// What the unit tests of several modules share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::{LoadSummary, Store};
+    use kgfuse_core::progress::NoProgress;
+    use std::path::Path;
+
+    /// Writes `text` to `dir/name` and loads that file into `store`.
+    pub(crate) async fn load_text(
+        store: &Store,
+        dir: &Path,
+        name: &str,
+        text: &str,
+    ) -> LoadSummary {
+        let file = dir.join(name);
+        std::fs::write(&file, text).expect("write");
+        store
+            .load_files(&[file.as_path().into()], None, &NoProgress)
+            .await
+            .expect("load")
+    }
+}

@@ -124,9 +124,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::load_text;
     use kgfuse_core::config::StoreConfig;
-    use kgfuse_core::progress::NoProgress;
-    use std::path::Path;
 
     /// Turtle with `n` labelled things numbered from `from`.
     fn things(from: usize, n: usize) -> String {
@@ -151,20 +150,9 @@ mod tests {
         // The kgfuse vocabulary the store carries from the start (73 rows today).
         let carried = store.stats().await.expect("stats").vector_rows;
         assert!(carried < 100, "{carried} rows before any load");
-        let load = |name: &str, ttl: String| {
-            let file = dir.path().join(name);
-            std::fs::write(&file, ttl).expect("write");
-            let store = store.clone();
-            async move {
-                store
-                    .load_files(&[Path::new(&file).into()], None, &NoProgress)
-                    .await
-                    .expect("load")
-            }
-        };
-        load("a.ttl", things(0, 400)).await;
+        load_text(&store, dir.path(), "a.ttl", &things(0, 400)).await;
         assert_eq!(store.stats().await.expect("stats").vector_index, None);
-        load("b.ttl", things(400, 200)).await;
+        load_text(&store, dir.path(), "b.ttl", &things(400, 200)).await;
         let built = store.stats().await.expect("stats").vector_index;
         assert_eq!(
             built,
@@ -174,14 +162,14 @@ mod tests {
             }),
             "built when the table reached 500 rows"
         );
-        load("c.ttl", things(600, 50)).await;
+        load_text(&store, dir.path(), "c.ttl", &things(600, 50)).await;
         let kept = store.stats().await.expect("stats").vector_index;
         assert_eq!(
             kept.map(|s| s.unindexed_rows),
             Some(50),
             "50 new rows are under the 10 % refresh share"
         );
-        load("d.ttl", things(650, 30)).await;
+        load_text(&store, dir.path(), "d.ttl", &things(650, 30)).await;
         let refreshed = store.stats().await.expect("stats").vector_index;
         assert_eq!(
             refreshed,
@@ -198,7 +186,7 @@ mod tests {
         assert_eq!(hits[0].iri, "urn:thing:677");
         assert!(store.check().await.expect("check").is_ok());
         // Replacing a file rewrites and deletes rows through the indexed iri column.
-        load("a.ttl", things(0, 100)).await;
+        load_text(&store, dir.path(), "a.ttl", &things(0, 100)).await;
         assert_eq!(
             store.stats().await.expect("stats").vector_rows,
             carried + 380

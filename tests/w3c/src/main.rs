@@ -18,6 +18,7 @@
 mod compare;
 mod engines;
 mod manifest;
+mod rdf;
 mod report;
 mod shacl;
 mod shacl_report;

@@ -1,9 +1,10 @@
 //! Reads W3C test manifests (the `mf:` and `qt:` vocabularies) into a list of tests,
 //! following `mf:include` from the top manifest down.
 
+use crate::rdf::{object, objects, optional_list};
 use anyhow::{Context, Result, bail};
 use oxigraph::io::{RdfFormat, RdfParser};
-use oxigraph::model::{Graph, NamedNode, NamedNodeRef, NamedOrBlankNode, Term, TermRef, TripleRef};
+use oxigraph::model::{Graph, NamedNode, NamedOrBlankNode, Term, TripleRef};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,6 @@ use std::path::{Path, PathBuf};
 const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
 const QT: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#";
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-const RDF_FIRST: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#first";
-const RDF_REST: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest";
 
 /// What a test checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,10 +72,10 @@ fn read_into(manifest: &Path, tests: &mut Vec<Test>) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let subject = NamedOrBlankNode::from(iri.clone());
-    for include in list(&graph, object(&graph, &subject, MF, "include"))? {
+    for include in optional_list(&graph, object(&graph, &subject, MF, "include"))? {
         read_into(&path_of(&include)?, tests)?;
     }
-    for entry in list(&graph, object(&graph, &subject, MF, "entries"))? {
+    for entry in optional_list(&graph, object(&graph, &subject, MF, "entries"))? {
         let node = match entry {
             Term::NamedNode(n) => NamedOrBlankNode::from(n),
             Term::BlankNode(b) => NamedOrBlankNode::from(b),
@@ -159,37 +158,6 @@ fn parse_turtle(path: &Path, base: &NamedNode) -> Result<Graph> {
         graph.insert(TripleRef::from(quad.as_ref()));
     }
     Ok(graph)
-}
-
-fn object(graph: &Graph, subject: &NamedOrBlankNode, ns: &str, local: &str) -> Option<Term> {
-    objects(graph, subject, ns, local).into_iter().next()
-}
-
-fn objects(graph: &Graph, subject: &NamedOrBlankNode, ns: &str, local: &str) -> Vec<Term> {
-    let predicate = format!("{ns}{local}");
-    graph
-        .objects_for_subject_predicate(subject, NamedNodeRef::new_unchecked(&predicate))
-        .map(TermRef::into_owned)
-        .collect()
-}
-
-/// The members of an RDF list (none when `head` is absent).
-fn list(graph: &Graph, head: Option<Term>) -> Result<Vec<Term>> {
-    let mut members = Vec::new();
-    let mut node = head;
-    while let Some(current) = node {
-        let subject = match current {
-            Term::NamedNode(n) if n.as_str().ends_with("#nil") => break,
-            Term::NamedNode(n) => NamedOrBlankNode::from(n),
-            Term::BlankNode(b) => NamedOrBlankNode::from(b),
-            other => bail!("{other} is not an RDF list node"),
-        };
-        if let Some(first) = object(graph, &subject, RDF_FIRST, "") {
-            members.push(first);
-        }
-        node = object(graph, &subject, RDF_REST, "");
-    }
-    Ok(members)
 }
 
 /// The local path of a `file://` IRI.

@@ -16,11 +16,12 @@
 //! compared in the path syntax `kgfuse-shacl` reports.
 
 use crate::manifest::path_of;
+use crate::rdf::{as_subject, is_nil, list, object, object_of, objects};
 use crate::shacl_report;
 use anyhow::{Context, Result, bail};
 use kgfuse_shacl::{ShaclError, Shapes, ValidationResult};
 use oxrdf::vocab::{rdf, rdfs};
-use oxrdf::{Graph, NamedNode, NamedNodeRef, NamedOrBlankNode, Term, TermRef};
+use oxrdf::{Graph, NamedNode, NamedOrBlankNode, Term, TermRef};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -644,67 +645,6 @@ fn parse_turtle(path: &Path) -> Result<Graph> {
 
 fn sht(local: &str) -> NamedNode {
     NamedNode::new_unchecked(format!("{SHT}{local}"))
-}
-
-fn is_nil(term: &Term) -> bool {
-    matches!(term, Term::NamedNode(n) if n.as_ref() == rdf::NIL)
-}
-
-fn as_subject(term: Term) -> Option<NamedOrBlankNode> {
-    match term {
-        Term::NamedNode(n) => Some(n.into()),
-        Term::BlankNode(b) => Some(b.into()),
-        Term::Literal(_) => None,
-    }
-}
-
-fn object_of(
-    graph: &Graph,
-    subject: &NamedOrBlankNode,
-    predicate: NamedNodeRef<'_>,
-) -> Option<Term> {
-    graph
-        .object_for_subject_predicate(subject, predicate)
-        .map(TermRef::into_owned)
-}
-
-fn object(graph: &Graph, subject: &NamedOrBlankNode, ns: &str, local: &str) -> Option<Term> {
-    object_of(
-        graph,
-        subject,
-        NamedNodeRef::new_unchecked(&format!("{ns}{local}")),
-    )
-}
-
-fn objects(graph: &Graph, subject: &NamedOrBlankNode, ns: &str, local: &str) -> Vec<Term> {
-    let predicate = format!("{ns}{local}");
-    graph
-        .objects_for_subject_predicate(subject, NamedNodeRef::new_unchecked(&predicate))
-        .map(TermRef::into_owned)
-        .collect()
-}
-
-/// The members of an RDF list.
-fn list(graph: &Graph, head: &Term) -> Result<Vec<Term>> {
-    let mut members = Vec::new();
-    let mut node = head.clone();
-    while !is_nil(&node) {
-        if members.len() > 10_000 {
-            bail!("an RDF list that does not end (a cycle?)");
-        }
-        let Some(subject) = as_subject(node.clone()) else {
-            bail!("{node} is not an RDF list node");
-        };
-        let (Some(first), Some(rest)) = (
-            object_of(graph, &subject, rdf::FIRST),
-            object_of(graph, &subject, rdf::REST),
-        ) else {
-            bail!("{node} is not an RDF list node");
-        };
-        members.push(first);
-        node = rest;
-    }
-    Ok(members)
 }
 
 #[cfg(test)]
