@@ -104,6 +104,9 @@ impl LocalModel {
             .args(args)
             .env("KGFUSE_LLM_BASE_URL", &self.url)
             .env("KGFUSE_LLM_MODEL", "smollm2-135m")
+            // Beside the rest of `make test` on 2 cores a reply can take minutes:
+            // slowness is the machine's, not a failure of the loop under test.
+            .env("KGFUSE_LLM_TIMEOUT_SECS", "600")
             .output()
             .expect("run kgfuse");
         assert!(

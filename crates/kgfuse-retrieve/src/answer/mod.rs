@@ -426,9 +426,9 @@ async fn knowledge_gap(
     )))
 }
 
-/// The model's draft, unless it is unusable or says "insufficient" where the
-/// extractive draft ([`RuleBased`], what the offline loop answers) finds support:
-/// then the extractive draft, with the reason in the trace. A small local model
+/// The model's draft, unless it is unusable (malformed, or not in time) or says
+/// "insufficient" where the extractive draft ([`RuleBased`], what the offline loop
+/// answers) finds support: then the extractive draft, with the reason in the trace. A small local model
 /// so never answers worse than no model (grounding still checks what follows).
 fn draft_keeping_the_extractive_answer(
     model: &dyn LanguageModel,
@@ -464,10 +464,10 @@ fn draft_keeping_the_extractive_answer(
             _ => Ok(Draft::Insufficient { missing }),
         },
         Ok(draft) => Ok(draft),
-        Err(LlmError::Service(problem)) => {
+        Err(error @ (LlmError::Service(_) | LlmError::Timeout { .. })) => {
             note(
                 answer,
-                format!("the model's draft was unusable ({problem}); the extractive draft is used"),
+                format!("the model's draft was unusable ({error}); the extractive draft is used"),
             );
             Ok(extractive()?)
         }
@@ -1062,6 +1062,97 @@ mod tests {
             prepare_query(" How\u{7} many\n days? ", 100).as_deref(),
             Ok("How many days?")
         );
+    }
+
+    /// A model whose draft is whatever `draft` makes; nothing else is asked.
+    struct Drafts(fn() -> Result<Draft, LlmError>);
+
+    impl LanguageModel for Drafts {
+        fn name(&self) -> &str {
+            "drafts"
+        }
+        fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, LlmError> {
+            Ok(None)
+        }
+        fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
+            Ok(Vec::new())
+        }
+        fn judge_relevance(&self, _: &str, _: &str) -> Result<kgfuse_llm::Relevance, LlmError> {
+            Err(LlmError::Service("not used".into()))
+        }
+        fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
+            Err(LlmError::Service("not used".into()))
+        }
+        fn rewrite_query(&self, _: &str, _: &[String]) -> Result<String, LlmError> {
+            Err(LlmError::Service("not used".into()))
+        }
+        fn draft_answer(&self, _: &str, _: &[Passage]) -> Result<Draft, LlmError> {
+            (self.0)()
+        }
+        fn generate_sparql(&self, _: &kgfuse_llm::SparqlRequest) -> Result<String, LlmError> {
+            Err(LlmError::Service("not used".into()))
+        }
+    }
+
+    #[test]
+    fn an_unusable_late_or_wrongly_insufficient_draft_keeps_the_extractive_answer() {
+        let question = "How many days per week can employees work remotely?";
+        let passages = [Passage {
+            id: "handbook::remote::1".into(),
+            text: "Employees may work remotely for up to 2 days per week with manager approval."
+                .into(),
+        }];
+        let models = [
+            Drafts(|| Err(LlmError::Service("not JSON".into()))),
+            Drafts(|| {
+                Err(LlmError::Timeout {
+                    timeout: std::time::Duration::from_secs(60),
+                    attempts: 4,
+                })
+            }),
+            Drafts(|| {
+                Ok(Draft::Insufficient {
+                    missing: "the number of days".into(),
+                })
+            }),
+        ];
+        for model in &models {
+            let mut answer = Answer::default();
+            let draft =
+                draft_keeping_the_extractive_answer(model, question, &passages, &mut answer)
+                    .expect("a draft");
+            let Draft::Answer(claims) = draft else {
+                panic!("the extractive draft answers: {draft:?}");
+            };
+            assert!(claims[0].text.contains("2 days per week"), "{claims:?}");
+            assert_eq!(claims[0].citations, ["handbook::remote::1"]);
+            assert!(
+                answer.trace[0].dropped[0].why.contains("extractive draft"),
+                "{:?}",
+                answer.trace
+            );
+        }
+        // Other failures (the service refusing the request) stay errors.
+        let refused = Drafts(|| {
+            Err(LlmError::Http {
+                status: 401,
+                message: "no key".into(),
+            })
+        });
+        let mut answer = Answer::default();
+        assert!(
+            draft_keeping_the_extractive_answer(&refused, question, &passages, &mut answer)
+                .is_err()
+        );
+        // When neither finds support, "insufficient" stands.
+        let unrelated = [Passage {
+            id: "menu::1".into(),
+            text: "The canteen serves soup on Mondays and fish on Fridays.".into(),
+        }];
+        let model = &models[2];
+        let draft = draft_keeping_the_extractive_answer(model, question, &unrelated, &mut answer)
+            .expect("a draft");
+        assert!(matches!(draft, Draft::Insufficient { .. }), "{draft:?}");
     }
 
     #[test]
