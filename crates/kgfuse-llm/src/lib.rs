@@ -108,6 +108,32 @@ pub enum Draft {
     },
 }
 
+/// An entity the question names, for a text-to-SPARQL request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SparqlEntity {
+    /// Its name.
+    pub label: String,
+    /// Its IRI.
+    pub iri: String,
+    /// Properties of the triples it is the subject of, as the query writes them
+    /// (`a` for `rdf:type`): a small model then writes each property in the
+    /// direction the data has it.
+    pub as_subject: Vec<String>,
+    /// Properties of the triples it is the object of.
+    pub as_object: Vec<String>,
+}
+
+impl SparqlEntity {
+    /// An entity with nothing known about its use.
+    pub fn new(label: impl Into<String>, iri: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            iri: iri.into(),
+            ..Self::default()
+        }
+    }
+}
+
 /// What a text-to-SPARQL step gives the model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SparqlRequest {
@@ -116,8 +142,8 @@ pub struct SparqlRequest {
     /// The relevant slice of the ontology (classes and properties with labels,
     /// comments, domains and ranges), as Turtle.
     pub ontology: String,
-    /// Entities linked in the question: (label, IRI).
-    pub entities: Vec<(String, String)>,
+    /// Entities linked in the question, with how the data uses them.
+    pub entities: Vec<SparqlEntity>,
     /// Prefix declarations the query may use (prefix, namespace IRI).
     pub prefixes: Vec<(String, String)>,
     /// The previous attempt and why it was rejected, when repairing.

@@ -859,6 +859,7 @@ impl LanguageModel for OpenAiChat {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+    use crate::SparqlEntity;
     use std::collections::HashMap;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::{TcpListener, TcpStream};
@@ -1184,10 +1185,7 @@ mod tests {
         let mut request = SparqlRequest {
             question: "Which signals does EngineData carry?".to_owned(),
             ontology: "ex:carries a owl:ObjectProperty .".to_owned(),
-            entities: vec![(
-                "EngineData".to_owned(),
-                "http://ex.org/EngineData".to_owned(),
-            )],
+            entities: vec![SparqlEntity::new("EngineData", "http://ex.org/EngineData")],
             prefixes: vec![("ex".to_owned(), "http://ex.org/".to_owned())],
             previous: None,
             ..SparqlRequest::default()
@@ -1235,10 +1233,7 @@ mod tests {
         let model = client(&server);
         let request = SparqlRequest {
             question: "Which signals does EngineData carry?".to_owned(),
-            entities: vec![(
-                "EngineData".to_owned(),
-                "http://ex.org/EngineData".to_owned(),
-            )],
+            entities: vec![SparqlEntity::new("EngineData", "http://ex.org/EngineData")],
             prefixes: vec![("ex".to_owned(), "http://ex.org/".to_owned())],
             examples: vec![(
                 "Which things are messages?".to_owned(),

@@ -6,12 +6,33 @@
 //!
 //! The language is a small, regular SPARQL: one or more triple patterns (a
 //! predicate or a two-step path), an optional `FILTER(CONTAINS(...))` on a
-//! variable's text, `COUNT`, `DISTINCT`, `ORDER BY` and `LIMIT`. When the
-//! question names entities, one of the patterns must use one of them. Everything it
+//! variable's text, `COUNT`, `DISTINCT`, `ORDER BY` and `LIMIT`. Everything it
 //! accepts parses as SPARQL 1.1 (tested); what it cannot express (OPTIONAL, UNION,
 //! nested groups) the model writes without a grammar, on servers that have none.
+//!
+//! An entity of the question is written only with the properties the data has
+//! for it, in the data's direction: `<e> p ?x` for a `p` it is the subject of,
+//! `?x q <e>` for a `q` it is the object of. A small model otherwise writes
+//! `?x ub:researchInterest <professor>` as readily as the other way round, and
+//! such a pattern can only match nothing. When the question names entities, one
+//! pattern must use one of its *anchors* (the entities it asks about, not the
+//! ones that only tell them apart): a small model otherwise drops the subject
+//! and lists a whole class.
 
 use kgfuse_graph::compact;
+
+/// An entity a grammar may name, with the properties the data has for it.
+#[derive(Debug, Clone, Default)]
+pub struct GrammarEntity {
+    /// Its IRI.
+    pub iri: String,
+    /// Properties of triples it is the subject of (`rdf:type` is written `a`).
+    pub as_subject: Vec<String>,
+    /// Properties of triples it is the object of.
+    pub as_object: Vec<String>,
+    /// Whether the question asks about it (one anchor must be used).
+    pub anchor: bool,
+}
 
 /// What a grammar may name.
 #[derive(Debug, Clone, Default)]
@@ -20,22 +41,24 @@ pub struct GrammarTerms {
     pub properties: Vec<String>,
     /// Class IRIs.
     pub classes: Vec<String>,
-    /// Entity IRIs linked in the question.
-    pub entities: Vec<String>,
+    /// Entities named in the question.
+    pub entities: Vec<GrammarEntity>,
     /// The store's prefixes (prefix, namespace).
     pub prefixes: Vec<(String, String)>,
 }
 
-/// The rules that never change; `body`, `prop`, `class` and `entity` are appended.
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+/// The rules that never change; `body`, `prop`, `class` and the entity rules are
+/// appended.
 const FIXED: &str = r#"root ::= select | ask
 select ::= "SELECT " distinct? projection " WHERE { " body " }" order? limit?
 ask ::= "ASK { " body " }"
 distinct ::= "DISTINCT "
 projection ::= var (" " var)* | "(COUNT(" distinct? var ") AS ?count)"
-triple ::= subject " " verb " " object
-subject ::= var | entity
+triple ::= var " " verb " " object
 verb ::= "a" | prop | prop "/" prop
-object ::= var | entity | class | string | number
+object ::= var | class | string | number
 filter ::= "FILTER(CONTAINS(LCASE(STR(" var ")), " lower "))"
 order ::= " ORDER BY " ("DESC(" var ")" | var)
 limit ::= " LIMIT " [1-9] [0-9]?
@@ -45,14 +68,14 @@ lower ::= "\"" [^"\\\nA-Z]+ "\""
 number ::= [0-9]+
 "#;
 
-/// Without linked entities: any triples.
+/// Without entities: any triples.
 const BODY: &str = r#"body ::= triple (" . " triple)* (" . " filter)?
 "#;
 
-/// With linked entities, a query must use one: a small model otherwise drops the
-/// question's subject and lists a whole class.
-const BODY_WITH_ENTITY: &str = r#"body ::= (triple " . ")* anchored (" . " triple)* (" . " filter)?
-anchored ::= entity " " verb " " object | subject " " verb " " entity
+/// With entities: a pattern may use any of them (`around`), one must use an
+/// anchor (`anchored`).
+const BODY_WITH_ENTITY: &str = r#"body ::= (step " . ")* anchored (" . " step)* (" . " filter)?
+step ::= triple | around
 "#;
 
 /// The grammar for `terms`, or `None` when there is no property to name.
@@ -60,7 +83,11 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     let alternatives = |iris: &[String]| -> Option<String> {
         let mut written: Vec<String> = Vec::new();
         for iri in iris {
-            let text = compact(iri, &terms.prefixes);
+            let text = if iri == RDF_TYPE {
+                "a".to_owned()
+            } else {
+                compact(iri, &terms.prefixes)
+            };
             let Some(literal) = gbnf_string(&text) else {
                 continue;
             };
@@ -72,19 +99,56 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     };
     let properties = alternatives(&terms.properties)?;
     let mut grammar = String::from(FIXED);
-    let entities = alternatives(&terms.entities);
-    grammar.push_str(if entities.is_some() {
-        BODY_WITH_ENTITY
+    // Each entity: its rule, and the patterns that use it.
+    let mut around = Vec::new();
+    let mut anchored = Vec::new();
+    for (i, entity) in terms.entities.iter().enumerate() {
+        let Some(name) = alternatives(std::slice::from_ref(&entity.iri)) else {
+            continue;
+        };
+        let mut patterns = Vec::new();
+        grammar.push_str(&format!("e{i} ::= {name}\n"));
+        if let Some(out) = alternatives(&entity.as_subject) {
+            grammar.push_str(&format!("e{i}out ::= {out}\n"));
+            patterns.push(format!(
+                "e{i} \" \" e{i}out (\"/\" prop)? \" \" (object | entity)"
+            ));
+        }
+        if let Some(into) = alternatives(&entity.as_object) {
+            grammar.push_str(&format!("e{i}in ::= {into}\n"));
+            patterns.push(format!("var \" \" (prop \"/\")? e{i}in \" \" e{i}"));
+        }
+        if patterns.is_empty() {
+            continue;
+        }
+        let rule = format!("e{i}pattern");
+        grammar.push_str(&format!("{rule} ::= {}\n", patterns.join(" | ")));
+        around.push((rule.clone(), format!("e{i}")));
+        if entity.anchor {
+            anchored.push(rule);
+        }
+    }
+    if around.is_empty() {
+        grammar.push_str(BODY);
     } else {
-        BODY
-    });
+        grammar.push_str(BODY_WITH_ENTITY);
+        let all: Vec<&str> = around.iter().map(|(rule, _)| rule.as_str()).collect();
+        grammar.push_str(&format!("around ::= {}\n", all.join(" | ")));
+        // Without an anchor among them, any entity anchors the query.
+        let required = if anchored.is_empty() {
+            all.join(" | ")
+        } else {
+            anchored.join(" | ")
+        };
+        grammar.push_str(&format!("anchored ::= {required}\n"));
+        let names: Vec<&str> = around.iter().map(|(_, name)| name.as_str()).collect();
+        grammar.push_str(&format!("entity ::= {}\n", names.join(" | ")));
+    }
     grammar.push_str(&format!("prop ::= {properties}\n"));
-    // A rule with no alternative is not GBNF: without classes or entities the
-    // rule is a variable, which its positions accept anyway.
+    // A rule with no alternative is not GBNF: without classes the rule is a
+    // variable, which its positions accept anyway.
     let classes = alternatives(&terms.classes).unwrap_or_else(|| "var".to_owned());
     grammar.push_str(&format!("class ::= {classes}\n"));
-    let entities = entities.unwrap_or_else(|| "var".to_owned());
-    grammar.push_str(&format!("entity ::= {entities}\n"));
     Some(grammar)
 }
 
@@ -104,6 +168,9 @@ fn gbnf_string(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    const DEPARTMENT: &str = "http://example.org/data/Department0";
+    const ALICE: &str = "http://example.org/data/alice";
+
     fn terms() -> GrammarTerms {
         GrammarTerms {
             properties: vec![
@@ -112,7 +179,23 @@ mod tests {
                 "http://other.example/terms#odd".into(),
             ],
             classes: vec!["http://example.org/ub#Professor".into()],
-            entities: vec!["http://example.org/data/Department0".into()],
+            entities: vec![
+                GrammarEntity {
+                    iri: ALICE.into(),
+                    as_subject: vec![
+                        "http://example.org/ub#worksFor".into(),
+                        RDF_TYPE.into(),
+                    ],
+                    as_object: Vec::new(),
+                    anchor: false,
+                },
+                GrammarEntity {
+                    iri: DEPARTMENT.into(),
+                    as_subject: vec!["http://www.w3.org/2000/01/rdf-schema#label".into()],
+                    as_object: vec!["http://example.org/ub#worksFor".into()],
+                    anchor: true,
+                },
+            ],
             prefixes: vec![
                 ("ub".into(), "http://example.org/ub#".into()),
                 (
@@ -130,10 +213,16 @@ mod tests {
             r#"prop ::= "ub:worksFor" | "rdfs:label" | "<http://other.example/terms#odd>""#
         ));
         assert!(grammar.contains(r#"class ::= "ub:Professor""#));
-        assert!(grammar.contains(r#"entity ::= "<http://example.org/data/Department0>""#));
+        assert!(grammar.contains(r#"e1 ::= "<http://example.org/data/Department0>""#));
+        // Each entity with its own properties, in the data's direction.
+        assert!(grammar.contains(r#"e0out ::= "ub:worksFor" | "a""#), "{grammar}");
+        assert!(!grammar.contains("e0in ::="), "{grammar}");
+        assert!(grammar.contains(r#"e1in ::= "ub:worksFor""#), "{grammar}");
+        // The anchor must be used; the other entity may be.
+        assert!(grammar.contains("anchored ::= e1pattern\n"), "{grammar}");
         assert!(
-            grammar.contains("anchored ::= entity"),
-            "an entity must be used: {grammar}"
+            grammar.contains("around ::= e0pattern | e1pattern\n"),
+            "{grammar}"
         );
         assert_eq!(grammar.matches("body ::=").count(), 1, "{grammar}");
         let none = select_ask_grammar(&GrammarTerms::default());
@@ -158,6 +247,19 @@ mod tests {
     }
 
     #[test]
+    fn without_an_anchor_any_entity_anchors_the_query() {
+        let mut terms = terms();
+        for entity in &mut terms.entities {
+            entity.anchor = false;
+        }
+        let grammar = select_ask_grammar(&terms).expect("a grammar");
+        assert!(
+            grammar.contains("anchored ::= e0pattern | e1pattern\n"),
+            "{grammar}"
+        );
+    }
+
+    #[test]
     fn sentences_of_the_grammar_parse_as_sparql() {
         let options = kgfuse_graph::QueryOptions {
             prefixes: terms().prefixes,
@@ -165,6 +267,9 @@ mod tests {
         };
         for query in [
             "SELECT ?x WHERE { ?x a ub:Professor . ?x ub:worksFor <http://example.org/data/Department0> }",
+            "SELECT ?d WHERE { <http://example.org/data/alice> ub:worksFor/rdfs:label ?d }",
+            "SELECT ?n WHERE { ?x rdfs:label/ub:worksFor <http://example.org/data/Department0> }",
+            "ASK { <http://example.org/data/alice> ub:worksFor <http://example.org/data/Department0> }",
             "SELECT DISTINCT ?x ?n WHERE { ?x ub:worksFor/rdfs:label ?n . FILTER(CONTAINS(LCASE(STR(?n)), \"dept\")) } ORDER BY DESC(?n) LIMIT 10",
             "SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE { ?x a ub:Professor }",
             "ASK { <http://example.org/data/Department0> rdfs:label \"Department 0\" }",

@@ -33,14 +33,14 @@ use crate::lexicon::analyze::identifier_parts;
 use crate::lexicon::local_name;
 use crate::sources::cell_text;
 use crate::sparql::{run, values, with_values};
-use crate::sparql_grammar::{GrammarTerms, select_ask_grammar};
+use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
-use kgfuse_graph::model::{Literal, NamedNode, Term};
+use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{
     GraphError, KnownTerms, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
 };
-use kgfuse_llm::{LanguageModel, LlmError, SparqlRequest};
+use kgfuse_llm::{LanguageModel, LlmError, SparqlEntity, SparqlRequest};
 use kgfuse_store::Store;
 use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
@@ -96,8 +96,8 @@ const DESCRIBED: [&str; 6] = [
 
 /// Most values of one predicate shown per term.
 const VALUES_PER_PREDICATE: usize = 4;
-/// Longest literal shown in the slice, in characters.
-const LITERAL_CHARS: usize = 300;
+/// Longest label or comment shown, in characters.
+const LITERAL_CHARS: usize = 120;
 /// Longest literal taken as a fact's object (prose is the unstructured side's).
 const FACT_OBJECT_CHARS: usize = 400;
 
@@ -129,6 +129,22 @@ impl Default for TextToSparqlOptions {
     }
 }
 
+/// An entity the question names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionEntity {
+    /// Its name.
+    pub label: String,
+    /// Its IRI.
+    pub iri: String,
+    /// Whether the question asks about it, rather than naming it only to tell
+    /// another entity apart ("Department0" in "FullProfessor2 of Department0"):
+    /// with a grammar, the query must use an entity the question asks about.
+    pub anchor: bool,
+}
+
+/// Most properties shown and offered per entity and direction (most used first).
+const PROPERTIES_PER_ENTITY: usize = 30;
+
 /// One query the model wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attempt {
@@ -141,8 +157,10 @@ pub struct Attempt {
 /// What a text-to-SPARQL run produced.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextToSparql {
-    /// The accepted query as the model wrote it; `None` when the model cannot write
-    /// SPARQL or no attempt was accepted (callers use template queries then).
+    /// The accepted query as it ran: as the model wrote it, or rewritten when it
+    /// projected a variable no pattern binds ([`project_what_is_bound`]); `None`
+    /// when the model cannot write SPARQL or no attempt was accepted (callers use
+    /// template queries then).
     pub query: Option<String>,
     /// Projected variables of an accepted SELECT, without `?`.
     pub variables: Vec<String>,
@@ -194,8 +212,8 @@ fn show(term: &Term) -> String {
 }
 
 /// Asks `model` for a SPARQL query answering `question`, checks it against the store
-/// and runs it; see the module documentation. `entities` are (label, IRI) pairs
-/// linked in the question.
+/// and runs it; see the module documentation. `entities` are the entities the
+/// question names.
 ///
 /// A rejected or failing query is never an error: it is recorded in
 /// [`TextToSparql::attempts`] and the trace. Errors are failures of the store.
@@ -203,7 +221,7 @@ pub async fn text_to_sparql(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
-    entities: &[(String, String)],
+    entities: &[QuestionEntity],
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, RetrieveError> {
     let mut out = TextToSparql {
@@ -226,23 +244,49 @@ pub async fn text_to_sparql(
                 known
             })
     })?;
-    let (ontology, slice) =
-        ontology_slice(store, question, options.slice_size, &prefixes, &known).await?;
+    let slice = ontology_slice(store, question, options.slice_size, &known).await?;
+    let uses = entity_uses(store, entities)?;
     let grammar = options.grammar.then(|| {
         select_ask_grammar(&GrammarTerms {
             properties: known.properties.clone(),
             classes: known.classes.clone(),
-            entities: entities.iter().map(|(_, iri)| iri.clone()).collect(),
+            entities: entities
+                .iter()
+                .zip(&uses)
+                .map(|(entity, (as_subject, as_object))| GrammarEntity {
+                    iri: entity.iri.clone(),
+                    as_subject: as_subject.clone(),
+                    as_object: as_object.clone(),
+                    anchor: entity.anchor,
+                })
+                .collect(),
             prefixes: prefixes.clone(),
         })
     });
+    let written = |iri: &String| {
+        if iri == w3c::RDF_TYPE {
+            "a".to_owned()
+        } else {
+            kgfuse_graph::compact(iri, &prefixes)
+        }
+    };
+    let request_entities: Vec<SparqlEntity> = entities
+        .iter()
+        .zip(&uses)
+        .map(|(entity, (as_subject, as_object))| SparqlEntity {
+            label: entity.label.clone(),
+            iri: entity.iri.clone(),
+            as_subject: as_subject.iter().map(written).collect(),
+            as_object: as_object.iter().map(written).collect(),
+        })
+        .collect();
     let mut request = SparqlRequest {
         question: question.to_owned(),
-        ontology: with_used_terms(ontology, &known, &prefixes),
-        entities: entities.to_vec(),
+        ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
+        examples: examples(&slice, &known, &prefixes, &request_entities),
+        entities: request_entities,
         prefixes: prefixes.clone(),
         previous: None,
-        examples: examples(&slice, &known, &prefixes, entities),
         grammar: grammar.flatten(),
     };
     // A query that ran but matched nothing, kept in case no later one does better.
@@ -331,30 +375,39 @@ fn accept(
     options: &TextToSparqlOptions,
 ) -> Result<(), RetrieveError> {
     out.facts = facts_of(store, &run, options.row_limit)?;
+    // The query that ran: the model's text, unless it was changed before running.
+    let ran = match &run.note {
+        Some(note) => {
+            out.trace.kept.push(note.clone());
+            run.query.to_string()
+        }
+        None => text.clone(),
+    };
     out.variables = run.variables;
     out.rows = run.rows;
     out.answer = run.answer;
     out.truncated = run.truncated;
-    out.trace.kept.push(text.clone());
+    out.trace.kept.push(ran.clone());
     if !out.attempts.iter().any(|a| a.query == text) {
         out.attempts.push(Attempt {
-            query: text.clone(),
+            query: text,
             error: None,
         });
     }
-    out.query = Some(text);
+    out.query = Some(ran);
     Ok(())
 }
 
-/// One or two small queries for the model to imitate, over terms the data uses:
-/// the instances of a class, and the values of a property (or, when the question
-/// names an entity, the things it relates to that entity), each the slice's first
-/// used one, else the store's most used one.
+/// Two or three small queries for the model to imitate, over terms the data
+/// uses: the instances of a class and, when the question names an entity, one
+/// query with it as subject and one with it as object (each with a property the
+/// data has for it in that direction), else the values of a property. Each term
+/// is the slice's first fitting one, else the store's most used one.
 fn examples(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
-    entities: &[(String, String)],
+    entities: &[SparqlEntity],
 ) -> Vec<(String, String)> {
     let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
     let words = |iri: &str| term_words(iri).join(" ");
@@ -373,50 +426,109 @@ fn examples(
             format!("SELECT ?x WHERE {{ ?x a {} }}", name(&class)),
         ));
     }
-    let plain = [w3c::RDF_TYPE, w3c::RDFS_LABEL];
-    if let Some(property) = pick(&known.properties, &plain) {
-        match entities.first() {
-            // The question names an entity: show a query that uses one.
-            Some((label, iri)) => out.push((
-                format!("Which things have {label} as their {}?", words(&property)),
-                format!("SELECT ?x WHERE {{ ?x {} {} }}", name(&property), name(iri)),
-            )),
-            None => out.push((
-                format!(
-                    "What is the {} of each thing that has one?",
-                    words(&property)
-                ),
-                format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
-            )),
+    let plain = ["a", "rdfs:label"];
+    // The entity's properties as written, in the slice's order first.
+    let pick_written = |pool: &[String]| -> Option<String> {
+        slice
+            .iter()
+            .map(|t| name(t.as_str()))
+            .find(|t| pool.contains(t))
+            .or_else(|| pool.iter().find(|p| !plain.contains(&p.as_str())).cloned())
+    };
+    // The words of a property as written (`ub:memberOf`, `<http://…#memberOf>`).
+    let written_words = |written: &str| {
+        let iri = written.trim_start_matches('<').trim_end_matches('>');
+        let local = if iri.contains("://") {
+            local_name(iri)
+        } else {
+            iri.rsplit(':').next().unwrap_or(iri)
+        };
+        identifier_parts(local)
+            .into_iter()
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if let Some(entity) = entities.first() {
+        let iri = name(&entity.iri);
+        if let Some(property) = pick_written(&entity.as_subject) {
+            out.push((
+                format!("What is the {} of {}?", written_words(&property), entity.label),
+                format!("SELECT ?x WHERE {{ {iri} {property} ?x }}"),
+            ));
         }
+        if let Some(property) = pick_written(&entity.as_object) {
+            out.push((
+                format!(
+                    "Which things have {} as their {}?",
+                    entity.label,
+                    written_words(&property)
+                ),
+                format!("SELECT ?x WHERE {{ ?x {property} {iri} }}"),
+            ));
+        }
+        return out;
+    }
+    if let Some(property) = pick(&known.properties, &[w3c::RDF_TYPE, w3c::RDFS_LABEL]) {
+        out.push((
+            format!(
+                "What is the {} of each thing that has one?",
+                words(&property)
+            ),
+            format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
+        ));
     }
     out
 }
 
-/// The slice, followed by the terms the data uses most, by name: a store whose
-/// ontology is not loaded (or has no labels to embed) still shows its vocabulary.
-fn with_used_terms(slice: String, known: &KnownTerms, prefixes: &[(String, String)]) -> String {
-    let names = |iris: &[String]| -> String {
-        iris.iter()
-            .take(USED_TERMS_SHOWN)
-            .map(|iri| kgfuse_graph::compact(iri, prefixes))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut out = slice;
-    if !known.properties.is_empty() {
-        out.push_str(&format!(
-            "\n# Properties the data uses, most used first: {}\n",
-            names(&known.properties)
-        ));
+/// For each entity, the properties of the triples it is the subject of and of
+/// those it is the object of, most used first (kgfuse's bookkeeping left out).
+fn entity_uses(
+    store: &Store,
+    entities: &[QuestionEntity],
+) -> Result<Vec<(Vec<String>, Vec<String>)>, RetrieveError> {
+    let terms: Vec<Term> = entities
+        .iter()
+        .filter_map(|e| NamedNode::new(e.iri.as_str()).ok())
+        .map(Term::from)
+        .collect();
+    let mut uses = vec![(Vec::new(), Vec::new()); entities.len()];
+    if terms.is_empty() {
+        return Ok(uses);
     }
-    if !known.classes.is_empty() {
-        out.push_str(&format!(
-            "# Classes the data uses, most used first: {}\n",
-            names(&known.classes)
-        ));
+    for (pattern, as_subject) in [("?e ?p ?o", true), ("?o ?p ?e", false)] {
+        let solutions = run(
+            store,
+            format!(
+                "SELECT ?e ?p (COUNT(*) AS ?n) WHERE {{ {} {pattern} }} \
+                 GROUP BY ?e ?p ORDER BY DESC(?n) ?p",
+                values("e", &terms)
+            ),
+        )?;
+        let (Some(e), Some(p)) = (solutions.column("e"), solutions.column("p")) else {
+            continue;
+        };
+        for row in &solutions.rows {
+            let (Some(entity), Some(property)) = (cell_text(row.get(e)), cell_text(row.get(p)))
+            else {
+                continue;
+            };
+            if BOOKKEEPING.contains(&property.as_str()) {
+                continue;
+            }
+            for (i, _) in entities.iter().enumerate().filter(|(_, q)| q.iri == entity) {
+                let list = if as_subject {
+                    &mut uses[i].0
+                } else {
+                    &mut uses[i].1
+                };
+                if list.len() < PROPERTIES_PER_ENTITY && !list.contains(&property) {
+                    list.push(property.clone());
+                }
+            }
+        }
     }
-    out
+    Ok(uses)
 }
 
 /// (label, IRI) of each node: its first `rdfs:label`, else the end of its IRI.
@@ -476,16 +588,15 @@ fn strip_fences(reply: &str) -> String {
     body.trim().to_owned()
 }
 
-/// The ontology terms nearest to the question, best first, described in Turtle.
+/// The ontology terms nearest to the question, best first.
 async fn ontology_slice(
     store: &Store,
     question: &str,
     size: usize,
-    prefixes: &[(String, String)],
     known: &KnownTerms,
-) -> Result<(String, Vec<NamedNode>), RetrieveError> {
+) -> Result<Vec<NamedNode>, RetrieveError> {
     if size == 0 {
-        return Ok((String::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     // Nearest rows overall, and nearest rows of an ontology kind; best score first.
     let mut candidates: Vec<(String, f32)> = Vec::new();
@@ -504,7 +615,7 @@ async fn ontology_slice(
         .map(Term::from)
         .collect();
     if terms.is_empty() {
-        return Ok((String::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     // Which of them the store declares as a class or property.
     let kinds: Vec<Term> = ONTOLOGY_KINDS
@@ -525,7 +636,7 @@ async fn ontology_slice(
         .collect();
     // Only declared terms the data uses: a carried vocabulary the data never
     // uses (kgfuse's own, in a store of other data) can only mislead. The terms
-    // the data uses follow the slice by name (`with_used_terms`). A store without
+    // the data uses follow the slice (`vocabulary_text`). A store without
     // data yet (no instance of any class: an ontology types its terms only with
     // RDFS and OWL classes) shows its whole vocabulary.
     let no_data = known.classes.is_empty();
@@ -537,17 +648,18 @@ async fn ontology_slice(
         .take(size)
         .filter_map(|(iri, _)| NamedNode::new(iri.as_str()).ok())
         .collect();
-    Ok((describe(store, &chosen, prefixes)?, chosen))
+    Ok(chosen)
 }
 
-/// Turtle describing `terms` (in this order) by the predicates of [`DESCRIBED`].
-fn describe(
+/// What the store says about `terms` by the predicates of [`DESCRIBED`]:
+/// (term, predicate) → values, blank nodes left out.
+fn descriptions(
     store: &Store,
     terms: &[NamedNode],
-    prefixes: &[(String, String)],
-) -> Result<String, RetrieveError> {
+) -> Result<BTreeMap<(String, String), Vec<Term>>, RetrieveError> {
+    let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
     if terms.is_empty() {
-        return Ok(String::new());
+        return Ok(described);
     }
     let predicates: Vec<Term> = DESCRIBED
         .iter()
@@ -570,9 +682,8 @@ fn describe(
         solutions.column("p"),
         solutions.column("o"),
     ) else {
-        return Ok(String::new());
+        return Ok(described);
     };
-    let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
     for row in &solutions.rows {
         let (Some(term), Some(predicate), Some(Some(object))) =
             (cell_text(row.get(t)), cell_text(row.get(p)), row.get(o))
@@ -587,76 +698,140 @@ fn describe(
             values.push(object.clone());
         }
     }
-    let mut used = BTreeSet::new();
-    let mut name = |iri: &str| match kgfuse_graph::compact_iri(iri, prefixes) {
-        Some((prefix, short)) => {
-            used.insert(prefix);
-            short
-        }
-        None => format!("<{iri}>"),
-    };
-    let mut body = String::new();
-    for term in terms {
-        let mut lines = Vec::new();
-        for predicate in DESCRIBED {
-            let Some(objects) = described.get(&(term.as_str().to_owned(), predicate.to_owned()))
-            else {
-                continue;
-            };
-            let mut objects = objects.clone();
-            objects.sort_by_key(ToString::to_string);
-            let shown: Vec<String> = objects
-                .iter()
-                .take(VALUES_PER_PREDICATE)
-                .map(|object| match object {
-                    Term::NamedNode(n) => name(n.as_str()),
-                    Term::Literal(l) => shorten(l).to_string(),
-                    other => other.to_string(),
-                })
-                .collect();
-            let verb = if predicate == w3c::RDF_TYPE {
-                "a".to_owned()
-            } else {
-                name(predicate)
-            };
-            lines.push(format!("{verb} {}", shown.join(" , ")));
-        }
-        if lines.is_empty() {
-            continue;
-        }
-        body.push_str(&format!(
-            "{} {} .\n\n",
-            name(term.as_str()),
-            lines.join(" ;\n    ")
-        ));
+    for values in described.values_mut() {
+        values.sort_by_key(ToString::to_string);
     }
-    let mut out = String::new();
-    for (prefix, namespace) in prefixes {
-        if used.remove(prefix) {
-            out.push_str(&format!("@prefix {prefix}: <{namespace}> .\n"));
-        }
-    }
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out.push_str(body.trim_end());
-    out.push('\n');
-    Ok(out)
+    Ok(described)
 }
 
-/// A literal cut to [`LITERAL_CHARS`] characters (language tag kept).
-fn shorten(literal: &Literal) -> Literal {
-    let value = literal.value();
-    if value.chars().count() <= LITERAL_CHARS {
-        return literal.clone();
+/// The vocabulary a query may use, compact (a small model reads the prompt at
+/// about 80 tokens a second on two cores): the classes, then one line per
+/// property with its domain, range and label, e.g.
+/// `- ub:advisor: ub:Person → ub:Professor, "is being advised by"`. The slice's
+/// terms come first (with their comments, and a class's label and superclass),
+/// then the terms the data uses most; at most [`USED_TERMS_SHOWN`] of each.
+/// `rdf:type` is not listed: queries write it `a`.
+fn vocabulary_text(
+    store: &Store,
+    slice: &[NamedNode],
+    known: &KnownTerms,
+    prefixes: &[(String, String)],
+) -> Result<String, RetrieveError> {
+    let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
+    let in_slice = |iri: &str| slice.iter().any(|t| t.as_str() == iri);
+    let mut terms: Vec<NamedNode> = slice.to_vec();
+    for iri in known
+        .properties
+        .iter()
+        .take(USED_TERMS_SHOWN)
+        .chain(known.classes.iter().take(USED_TERMS_SHOWN))
+    {
+        if let Ok(node) = NamedNode::new(iri.as_str())
+            && !terms.contains(&node)
+        {
+            terms.push(node);
+        }
     }
-    let cut: String = value.chars().take(LITERAL_CHARS).collect();
-    let cut = format!("{}…", cut.trim_end());
-    match literal.language() {
-        Some(language) => Literal::new_language_tagged_literal(cut.clone(), language)
-            .unwrap_or_else(|_| Literal::new_simple_literal(cut)),
-        None => Literal::new_simple_literal(cut),
+    let described = descriptions(store, &terms)?;
+    let get = |iri: &str, predicate: &str| -> &[Term] {
+        described
+            .get(&(iri.to_owned(), predicate.to_owned()))
+            .map_or(&[], Vec::as_slice)
+    };
+    let shown = |term: &Term| match term {
+        Term::NamedNode(n) => name(n.as_str()),
+        Term::Literal(l) => format!("\"{}\"", shorten(l.value())),
+        other => other.to_string(),
+    };
+    let is_class = |iri: &str| {
+        known.classes.iter().any(|c| c == iri)
+            || get(iri, w3c::RDF_TYPE).iter().any(|t| {
+                matches!(t, Term::NamedNode(n) if ONTOLOGY_KINDS[..2].contains(&n.as_str()))
+            })
+    };
+    // The slice's terms first, then the most used.
+    let ordered = |pool: &[String], class: bool| -> Vec<String> {
+        let mut out: Vec<String> = slice
+            .iter()
+            .map(|t| t.as_str().to_owned())
+            .filter(|t| is_class(t) == class)
+            .collect();
+        for iri in pool {
+            if !out.contains(iri) {
+                out.push(iri.clone());
+            }
+        }
+        out.retain(|iri| iri != w3c::RDF_TYPE);
+        out.truncate(USED_TERMS_SHOWN);
+        out
+    };
+    // A label worth showing: one that says more than the name's own words.
+    let label = |iri: &str| -> Option<String> {
+        let label = get(iri, w3c::RDFS_LABEL).first()?;
+        let Term::Literal(text) = label else {
+            return None;
+        };
+        let said = text.value().to_lowercase().replace([' ', '_', '-'], "");
+        let named = term_words(iri).concat();
+        (said != named).then(|| shown(label))
+    };
+    let mut classes = Vec::new();
+    for iri in ordered(&known.classes, true) {
+        let mut notes: Vec<String> = label(&iri).into_iter().collect();
+        if in_slice(&iri) {
+            let parents: Vec<String> = get(&iri, w3c::RDFS_SUBCLASS_OF).iter().map(shown).collect();
+            if !parents.is_empty() {
+                notes.push(format!("subclass of {}", parents.join(", ")));
+            }
+        }
+        classes.push(if notes.is_empty() {
+            name(&iri)
+        } else {
+            format!("{} ({})", name(&iri), notes.join("; "))
+        });
     }
+    let mut lines = Vec::new();
+    if !classes.is_empty() {
+        lines.push(format!("Classes: {}", classes.join(", ")));
+    }
+    let mut properties = Vec::new();
+    for iri in ordered(&known.properties, false) {
+        let mut line = format!("- {}", name(&iri));
+        let ends = |predicate: &str| {
+            let values: Vec<String> = get(&iri, predicate).iter().map(shown).collect();
+            (!values.is_empty()).then(|| values.join(" or "))
+        };
+        match (ends(RDFS_DOMAIN), ends(RDFS_RANGE)) {
+            (None, None) => {}
+            (domain, range) => line.push_str(&format!(
+                ": {} → {}",
+                domain.as_deref().unwrap_or("any"),
+                range.as_deref().unwrap_or("any")
+            )),
+        }
+        let mut notes: Vec<String> = label(&iri).into_iter().collect();
+        if in_slice(&iri) {
+            notes.extend(get(&iri, w3c::RDFS_COMMENT).first().map(shown));
+        }
+        if !notes.is_empty() {
+            line.push_str(&format!(", {}", notes.join(", ")));
+        }
+        properties.push(line);
+    }
+    if !properties.is_empty() {
+        lines.push("Properties (subject's class → object's class):".to_owned());
+        lines.extend(properties);
+    }
+    Ok(lines.join("\n"))
+}
+
+/// Text cut to [`LITERAL_CHARS`] characters.
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= LITERAL_CHARS {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(LITERAL_CHARS).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// An accepted query's results, with the parsed query for [`facts_of`].
@@ -666,6 +841,55 @@ struct Run {
     rows: Vec<Vec<Option<Term>>>,
     answer: Option<bool>,
     truncated: bool,
+    /// What was changed before it ran (see [`project_what_is_bound`]).
+    note: Option<String>,
+}
+
+/// A SELECT that projects a variable none of its patterns binds ("SELECT ?x
+/// WHERE { e p ?y . ?y q ?z }", common from small models) returns an empty
+/// column: it projects the variables the patterns bind instead, the nearest
+/// query that returns what the patterns matched. Returns what was changed.
+fn project_what_is_bound(query: &mut spargebra::Query) -> Option<String> {
+    let spargebra::Query::Select { pattern, .. } = query else {
+        return None;
+    };
+    let mut current = pattern;
+    loop {
+        match current {
+            GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. }
+            | GraphPattern::OrderBy { inner, .. } => current = inner,
+            GraphPattern::Project { inner, variables } => {
+                let mut bound = Vec::new();
+                inner.on_in_scope_variable(|v| {
+                    if !bound.contains(v) {
+                        bound.push(v.clone());
+                    }
+                });
+                let unbound: Vec<String> = variables
+                    .iter()
+                    .filter(|v| !bound.contains(v))
+                    .map(ToString::to_string)
+                    .collect();
+                if unbound.is_empty() || bound.is_empty() {
+                    return None;
+                }
+                // The projected variables that are bound keep their place first.
+                let mut projected: Vec<_> =
+                    variables.iter().filter(|v| bound.contains(v)).cloned().collect();
+                projected.extend(bound.into_iter().filter(|v| !variables.contains(v)));
+                let shown: Vec<String> = projected.iter().map(ToString::to_string).collect();
+                *variables = projected;
+                return Some(format!(
+                    "no pattern binds {}: projected {} instead",
+                    unbound.join(" "),
+                    shown.join(" ")
+                ));
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// Checks a generated query and runs it. `Ok(Err(reason))` is a rejection or an
@@ -681,7 +905,7 @@ fn check_and_run(
         return Ok(Err("the reply holds no query".to_owned()));
     }
     let mut query_options = store.query_options();
-    let query = match parse_query(text, &query_options) {
+    let mut query = match parse_query(text, &query_options) {
         Ok(query) => query,
         Err(GraphError::Syntax(message)) => {
             return Ok(Err(if is_update(text, prefixes) {
@@ -703,6 +927,7 @@ fn check_and_run(
             "{form} queries are not accepted here: write a SELECT of the wanted bindings, or an ASK"
         )));
     }
+    let note = project_what_is_bound(&mut query);
     let (spargebra::Query::Select { pattern, .. } | spargebra::Query::Ask { pattern, .. }) = &query
     else {
         return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
@@ -773,6 +998,7 @@ fn check_and_run(
             rows,
             answer: None,
             truncated,
+            note,
         },
         QueryOutcome::Boolean(answer) => Run {
             query,
@@ -780,6 +1006,7 @@ fn check_and_run(
             rows: Vec::new(),
             answer: Some(answer),
             truncated: false,
+            note,
         },
         QueryOutcome::Graph(_) => {
             return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
@@ -1151,6 +1378,14 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         (dir, store)
     }
 
+    fn entity(label: &str, iri: &str) -> QuestionEntity {
+        QuestionEntity {
+            label: label.to_owned(),
+            iri: iri.to_owned(),
+            anchor: true,
+        }
+    }
+
     /// A language model that answers `generate_sparql` from a script (the last reply
     /// repeats) and remembers every request.
     struct Scripted {
@@ -1219,7 +1454,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     async fn rejected_queries_are_repaired_until_one_passes_the_checks() {
         let (_dir, store) = store().await;
         let model = Scripted::new(&[INVENTED, WRONG_DOMAIN, VALID]);
-        let entities = [("Alice".to_owned(), "http://example.org/alice".to_owned())];
+        let entities = [entity("Alice", "http://example.org/alice")];
         let result = text_to_sparql(
             &store,
             &model,
@@ -1263,7 +1498,17 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             requests[2].previous.as_ref().map(|p| p.0.as_str()),
             Some(WRONG_DOMAIN)
         );
-        assert_eq!(requests[0].entities, entities);
+        // The entity reaches the model with the properties the data has for it,
+        // in each direction.
+        let alice = &requests[0].entities[0];
+        assert_eq!(
+            (alice.label.as_str(), alice.iri.as_str()),
+            ("Alice", "http://example.org/alice")
+        );
+        for used in ["a", "rdfs:label", "ex:worksFor"] {
+            assert!(alice.as_subject.iter().any(|p| p == used), "{alice:?}");
+        }
+        assert!(alice.as_object.is_empty(), "{alice:?}");
 
         // The rows, and the facts they assert, with the graph holding each.
         assert_eq!(result.variables, ["x", "o"]);
@@ -1302,7 +1547,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             max_repairs: 3,
             ..TextToSparqlOptions::default()
         };
-        let entities = [("Acme".to_owned(), "http://example.org/acme".to_owned())];
+        let entities = [entity("Acme", "http://example.org/acme")];
         let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &options)
             .await
             .expect("run");
@@ -1315,8 +1560,24 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let first = &requests[0];
         let grammar = first.grammar.as_deref().expect("a grammar");
         assert!(grammar.contains("\"ex:worksFor\""), "{grammar}");
-        assert!(grammar.contains("entity ::= \"ex:acme\""), "{grammar}");
-        assert!(!first.examples.is_empty(), "examples from the slice");
+        assert!(grammar.contains("e0 ::= \"ex:acme\""), "{grammar}");
+        // Acme is the object of ex:worksFor, never its subject: the grammar
+        // offers each direction only with the properties the data has.
+        assert!(grammar.contains("e0in ::= \"ex:worksFor\"\n"), "{grammar}");
+        assert!(
+            grammar.contains("e0out ::= \"a\" | \"rdfs:label\"\n"),
+            "{grammar}"
+        );
+        assert!(grammar.contains("anchored ::= e0pattern"), "{grammar}");
+        // An example uses Acme in its direction.
+        assert!(
+            first
+                .examples
+                .iter()
+                .any(|(_, q)| q == "SELECT ?x WHERE { ?x ex:worksFor ex:acme }"),
+            "{:?}",
+            first.examples
+        );
         assert!(
             first.examples.iter().all(|(_, q)| q.starts_with("SELECT ")),
             "{:?}",
@@ -1431,6 +1692,43 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     }
 
     #[tokio::test]
+    async fn a_projection_no_pattern_binds_becomes_the_bound_variables() {
+        let (_dir, store) = store().await;
+        let written = "SELECT ?x WHERE { ex:alice ex:worksFor ?y }";
+        let model = Scripted::new(&[written]);
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "Who does Alice work for?",
+            &[],
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run");
+        assert_eq!(result.variables, ["y"]);
+        assert_eq!(result.row_summaries(), ["?y = http://example.org/acme"]);
+        let ran = result.query.as_deref().expect("accepted");
+        assert!(ran.starts_with("SELECT ?y WHERE"), "{ran}");
+        assert_eq!(result.attempts[0].query, written);
+        assert!(
+            result.trace.kept[0] == "no pattern binds ?x: projected ?y instead",
+            "{:?}",
+            result.trace
+        );
+        // A projection the patterns bind is left alone, and so is COUNT.
+        for fine in [
+            "SELECT ?y WHERE { ex:alice ex:worksFor ?y }",
+            "SELECT (COUNT(?y) AS ?count) WHERE { ex:alice ex:worksFor ?y }",
+        ] {
+            let model = Scripted::new(&[fine]);
+            let result = text_to_sparql(&store, &model, "q", &[], &TextToSparqlOptions::default())
+                .await
+                .expect("run");
+            assert_eq!(result.query.as_deref(), Some(fine));
+        }
+    }
+
+    #[tokio::test]
     async fn the_row_limit_caps_the_rows() {
         let (_dir, store) = store().await;
         let model = Scripted::new(&["SELECT ?s ?p ?o WHERE { ?s ?p ?o }"]);
@@ -1489,19 +1787,23 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         .expect("run");
         let request = &model.requests()[0];
         let slice = &request.ontology;
-        for wanted in [
-            "ex:Employee a owl:Class",
-            "rdfs:label \"employee\"",
-            "rdfs:label \"organisation\"",
-            "ex:worksFor a owl:ObjectProperty",
-            "rdfs:domain ex:Employee",
-            "rdfs:range ex:Organisation",
-            "@prefix ex: <http://example.org/> .",
-        ] {
-            assert!(slice.contains(wanted), "{wanted} missing from\n{slice}");
-        }
-        for unrelated in ["volcano", "recipe", "eruption", "Acme", "Alice"] {
-            assert!(!slice.contains(unrelated), "{unrelated} in\n{slice}");
+        // The slice's terms first, each property with its domain, range and
+        // comment; a label that only repeats the name is left out.
+        assert!(
+            slice.starts_with("Classes: ex:Employee (subclass of ex:Person), "),
+            "{slice}"
+        );
+        let works_for = "- ex:worksFor: ex:Employee → ex:Organisation, \
+                         \"The organisation an employee works for.\"";
+        let position = |line: &str| slice.lines().position(|l| l.starts_with(line));
+        assert!(position(works_for).is_some(), "{works_for} missing from\n{slice}");
+        // Terms the data uses follow, by name.
+        assert!(
+            position("- ex:lastEruption: ex:Volcano → any") > position(works_for),
+            "{slice}"
+        );
+        for absent in ["recipe", "Acme", "Alice", "rdf:type", "\"employee\""] {
+            assert!(!slice.contains(absent), "{absent} in\n{slice}");
         }
         assert!(
             request
@@ -1534,12 +1836,12 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let slice = &model.requests()[0].ontology;
         let declared = slice
             .lines()
-            .filter(|l| l.starts_with("kgfuse:") && l.contains(" a owl:"))
+            .filter(|l| l.starts_with("- kgfuse:"))
             .count();
-        assert!(declared >= 5, "{declared} kgfuse terms in\n{slice}");
+        assert!(declared >= 5, "{declared} kgfuse properties in\n{slice}");
         for wanted in [
-            "kgfuse:Module a owl:Class",
-            "kgfuse:hasParameter a owl:ObjectProperty",
+            "Classes: kgfuse:Module (subclass of ",
+            "- kgfuse:hasParameter: kgfuse:Function → kgfuse:Parameter, ",
         ] {
             assert!(slice.contains(wanted), "{wanted} missing from\n{slice}");
         }
@@ -1591,7 +1893,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             request
                 .entities
                 .iter()
-                .all(|(label, iri)| !label.is_empty() && iri.starts_with("http"))
+                .all(|e| !e.label.is_empty() && e.iri.starts_with("http"))
         );
 
         // Rows that are not triples become trace items.

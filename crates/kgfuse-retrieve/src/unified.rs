@@ -29,7 +29,7 @@ use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::query_graphs;
 use crate::sources::cell_text;
 use crate::sparql::{Rejected, run_checked, with_values};
-use crate::text_to_sparql::{TextToSparqlOptions, entity_labels, text_to_sparql};
+use crate::text_to_sparql::{QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql};
 use crate::{RetrieveError, RetrieveOptions};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -293,7 +293,8 @@ pub(crate) async fn retrieve(
         &mut context,
         &mut rejected,
     )?;
-    let generated = model_query_stage(store, model, question, &entities, &mut context).await?;
+    let generated =
+        model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
     let constructed = query_graphs::construct(store, &linked)?;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
@@ -462,23 +463,47 @@ fn entity_stage(
 
 /// A query written by a real language model about the question and the
 /// entities, checked before it runs; offline, nothing (the query graphs are the
-/// offline half).
+/// offline half). The model is given the linked mentions' candidates (those a
+/// mention only qualifies are not anchors); when nothing linked, the entity
+/// stage's first entities.
 async fn model_query_stage(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
+    linked: &Linked,
     entities: &[NamedNode],
     context: &mut FusedContext,
 ) -> Result<Vec<Fact>, RetrieveError> {
     if model.is_offline() {
         return Ok(Vec::new());
     }
-    let linked = entity_labels(store, entities)?;
+    let mut named: Vec<QuestionEntity> = linked
+        .mentions
+        .iter()
+        .flat_map(|mention| {
+            mention.candidates.iter().map(|candidate| QuestionEntity {
+                label: candidate.name.clone(),
+                iri: candidate.iri.clone(),
+                anchor: !mention.qualifier,
+            })
+        })
+        .collect();
+    if named.is_empty() {
+        let first = &entities[..entities.len().min(HIT_ENTITIES)];
+        named = entity_labels(store, first)?
+            .into_iter()
+            .map(|(label, iri)| QuestionEntity {
+                label,
+                iri,
+                anchor: false,
+            })
+            .collect();
+    }
     let generated = text_to_sparql(
         store,
         model,
         question,
-        &linked,
+        &named,
         &TextToSparqlOptions::default(),
     )
     .await?;

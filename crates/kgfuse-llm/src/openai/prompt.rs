@@ -4,7 +4,7 @@
 //! (`system`, `user`, and for SPARQL `repair`); `{{placeholder}}`s are replaced
 //! verbatim. Retrieved text is fenced as data with [`fence`].
 
-use crate::{Passage, SparqlRequest};
+use crate::{Passage, SparqlEntity, SparqlRequest};
 
 const CLASSIFY: &str = include_str!("../../../../prompts/classify.md");
 const EXTRACT_ENTITIES: &str = include_str!("../../../../prompts/extract_entities.md");
@@ -191,13 +191,23 @@ pub(crate) fn generate_sparql_constrained(request: &SparqlRequest) -> ChatPrompt
     sparql_prompt(GENERATE_SPARQL_CONSTRAINED, request)
 }
 
+/// `label → <iri>`, then the properties the data has with it as subject
+/// (`<iri> p ?x`) and as object (`?x p <iri>`).
+fn entity_line(entity: &SparqlEntity) -> String {
+    let mut line = format!("{} → <{}>", entity.label, entity.iri);
+    for (side, properties) in [
+        ("as subject", &entity.as_subject),
+        ("as object", &entity.as_object),
+    ] {
+        if !properties.is_empty() {
+            line.push_str(&format!("\n  {side}: {}", properties.join(", ")));
+        }
+    }
+    line
+}
+
 fn sparql_prompt(template: &str, request: &SparqlRequest) -> ChatPrompt {
-    let entities = bullet_list(
-        request
-            .entities
-            .iter()
-            .map(|(label, iri)| format!("{label} → <{iri}>")),
-    );
+    let entities = bullet_list(request.entities.iter().map(entity_line));
     let prefixes: Vec<String> = request
         .prefixes
         .iter()
@@ -277,7 +287,7 @@ mod tests {
         let request = SparqlRequest {
             question: "Who?".into(),
             ontology: "ex:A a owl:Class .".into(),
-            entities: vec![("Alice".into(), "http://ex.org/alice".into())],
+            entities: vec![SparqlEntity::new("Alice", "http://ex.org/alice")],
             prefixes: vec![("ex".into(), "http://ex.org/".into())],
             previous: Some(("SELECT ?x".into(), "parse error".into())),
             ..SparqlRequest::default()
@@ -305,7 +315,11 @@ mod tests {
         let request = SparqlRequest {
             question: "Which signals does EngineData carry?".into(),
             ontology: "ex:carries a owl:ObjectProperty .".into(),
-            entities: vec![("EngineData".into(), "http://ex.org/EngineData".into())],
+            entities: vec![SparqlEntity {
+                as_subject: vec!["ex:carries".into(), "a".into()],
+                as_object: vec!["ex:sentBy".into()],
+                ..SparqlEntity::new("EngineData", "http://ex.org/EngineData")
+            }],
             prefixes: vec![("ex".into(), "http://ex.org/".into())],
             previous: Some((
                 "SELECT ?s WHERE { ?s ex:bad ?o }".into(),
@@ -317,7 +331,7 @@ mod tests {
         for expected in [
             "Which signals does EngineData carry?",
             "ex:carries a owl:ObjectProperty .",
-            "EngineData → <http://ex.org/EngineData>",
+            "EngineData → <http://ex.org/EngineData>\n  as subject: ex:carries, a\n  as object: ex:sentBy",
             "PREFIX ex: <http://ex.org/>",
             "SELECT ?s WHERE { ?s ex:bad ?o }",
             "unknown term ex:bad",
