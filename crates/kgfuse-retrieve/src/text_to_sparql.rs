@@ -213,7 +213,9 @@ fn show(term: &Term) -> String {
 
 /// Asks `model` for a SPARQL query answering `question`, checks it against the store
 /// and runs it; see the module documentation. `entities` are the entities the
-/// question names.
+/// question names, `named` the property and class IRIs its words name (best
+/// first): an entity's properties are offered with those first, and the
+/// examples use them.
 ///
 /// A rejected or failing query is never an error: it is recorded in
 /// [`TextToSparql::attempts`] and the trace. Errors are failures of the store.
@@ -222,6 +224,7 @@ pub async fn text_to_sparql(
     model: &dyn LanguageModel,
     question: &str,
     entities: &[QuestionEntity],
+    named: &[String],
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, RetrieveError> {
     let mut out = TextToSparql {
@@ -245,7 +248,11 @@ pub async fn text_to_sparql(
             })
     })?;
     let slice = ontology_slice(store, question, options.slice_size, &known).await?;
-    let uses = entity_uses(store, entities)?;
+    let mut uses = entity_uses(store, entities)?;
+    for (as_subject, as_object) in &mut uses {
+        named_first(as_subject, named);
+        named_first(as_object, named);
+    }
     let grammar = options.grammar.then(|| {
         select_ask_grammar(&GrammarTerms {
             properties: known.properties.clone(),
@@ -270,6 +277,7 @@ pub async fn text_to_sparql(
             kgfuse_graph::compact(iri, &prefixes)
         }
     };
+    let named_written: Vec<String> = named.iter().map(written).collect();
     let request_entities: Vec<SparqlEntity> = entities
         .iter()
         .zip(&uses)
@@ -283,7 +291,7 @@ pub async fn text_to_sparql(
     let mut request = SparqlRequest {
         question: question.to_owned(),
         ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
-        examples: examples(&slice, &known, &prefixes, &request_entities),
+        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written),
         entities: request_entities,
         prefixes: prefixes.clone(),
         previous: None,
@@ -399,15 +407,18 @@ fn accept(
 }
 
 /// Two or three small queries for the model to imitate, over terms the data
-/// uses: the instances of a class and, when the question names an entity, one
-/// query with it as subject and one with it as object (each with a property the
-/// data has for it in that direction), else the values of a property. Each term
-/// is the slice's first fitting one, else the store's most used one.
+/// uses: the instances of a class (one the question names, else the slice's
+/// first used one) and, when the question names an entity, one query with it as
+/// subject and one with it as object (each with a property the data has for it
+/// in that direction; only the one whose property the question names, when it
+/// names one), else the values of a property. Each term is the slice's first
+/// fitting one, else the store's most used one.
 fn examples(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
     entities: &[SparqlEntity],
+    named: &[String],
 ) -> Vec<(String, String)> {
     let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
     let words = |iri: &str| term_words(iri).join(" ");
@@ -420,20 +431,32 @@ fn examples(
             .or_else(|| pool.iter().find(|p| !skip.contains(&p.as_str())).cloned())
     };
     let mut out = Vec::new();
-    if let Some(class) = pick(&known.classes, &[]) {
+    let named_class = known
+        .classes
+        .iter()
+        .find(|class| named.contains(&name(class)))
+        .cloned();
+    if let Some(class) = named_class.or_else(|| pick(&known.classes, &[])) {
         out.push((
             format!("Which things are of type {}?", words(&class)),
             format!("SELECT ?x WHERE {{ ?x a {} }}", name(&class)),
         ));
     }
     let plain = ["a", "rdfs:label"];
-    // The entity's properties as written, in the slice's order first.
-    let pick_written = |pool: &[String]| -> Option<String> {
+    // An entity's properties are ordered with the ones the question names
+    // first; else the slice's order decides.
+    let pick_written = |pool: &[String], named: &[String]| -> Option<(String, bool)> {
+        if let Some(first) = pool.first()
+            && named.contains(first)
+        {
+            return Some((first.clone(), true));
+        }
         slice
             .iter()
             .map(|t| name(t.as_str()))
             .find(|t| pool.contains(t))
             .or_else(|| pool.iter().find(|p| !plain.contains(&p.as_str())).cloned())
+            .map(|p| (p, false))
     };
     // The words of a property as written (`ub:memberOf`, `<http://…#memberOf>`).
     let written_words = |written: &str| {
@@ -451,22 +474,28 @@ fn examples(
     };
     if let Some(entity) = entities.first() {
         let iri = name(&entity.iri);
-        if let Some(property) = pick_written(&entity.as_subject) {
-            out.push((
-                format!("What is the {} of {}?", written_words(&property), entity.label),
+        let mut pair = Vec::new();
+        if let Some((property, named)) = pick_written(&entity.as_subject, named) {
+            pair.push((
+                named,
+                subject_question(&written_words(&property), &entity.label),
                 format!("SELECT ?x WHERE {{ {iri} {property} ?x }}"),
             ));
         }
-        if let Some(property) = pick_written(&entity.as_object) {
-            out.push((
-                format!(
-                    "Which things have {} as their {}?",
-                    entity.label,
-                    written_words(&property)
-                ),
+        if let Some((property, named)) = pick_written(&entity.as_object, named) {
+            pair.push((
+                named,
+                object_question(&written_words(&property), &entity.label),
                 format!("SELECT ?x WHERE {{ ?x {property} {iri} }}"),
             ));
         }
+        // When the question names one of the entity's properties, only that
+        // example is shown: beside another one, a 1.5B model copied the other
+        // (measured on LUBM: "Which students does FullProfessor4 advise?").
+        if pair.iter().any(|(named, _, _)| *named) {
+            pair.retain(|(named, _, _)| *named);
+        }
+        out.extend(pair.into_iter().map(|(_, q, s)| (q, s)));
         return out;
     }
     if let Some(property) = pick(&known.properties, &[w3c::RDF_TYPE, w3c::RDFS_LABEL]) {
@@ -479,6 +508,33 @@ fn examples(
         ));
     }
     out
+}
+
+/// Moves the properties the question names to the front, in the question's
+/// order of preference; the others keep their order.
+fn named_first(list: &mut Vec<String>, named: &[String]) {
+    let rank = |p: &String| named.iter().position(|n| n == p).unwrap_or(named.len());
+    list.sort_by_key(rank);
+}
+
+/// An example question for `<entity> p ?x`, from the words of `p`: "What is
+/// Alice head of?", "What is the email address of Alice?".
+fn subject_question(words: &str, label: &str) -> String {
+    if words.ends_with(" of") {
+        format!("What is {label} {words}?")
+    } else {
+        format!("What is the {words} of {label}?")
+    }
+}
+
+/// An example question for `?x p <entity>`: "Which things are head of Alice?",
+/// "Which things have Alice as their advisor?".
+fn object_question(words: &str, label: &str) -> String {
+    if words.ends_with(" of") {
+        format!("Which things are {words} {label}?")
+    } else {
+        format!("Which things have {label} as their {words}?")
+    }
 }
 
 /// For each entity, the properties of the triples it is the subject of and of
@@ -1460,6 +1516,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &model,
             "Who works for which organisation?",
             &entities,
+            &[],
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1548,7 +1605,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             ..TextToSparqlOptions::default()
         };
         let entities = [entity("Acme", "http://example.org/acme")];
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &options)
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &[], &options)
             .await
             .expect("run");
         assert_eq!(
@@ -1590,7 +1647,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
 
         // When nothing better follows, the valid zero-row query is the result.
         let model = Scripted::new(&["SELECT ?x WHERE { ?x rdfs:label \"acme\" }"]);
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &options)
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &[], &options)
             .await
             .expect("run");
         assert_eq!(
@@ -1624,7 +1681,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                 max_repairs: repairs,
                 ..TextToSparqlOptions::default()
             };
-            let result = text_to_sparql(&store, &model, "Who works for Acme?", &[], &options)
+            let result = text_to_sparql(&store, &model, "Who works for Acme?", &[], &[], &options)
                 .await
                 .expect("run");
             assert_eq!(result.query, None, "{reply}");
@@ -1672,6 +1729,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &model,
             "Does Alice work for Acme?",
             &[],
+            &[],
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1701,6 +1759,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &model,
             "Who does Alice work for?",
             &[],
+            &[],
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1721,7 +1780,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "SELECT (COUNT(?y) AS ?count) WHERE { ex:alice ex:worksFor ?y }",
         ] {
             let model = Scripted::new(&[fine]);
-            let result = text_to_sparql(&store, &model, "q", &[], &TextToSparqlOptions::default())
+            let result = text_to_sparql(&store, &model, "q", &[], &[], &TextToSparqlOptions::default())
                 .await
                 .expect("run");
             assert_eq!(result.query.as_deref(), Some(fine));
@@ -1736,7 +1795,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             row_limit: 3,
             ..TextToSparqlOptions::default()
         };
-        let result = text_to_sparql(&store, &model, "everything", &[], &options)
+        let result = text_to_sparql(&store, &model, "everything", &[], &[], &options)
             .await
             .expect("run");
         assert_eq!(result.rows.len(), 3);
@@ -1752,6 +1811,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &RuleBased::default(),
             "Who works for Acme?",
+            &[],
             &[],
             &TextToSparqlOptions::default(),
         )
@@ -1780,6 +1840,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Which organisation does each employee work for?",
+            &[],
             &[],
             &options,
         )
@@ -1828,6 +1889,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Which functions does a module define, and what parameters do they take?",
+            &[],
             &[],
             &TextToSparqlOptions::default(),
         )
@@ -1917,6 +1979,50 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             .find(|s| s.stage == STAGE)
             .expect("text-to-sparql stage");
         assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
+    }
+
+    #[test]
+    fn an_entity_example_uses_its_properties_in_their_direction_and_the_named_one_alone() {
+        let prefixes = [("ex".to_owned(), "http://example.org/".to_owned())];
+        let mut as_subject = vec![
+            "http://example.org/name".to_owned(),
+            "http://example.org/headOf".to_owned(),
+        ];
+        let mut as_object = vec!["http://example.org/advisor".to_owned()];
+        let named = ["http://example.org/headOf".to_owned()];
+        named_first(&mut as_subject, &named);
+        named_first(&mut as_object, &named);
+        assert_eq!(as_subject[0], "http://example.org/headOf");
+        assert_eq!(as_object, ["http://example.org/advisor"]);
+        let alice = SparqlEntity {
+            as_subject: vec!["ex:headOf".into(), "ex:name".into()],
+            as_object: vec!["ex:advisor".into()],
+            ..SparqlEntity::new("Alice", "http://example.org/alice")
+        };
+        let known = KnownTerms::default();
+        let with_named = examples(&[], &known, &prefixes, &[alice.clone()], &["ex:headOf".into()]);
+        assert_eq!(
+            with_named,
+            [(
+                "What is Alice head of?".to_owned(),
+                "SELECT ?x WHERE { ex:alice ex:headOf ?x }".to_owned()
+            )]
+        );
+        // Without a named property, one example per direction.
+        let unnamed = examples(&[], &known, &prefixes, &[alice], &[]);
+        assert_eq!(
+            unnamed,
+            [
+                (
+                    "What is Alice head of?".to_owned(),
+                    "SELECT ?x WHERE { ex:alice ex:headOf ?x }".to_owned()
+                ),
+                (
+                    "Which things have Alice as their advisor?".to_owned(),
+                    "SELECT ?x WHERE { ?x ex:advisor ex:alice }".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -477,7 +477,7 @@ async fn model_query_stage(
     if model.is_offline() {
         return Ok(Vec::new());
     }
-    let mut named: Vec<QuestionEntity> = linked
+    let mut question_entities: Vec<QuestionEntity> = linked
         .mentions
         .iter()
         .flat_map(|mention| {
@@ -488,9 +488,9 @@ async fn model_query_stage(
             })
         })
         .collect();
-    if named.is_empty() {
+    if question_entities.is_empty() {
         let first = &entities[..entities.len().min(HIT_ENTITIES)];
-        named = entity_labels(store, first)?
+        question_entities = entity_labels(store, first)?
             .into_iter()
             .map(|(label, iri)| QuestionEntity {
                 label,
@@ -499,11 +499,18 @@ async fn model_query_stage(
             })
             .collect();
     }
+    let named_terms: Vec<String> = linked
+        .properties
+        .iter()
+        .chain(&linked.classes)
+        .map(|term| term.iri.clone())
+        .collect();
     let generated = text_to_sparql(
         store,
         model,
         question,
-        &named,
+        &question_entities,
+        &named_terms,
         &TextToSparqlOptions::default(),
     )
     .await?;
