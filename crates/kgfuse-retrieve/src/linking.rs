@@ -481,8 +481,18 @@ fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> 
             }
         }
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out.sort_by(best_first);
     out
+}
+
+/// Higher score first; on a tie the candidate matched on more of the question's
+/// words (the longest match: "doctoral degree from" names doctoralDegreeFrom
+/// before degreeFrom), then by IRI.
+fn best_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| b.words.len().cmp(&a.words.len()))
+        .then_with(|| a.iri.cmp(&b.iri))
 }
 
 /// Properties the question names.
@@ -493,6 +503,45 @@ fn properties(lexicon: &Lexicon, terms: &[Term]) -> Vec<Candidate> {
         .filter(|m| m.score() >= MIN_SCORE)
         .map(|m| candidate(lexicon, m, m.score()))
         .collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+    out.sort_by(best_first);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(iri: &str, score: f32, words: &[usize]) -> Candidate {
+        Candidate {
+            iri: iri.to_owned(),
+            name: String::new(),
+            score,
+            name_coverage: 1.0,
+            kinds: Vec::new(),
+            words: words.to_vec(),
+            by_head: false,
+            asked: false,
+        }
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_longest_match() {
+        let mut linked = vec![
+            candidate("urn:degreeFrom", 1.0, &[7, 8]),
+            candidate("urn:doctoralDegreeFrom", 1.0, &[6, 7, 8]),
+            candidate("urn:advisor", 1.2, &[2]),
+            candidate("urn:aDegreeFrom", 1.0, &[7, 8]),
+        ];
+        linked.sort_by(best_first);
+        let order: Vec<&str> = linked.iter().map(|c| c.iri.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "urn:advisor",
+                "urn:doctoralDegreeFrom",
+                "urn:aDegreeFrom",
+                "urn:degreeFrom"
+            ]
+        );
+    }
 }
