@@ -17,6 +17,10 @@ Per question, with the gold set = `gold_answers` when the line has them, else `g
 - contains: some column holds every gold value (and maybe more);
 - in context: every gold value appears somewhere in the FusedContext (the
   generated query's rows, constructed queries, facts, text);
+- constructed exact: the same test for the best query the query graphs built
+  offline (no model): the baseline the model's query is measured against;
+- answer in context: `kgfuse eval`'s test, one of the line's `gold_answers`
+  appears in the context (any case); for the policy and support sets;
 - rejected: attempts the checks refused, and of those, for unknown terms (with the
   grammar these should be 0; none of them ever reaches the store).
 Writes one JSON line per question to --out and a summary line to stdout.
@@ -80,8 +84,20 @@ def evaluate(data, item):
         for values in columns(results):
             exact |= values == gold
             contains |= gold <= values
+    # The offline baseline: the best query the query graphs built (no model).
+    constructed_exact = False
+    built = next((s for s in context["trace"] if s["stage"] == "query graphs"), None)
+    for kept in (built or {}).get("kept", []):
+        if "rows" in kept and "SELECT" in kept:
+            best = kept[kept.index("SELECT"):]
+            results = json.loads(kgfuse(data, "sparql", best, "--format", "json"))
+            constructed_exact = any(values == gold for values in columns(results))
+            break
     text = json.dumps(context)
     in_context = all(value in text for value in gold)
+    # `kgfuse eval`'s answer-in-context: one of the gold answers, any case.
+    answers = [a.lower() for a in item.get("gold_answers", [])]
+    answer_in_context = any(a in text.lower() for a in answers) if answers else None
     return {
         "id": item["id"],
         "seconds": round(seconds, 2),
@@ -90,9 +106,17 @@ def evaluate(data, item):
         "exact": exact,
         "contains": contains,
         "in_context": in_context,
+        "constructed_exact": constructed_exact,
+        "answer_in_context": answer_in_context,
         "rejected": rejected,
         "unknown_terms": unknown,
     }
+
+
+def share_of_known(rows, key):
+    """The share of rows where `key` is true, among those where it is known."""
+    known = [r[key] for r in rows if r[key] is not None]
+    return sum(known) / len(known) if known else None
 
 
 def main():
@@ -122,6 +146,8 @@ def main():
         "exact": sum(r["exact"] for r in rows) / n,
         "contains": sum(r["contains"] for r in rows) / n,
         "in_context": sum(r["in_context"] for r in rows) / n,
+        "constructed_exact": sum(r["constructed_exact"] for r in rows) / n,
+        "answer_in_context": share_of_known(rows, "answer_in_context"),
         "rejected_per_question": sum(r["rejected"] for r in rows) / n,
         "unknown_term_rejections": sum(r["unknown_terms"] for r in rows),
         "seconds_p50": statistics.median(seconds),

@@ -142,6 +142,19 @@ pub struct QuestionEntity {
     pub anchor: bool,
 }
 
+/// What the retriever already knows about a question, for the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grounding {
+    /// The entities the question names.
+    pub entities: Vec<QuestionEntity>,
+    /// The property and class IRIs its words name, best first: an entity's
+    /// properties are offered with those first, and the examples use them.
+    pub named: Vec<String>,
+    /// Queries built offline from the question's links that returned rows, best
+    /// first, in the grammar's form: the best is shown as the last example.
+    pub answered: Vec<String>,
+}
+
 /// Most properties shown and offered per entity and direction (most used first).
 const PROPERTIES_PER_ENTITY: usize = 30;
 
@@ -212,10 +225,7 @@ fn show(term: &Term) -> String {
 }
 
 /// Asks `model` for a SPARQL query answering `question`, checks it against the store
-/// and runs it; see the module documentation. `entities` are the entities the
-/// question names, `named` the property and class IRIs its words name (best
-/// first): an entity's properties are offered with those first, and the
-/// examples use them.
+/// and runs it; see the module documentation and [`Grounding`].
 ///
 /// A rejected or failing query is never an error: it is recorded in
 /// [`TextToSparql::attempts`] and the trace. Errors are failures of the store.
@@ -223,10 +233,14 @@ pub async fn text_to_sparql(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
-    entities: &[QuestionEntity],
-    named: &[String],
+    grounding: &Grounding,
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, RetrieveError> {
+    let Grounding {
+        entities,
+        named,
+        answered,
+    } = grounding;
     let mut out = TextToSparql {
         trace: TraceStage {
             stage: STAGE.to_owned(),
@@ -291,7 +305,16 @@ pub async fn text_to_sparql(
     let mut request = SparqlRequest {
         question: question.to_owned(),
         ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
-        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written),
+        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written)
+            .into_iter()
+            .chain(answered.first().map(|query| {
+                (
+                    "(a query over this question's own entities that the graph answers)"
+                        .to_owned(),
+                    query.clone(),
+                )
+            }))
+            .collect(),
         entities: request_entities,
         prefixes: prefixes.clone(),
         previous: None,
@@ -431,10 +454,10 @@ fn examples(
             .or_else(|| pool.iter().find(|p| !skip.contains(&p.as_str())).cloned())
     };
     let mut out = Vec::new();
-    let named_class = known
-        .classes
+    // The question's best named class (the linker's order) that the data uses.
+    let named_class = named
         .iter()
-        .find(|class| named.contains(&name(class)))
+        .find_map(|written| known.classes.iter().find(|class| name(class) == *written))
         .cloned();
     if let Some(class) = named_class.or_else(|| pick(&known.classes, &[])) {
         out.push((
@@ -1434,6 +1457,13 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         (dir, store)
     }
 
+    fn grounded(entities: &[QuestionEntity]) -> Grounding {
+        Grounding {
+            entities: entities.to_vec(),
+            ..Grounding::default()
+        }
+    }
+
     fn entity(label: &str, iri: &str) -> QuestionEntity {
         QuestionEntity {
             label: label.to_owned(),
@@ -1515,8 +1545,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Who works for which organisation?",
-            &entities,
-            &[],
+            &grounded(&entities),
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1605,7 +1634,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             ..TextToSparqlOptions::default()
         };
         let entities = [entity("Acme", "http://example.org/acme")];
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &[], &options)
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &grounded(&entities), &options)
             .await
             .expect("run");
         assert_eq!(
@@ -1640,6 +1669,18 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "{:?}",
             first.examples
         );
+        // A query the offline construction answered is the last example.
+        let model = Scripted::new(&["SELECT ?x WHERE { ?x ex:worksFor ex:acme }"]);
+        let answered = "SELECT ?x WHERE { ?x ex:worksFor ex:acme . ?x a ex:Employee }";
+        let grounding = Grounding {
+            answered: vec![answered.to_owned()],
+            ..grounded(&entities)
+        };
+        text_to_sparql(&store, &model, "Who works for Acme?", &grounding, &options)
+            .await
+            .expect("run");
+        let last = model.requests()[0].examples.last().cloned().expect("examples");
+        assert_eq!(last.1, answered);
         let hint = &requests[1].previous.as_ref().expect("a repair").1;
         assert!(hint.contains("did you mean ex:worksFor"), "{hint}");
         let zero = &requests[2].previous.as_ref().expect("a repair").1;
@@ -1647,7 +1688,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
 
         // When nothing better follows, the valid zero-row query is the result.
         let model = Scripted::new(&["SELECT ?x WHERE { ?x rdfs:label \"acme\" }"]);
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &entities, &[], &options)
+        let result = text_to_sparql(&store, &model, "Who works for Acme?", &grounded(&entities), &options)
             .await
             .expect("run");
         assert_eq!(
@@ -1681,7 +1722,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                 max_repairs: repairs,
                 ..TextToSparqlOptions::default()
             };
-            let result = text_to_sparql(&store, &model, "Who works for Acme?", &[], &[], &options)
+            let result = text_to_sparql(&store, &model, "Who works for Acme?", &Grounding::default(), &options)
                 .await
                 .expect("run");
             assert_eq!(result.query, None, "{reply}");
@@ -1728,8 +1769,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Does Alice work for Acme?",
-            &[],
-            &[],
+            &Grounding::default(),
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1758,8 +1798,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Who does Alice work for?",
-            &[],
-            &[],
+            &Grounding::default(),
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1780,7 +1819,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "SELECT (COUNT(?y) AS ?count) WHERE { ex:alice ex:worksFor ?y }",
         ] {
             let model = Scripted::new(&[fine]);
-            let result = text_to_sparql(&store, &model, "q", &[], &[], &TextToSparqlOptions::default())
+            let result = text_to_sparql(&store, &model, "q", &Grounding::default(), &TextToSparqlOptions::default())
                 .await
                 .expect("run");
             assert_eq!(result.query.as_deref(), Some(fine));
@@ -1795,7 +1834,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             row_limit: 3,
             ..TextToSparqlOptions::default()
         };
-        let result = text_to_sparql(&store, &model, "everything", &[], &[], &options)
+        let result = text_to_sparql(&store, &model, "everything", &Grounding::default(), &options)
             .await
             .expect("run");
         assert_eq!(result.rows.len(), 3);
@@ -1811,8 +1850,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &RuleBased::default(),
             "Who works for Acme?",
-            &[],
-            &[],
+            &Grounding::default(),
             &TextToSparqlOptions::default(),
         )
         .await
@@ -1840,8 +1878,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Which organisation does each employee work for?",
-            &[],
-            &[],
+            &Grounding::default(),
             &options,
         )
         .await
@@ -1889,8 +1926,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             &store,
             &model,
             "Which functions does a module define, and what parameters do they take?",
-            &[],
-            &[],
+            &Grounding::default(),
             &TextToSparqlOptions::default(),
         )
         .await
@@ -2001,6 +2037,19 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         };
         let known = KnownTerms::default();
         let with_named = examples(&[], &known, &prefixes, &[alice.clone()], &["ex:headOf".into()]);
+        // The class example is the question's best named class, not the most used.
+        let classes = KnownTerms {
+            classes: vec![
+                "http://example.org/Work".into(),
+                "http://example.org/Lecturer".into(),
+            ],
+            ..KnownTerms::default()
+        };
+        let named = ["ex:Lecturer".to_owned(), "ex:Work".to_owned()];
+        assert_eq!(
+            examples(&[], &classes, &prefixes, &[], &named)[0].1,
+            "SELECT ?x WHERE { ?x a ex:Lecturer }"
+        );
         assert_eq!(
             with_named,
             [(

@@ -29,7 +29,9 @@ use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::query_graphs;
 use crate::sources::cell_text;
 use crate::sparql::{Rejected, run_checked, with_values};
-use crate::text_to_sparql::{QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql};
+use crate::text_to_sparql::{
+    Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
+};
 use crate::{RetrieveError, RetrieveOptions};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -293,12 +295,26 @@ pub(crate) async fn retrieve(
         &mut context,
         &mut rejected,
     )?;
-    let generated =
-        model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
     let constructed = query_graphs::construct(store, &linked)?;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
+    // Offline, nothing: the query graphs are the offline half.
+    let generated = if model.is_offline() {
+        Vec::new()
+    } else {
+        let grounding = Grounding {
+            entities: question_entities(store, &linked, &entities)?,
+            named: linked
+                .properties
+                .iter()
+                .chain(&linked.classes)
+                .map(|term| term.iri.clone())
+                .collect(),
+            answered: constructed.sketches.clone(),
+        };
+        model_query_stage(store, model, question, &grounding, &mut context).await?
+    };
     let budget = fact_budget(dispatch, top_k);
     let mut template = Vec::new();
     if !entities.is_empty() {
@@ -461,23 +477,15 @@ fn entity_stage(
         .collect())
 }
 
-/// A query written by a real language model about the question and the
-/// entities, checked before it runs; offline, nothing (the query graphs are the
-/// offline half). The model is given the linked mentions' candidates (those a
+/// The entities the model is given: the linked mentions' candidates (those a
 /// mention only qualifies are not anchors); when nothing linked, the entity
 /// stage's first entities.
-async fn model_query_stage(
+fn question_entities(
     store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
     linked: &Linked,
     entities: &[NamedNode],
-    context: &mut FusedContext,
-) -> Result<Vec<Fact>, RetrieveError> {
-    if model.is_offline() {
-        return Ok(Vec::new());
-    }
-    let mut question_entities: Vec<QuestionEntity> = linked
+) -> Result<Vec<QuestionEntity>, RetrieveError> {
+    let named: Vec<QuestionEntity> = linked
         .mentions
         .iter()
         .flat_map(|mention| {
@@ -488,32 +496,31 @@ async fn model_query_stage(
             })
         })
         .collect();
-    if question_entities.is_empty() {
-        let first = &entities[..entities.len().min(HIT_ENTITIES)];
-        question_entities = entity_labels(store, first)?
-            .into_iter()
-            .map(|(label, iri)| QuestionEntity {
-                label,
-                iri,
-                anchor: false,
-            })
-            .collect();
+    if !named.is_empty() {
+        return Ok(named);
     }
-    let named_terms: Vec<String> = linked
-        .properties
-        .iter()
-        .chain(&linked.classes)
-        .map(|term| term.iri.clone())
-        .collect();
-    let generated = text_to_sparql(
-        store,
-        model,
-        question,
-        &question_entities,
-        &named_terms,
-        &TextToSparqlOptions::default(),
-    )
-    .await?;
+    let first = &entities[..entities.len().min(HIT_ENTITIES)];
+    Ok(entity_labels(store, first)?
+        .into_iter()
+        .map(|(label, iri)| QuestionEntity {
+            label,
+            iri,
+            anchor: false,
+        })
+        .collect())
+}
+
+/// A query written by a real language model about the question, grounded in
+/// what linking and the query graphs found, checked before it runs.
+async fn model_query_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    grounding: &Grounding,
+    context: &mut FusedContext,
+) -> Result<Vec<Fact>, RetrieveError> {
+    let generated =
+        text_to_sparql(store, model, question, grounding, &TextToSparqlOptions::default()).await?;
     let mut stage = generated.trace.clone();
     if let Some(query) = &generated.query {
         context.sparql.push(query.clone());
