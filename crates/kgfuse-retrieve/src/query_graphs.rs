@@ -119,9 +119,6 @@ pub(crate) struct Constructed {
     pub queries: Vec<String>,
     /// Its rows as facts, row by row.
     pub facts: Vec<Fact>,
-    /// The queries that answered, best first, as a model would write them (see
-    /// [`sketch`]); graphs with an edge of any property are left out.
-    pub sketches: Vec<String>,
     /// Queries rejected by the vocabulary check.
     pub rejected: Vec<Rejected>,
     /// What was tried.
@@ -383,50 +380,6 @@ fn var(name: &str) -> TermPattern {
     TermPattern::Variable(variable(name))
 }
 
-/// The query graph in the small SPARQL a language model writes under
-/// [`crate::sparql_grammar`]: anchors as their (first candidate's) IRI, a typed
-/// node as `?v a Class` with its first class, the answer `?x`, prefixed names
-/// where the store has a prefix:
-/// `SELECT ?x WHERE { ?y ub:headOf <http://…/Department8> . ?y ub:mastersDegreeFrom ?x }`.
-/// `None` for a graph with an edge of any property.
-fn sketch(graph: &QueryGraph, linked: &Linked, prefixes: &[(String, String)]) -> Option<String> {
-    let term = |name: &str| -> Option<String> {
-        let anchor = name
-            .strip_prefix('a')
-            .and_then(|i| i.parse::<usize>().ok())
-            .filter(|i| graph.anchors.contains(i));
-        match anchor {
-            Some(i) => {
-                let iri = &linked.mentions.get(i)?.candidates.first()?.iri;
-                Some(kgfuse_graph::compact(iri, prefixes))
-            }
-            None => Some(format!("?{name}")),
-        }
-    };
-    let mut patterns = Vec::new();
-    for edge in &graph.edges {
-        patterns.push(match edge {
-            Edge::Property {
-                subject,
-                property,
-                object,
-            } => format!(
-                "{} {} {}",
-                term(subject)?,
-                kgfuse_graph::compact(property.as_str(), prefixes),
-                term(object)?
-            ),
-            Edge::Typed { subject, classes } => format!(
-                "{} a {}",
-                term(subject)?,
-                kgfuse_graph::compact(classes.first()?.as_str(), prefixes)
-            ),
-            Edge::Any { .. } => return None,
-        });
-    }
-    Some(format!("SELECT ?x WHERE {{ {} }}", patterns.join(" . ")))
-}
-
 /// The query graph as a SELECT in SPARQL algebra: the anchors' and classes'
 /// `VALUES`, the edges, DISTINCT, a row limit.
 fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
@@ -641,7 +594,6 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
             }
         ));
         out.queries.push(text);
-        out.sketches.extend(sketch(&graph, linked, &options.prefixes));
         answered.get_or_insert(graph.score);
     }
     Ok(out)
@@ -673,46 +625,6 @@ mod tests {
             qualifier: false,
             accounts_for: std::collections::HashSet::new(),
         }
-    }
-
-    #[test]
-    fn a_sketch_is_the_query_a_model_writes() {
-        let linked = Linked {
-            mentions: vec![mention("http://ex.org/dept8")],
-            ..Linked::default()
-        };
-        let property = |local: &str| NamedNode::new_unchecked(format!("http://ex.org/{local}"));
-        let mut graph = QueryGraph {
-            edges: vec![
-                Edge::Property {
-                    subject: "y".into(),
-                    property: property("headOf"),
-                    object: anchor(0),
-                },
-                Edge::Property {
-                    subject: "y".into(),
-                    property: property("mastersDegreeFrom"),
-                    object: "x".into(),
-                },
-                Edge::typed("x", &[property("University")]),
-            ],
-            anchors: vec![0],
-            score: 1.0,
-            shape: "two hops",
-        };
-        let prefixes = [("ex".to_owned(), "http://ex.org/".to_owned())];
-        assert_eq!(
-            sketch(&graph, &linked, &prefixes).as_deref(),
-            Some(
-                "SELECT ?x WHERE { ?y ex:headOf ex:dept8 . ?y ex:mastersDegreeFrom ?x . \
-                 ?x a ex:University }"
-            )
-        );
-        graph.edges.push(Edge::Any {
-            subject: "x".into(),
-            object: "y".into(),
-        });
-        assert_eq!(sketch(&graph, &linked, &prefixes), None, "any property");
     }
 
     #[test]

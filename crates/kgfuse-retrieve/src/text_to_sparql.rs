@@ -150,9 +150,6 @@ pub struct Grounding {
     /// The property and class IRIs its words name, best first: an entity's
     /// properties are offered with those first, and the examples use them.
     pub named: Vec<String>,
-    /// Queries built offline from the question's links that returned rows, best
-    /// first, in the grammar's form: the best is shown as the last example.
-    pub answered: Vec<String>,
 }
 
 /// Most properties shown and offered per entity and direction (most used first).
@@ -236,11 +233,7 @@ pub async fn text_to_sparql(
     grounding: &Grounding,
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, RetrieveError> {
-    let Grounding {
-        entities,
-        named,
-        answered,
-    } = grounding;
+    let Grounding { entities, named } = grounding;
     let mut out = TextToSparql {
         trace: TraceStage {
             stage: STAGE.to_owned(),
@@ -305,16 +298,7 @@ pub async fn text_to_sparql(
     let mut request = SparqlRequest {
         question: question.to_owned(),
         ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
-        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written)
-            .into_iter()
-            .chain(answered.first().map(|query| {
-                (
-                    "(a query over this question's own entities that the graph answers)"
-                        .to_owned(),
-                    query.clone(),
-                )
-            }))
-            .collect(),
+        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written),
         entities: request_entities,
         prefixes: prefixes.clone(),
         previous: None,
@@ -1669,18 +1653,6 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "{:?}",
             first.examples
         );
-        // A query the offline construction answered is the last example.
-        let model = Scripted::new(&["SELECT ?x WHERE { ?x ex:worksFor ex:acme }"]);
-        let answered = "SELECT ?x WHERE { ?x ex:worksFor ex:acme . ?x a ex:Employee }";
-        let grounding = Grounding {
-            answered: vec![answered.to_owned()],
-            ..grounded(&entities)
-        };
-        text_to_sparql(&store, &model, "Who works for Acme?", &grounding, &options)
-            .await
-            .expect("run");
-        let last = model.requests()[0].examples.last().cloned().expect("examples");
-        assert_eq!(last.1, answered);
         let hint = &requests[1].previous.as_ref().expect("a repair").1;
         assert!(hint.contains("did you mean ex:worksFor"), "{hint}");
         let zero = &requests[2].previous.as_ref().expect("a repair").1;

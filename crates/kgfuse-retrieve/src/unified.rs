@@ -311,7 +311,6 @@ pub(crate) async fn retrieve(
                 .chain(&linked.classes)
                 .map(|term| term.iri.clone())
                 .collect(),
-            answered: constructed.sketches.clone(),
         };
         model_query_stage(store, model, question, &grounding, &mut context).await?
     };
