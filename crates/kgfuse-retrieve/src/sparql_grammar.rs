@@ -110,7 +110,16 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
         };
         let mut patterns = Vec::new();
         grammar.push_str(&format!("e{i} ::= {name}\n"));
-        if let Some(out) = alternatives(&entity.as_subject) {
+        // Its type is a class (or asked for), never another entity.
+        let (typed, others): (Vec<String>, Vec<String>) = entity
+            .as_subject
+            .iter()
+            .cloned()
+            .partition(|p| p == RDF_TYPE);
+        if !typed.is_empty() {
+            patterns.push(format!("e{i} \" a \" (class | var)"));
+        }
+        if let Some(out) = alternatives(&others) {
             grammar.push_str(&format!("e{i}out ::= {out}\n"));
             patterns.push(format!(
                 "e{i} \" \" e{i}out (\"/\" prop)? \" \" (object | entity)"
@@ -217,7 +226,12 @@ mod tests {
         assert!(grammar.contains(r#"class ::= "ub:Professor""#));
         assert!(grammar.contains(r#"e1 ::= "<http://example.org/data/Department0>""#));
         // Each entity with its own properties, in the data's direction.
-        assert!(grammar.contains(r#"e0out ::= "ub:worksFor" | "a""#), "{grammar}");
+        assert!(grammar.contains("e0out ::= \"ub:worksFor\"\n"), "{grammar}");
+        // A type is a class or a variable, never an entity.
+        assert!(
+            grammar.contains("e0pattern ::= e0 \" a \" (class | var) | "),
+            "{grammar}"
+        );
         assert!(!grammar.contains("e0in ::="), "{grammar}");
         assert!(grammar.contains(r#"e1in ::= "ub:worksFor""#), "{grammar}");
         // The anchor must be used; the other entity may be.

@@ -380,20 +380,6 @@ impl Lexicon {
                 lexicon.add_entry(iri, role, Vec::new(), &[local_name(iri)]);
             }
         }
-        // So are typed nodes with neither a name nor a description (LUBM's
-        // research groups, `…/ResearchGroup3`), unless the local name is only
-        // digits and punctuation (a generated id names nothing a question says).
-        for (iri, _) in &harvest.types {
-            let local = local_name(iri);
-            if !lexicon.by_iri.contains_key(iri.as_str())
-                && iri.contains("://")
-                && local.chars().any(char::is_alphabetic)
-            {
-                let kinds = kinds.get(iri.as_str()).cloned().unwrap_or_default();
-                let id = lexicon.add_entry(iri, Role::Entity, kinds, &[local]);
-                lexicon.add_document(id, &[local], &[]);
-            }
-        }
         lexicon.finish();
         Ok(lexicon)
     }
@@ -770,41 +756,6 @@ mod tests {
         assert_eq!(found[0].0, "urn:gc0");
         let found = best(&lexicon, "Who advises her?", Role::Property);
         assert_eq!(found[0].0, "urn:advisor");
-    }
-
-    #[tokio::test]
-    async fn a_typed_node_without_a_name_is_named_by_its_local_name() {
-        use kgfuse_core::config::StoreConfig;
-        use kgfuse_core::progress::NoProgress;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("groups.ttl");
-        std::fs::write(
-            &file,
-            "@prefix ex: <http://example.org/> .\n\
-             ex:ResearchGroup3 a ex:ResearchGroup ; ex:subOrganizationOf ex:dept6 .\n\
-             ex:dept6 a ex:Department ; ex:name \"Department6\" .\n\
-             <http://example.org/n/4711> a ex:Record .\n",
-        )
-        .expect("write");
-        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
-        store
-            .load_files(&[file.as_path().into()], None, &NoProgress)
-            .await
-            .expect("load");
-        let lexicon = Lexicon::of(&store).expect("lexicon");
-        let found = best(
-            &lexicon,
-            "Which organisation is ResearchGroup3 part of?",
-            Role::Entity,
-        );
-        assert_eq!(found[0], ("http://example.org/ResearchGroup3".to_owned(), 1.0));
-        assert!(lexicon.by_iri.contains_key("http://example.org/dept6"));
-        assert!(
-            !lexicon.by_iri.contains_key("http://example.org/n/4711"),
-            "digits name nothing"
-        );
     }
 
     #[test]
