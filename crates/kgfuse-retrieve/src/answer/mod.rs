@@ -11,9 +11,6 @@
 //!   -> weak or missing: expand once through policy relations (mentions,
 //!      escalatesTo, requires, appliesTo), then rewrite the query with the labels
 //!      and aliases of linked entities; never more than max_retrieval_attempts
-//!   -> knowledge gap: nothing relevant ends here; so do question words the
-//!      store has nowhere while the passages cover too little of the question,
-//!      offline (a real model judges them in its draft)
 //!   -> draft from the selected passages only (retrieved text is data: the prompt
 //!      fences it, and instruction-like sentences are never evidence)
 //!   -> validate grounding (every sentence supported by a selected passage it
@@ -250,10 +247,7 @@ async fn answer_loop(
         })
         .collect();
     answer.context = context;
-    let model_judges = !model.is_offline();
-    if let Some(gap) =
-        knowledge_gap(store, question, &gathered, options, model_judges, answer).await?
-    {
+    if let Some(gap) = knowledge_gap(store, question, &gathered, options, answer).await? {
         answer.status = AnswerStatus::InsufficientContext;
         answer.knowledge_gap = Some(gap);
         return Ok(());
@@ -396,16 +390,12 @@ fn rewrite(
 
 /// Why the context cannot answer, when that is clear before asking the model:
 /// nothing relevant, or question words the store does not know while the
-/// passages cover too little of the question. With a real model
-/// (`model_judges`) the unknown words are only noted: a paraphrase's incidental
-/// words ("say, from a beach in Portugal") are not what it asks, which word
-/// counting cannot tell and a model can (it answers "insufficient" itself).
+/// passages cover too little of the question.
 async fn knowledge_gap(
     store: &Store,
     question: &str,
     gathered: &Gathered,
     options: &AskOptions,
-    model_judges: bool,
     answer: &mut Answer,
 ) -> Result<Option<String>, RetrieveError> {
     if gathered.quality == Quality::Missing {
@@ -417,18 +407,6 @@ async fn knowledge_gap(
     let (covered_share, _) = coverage(question, &gathered.selection.kept);
     let unknown = unknown_words(store, question, gathered.pool.values()).await?;
     if unknown.is_empty() || covered_share >= options.min_coverage {
-        return Ok(None);
-    }
-    if model_judges {
-        answer.trace.push(stage(
-            "gap",
-            vec![format!(
-                "question words found nowhere in the store: {}; the model judges whether \
-                 they matter",
-                unknown.join(", ")
-            )],
-            Vec::new(),
-        ));
         return Ok(None);
     }
     answer.trace.push(stage(
@@ -1086,8 +1064,7 @@ mod tests {
         );
     }
 
-    /// A model whose draft is whatever `draft` makes; a rewrite keeps the question,
-    /// and nothing else is asked.
+    /// A model whose draft is whatever `draft` makes; nothing else is asked.
     struct Drafts(fn() -> Result<Draft, LlmError>);
 
     impl LanguageModel for Drafts {
@@ -1106,8 +1083,8 @@ mod tests {
         fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
             Err(LlmError::Service("not used".into()))
         }
-        fn rewrite_query(&self, question: &str, _: &[String]) -> Result<String, LlmError> {
-            Ok(question.to_owned())
+        fn rewrite_query(&self, _: &str, _: &[String]) -> Result<String, LlmError> {
+            Err(LlmError::Service("not used".into()))
         }
         fn draft_answer(&self, _: &str, _: &[Passage]) -> Result<Draft, LlmError> {
             (self.0)()
@@ -1176,52 +1153,6 @@ mod tests {
         let draft = draft_keeping_the_extractive_answer(model, question, &unrelated, &mut answer)
             .expect("a draft");
         assert!(matches!(draft, Draft::Insufficient { .. }), "{draft:?}");
-    }
-
-    #[tokio::test]
-    async fn words_the_store_lacks_stop_the_offline_loop_and_a_real_model_judges_them() {
-        use kgfuse_core::config::StoreConfig;
-        use kgfuse_core::progress::NoProgress;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
-        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/policy/policy.ttl");
-        store
-            .load_files(&[fixture.as_path().into()], None, &NoProgress)
-            .await
-            .expect("load");
-        let question =
-            "How many stock options do new employees receive, and what is the vesting schedule?";
-        let gap = |answer: &Answer| {
-            answer
-                .trace
-                .iter()
-                .find(|s| s.stage == "gap")
-                .cloned()
-                .expect("a gap stage")
-        };
-        let options = AskOptions::default();
-        // Offline: the unknown words end the loop before any draft.
-        let offline = ask(&store, &RuleBased::default(), question, &options).await;
-        assert_eq!(offline.status, AnswerStatus::InsufficientContext);
-        assert!(gap(&offline).dropped[0].why.contains("not asking the model"));
-        // A real model is asked; its "insufficient" stands when the extractive
-        // draft finds no support either.
-        let model = Drafts(|| {
-            Ok(Draft::Insufficient {
-                missing: "stock options".into(),
-            })
-        });
-        let judged = ask(&store, &model, question, &options).await;
-        assert_eq!(judged.status, AnswerStatus::InsufficientContext, "{:?}", judged.errors);
-        assert!(
-            gap(&judged).kept[0].contains("the model judges"),
-            "{:?}",
-            judged.trace
-        );
-        assert!(judged.answer.is_none());
     }
 
     #[test]
