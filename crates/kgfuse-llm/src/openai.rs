@@ -858,8 +858,8 @@ impl LanguageModel for OpenAiChat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
     use crate::SparqlEntity;
+    use serde_json::{Value, json};
     use std::collections::HashMap;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::{TcpListener, TcpStream};

@@ -526,7 +526,7 @@ mod tests {
 
     #[test]
     fn a_tie_goes_to_the_longest_match() {
-        let mut linked = vec![
+        let mut linked = [
             candidate("urn:degreeFrom", 1.0, &[7, 8]),
             candidate("urn:doctoralDegreeFrom", 1.0, &[6, 7, 8]),
             candidate("urn:advisor", 1.2, &[2]),

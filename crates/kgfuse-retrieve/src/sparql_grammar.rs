@@ -193,10 +193,7 @@ mod tests {
             entities: vec![
                 GrammarEntity {
                     iri: ALICE.into(),
-                    as_subject: vec![
-                        "http://example.org/ub#worksFor".into(),
-                        RDF_TYPE.into(),
-                    ],
+                    as_subject: vec!["http://example.org/ub#worksFor".into(), RDF_TYPE.into()],
                     as_object: Vec::new(),
                     anchor: false,
                 },

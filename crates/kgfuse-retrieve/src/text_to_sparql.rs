@@ -519,7 +519,7 @@ fn examples(
 
 /// Moves the properties the question names to the front, in the question's
 /// order of preference; the others keep their order.
-fn named_first(list: &mut Vec<String>, named: &[String]) {
+fn named_first(list: &mut [String], named: &[String]) {
     let rank = |p: &String| named.iter().position(|n| n == p).unwrap_or(named.len());
     list.sort_by_key(rank);
 }
@@ -544,12 +544,12 @@ fn object_question(words: &str, label: &str) -> String {
     }
 }
 
+/// The properties of one entity's triples: (as subject, as object).
+type Uses = (Vec<String>, Vec<String>);
+
 /// For each entity, the properties of the triples it is the subject of and of
 /// those it is the object of, most used first (kgfuse's bookkeeping left out).
-fn entity_uses(
-    store: &Store,
-    entities: &[QuestionEntity],
-) -> Result<Vec<(Vec<String>, Vec<String>)>, RetrieveError> {
+fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, RetrieveError> {
     let terms: Vec<Term> = entities
         .iter()
         .filter_map(|e| NamedNode::new(e.iri.as_str()).ok())
@@ -808,9 +808,9 @@ fn vocabulary_text(
     };
     let is_class = |iri: &str| {
         known.classes.iter().any(|c| c == iri)
-            || get(iri, w3c::RDF_TYPE).iter().any(|t| {
-                matches!(t, Term::NamedNode(n) if ONTOLOGY_KINDS[..2].contains(&n.as_str()))
-            })
+            || get(iri, w3c::RDF_TYPE).iter().any(
+                |t| matches!(t, Term::NamedNode(n) if ONTOLOGY_KINDS[..2].contains(&n.as_str())),
+            )
     };
     // The slice's terms first, then the most used.
     let ordered = |pool: &[String], class: bool| -> Vec<String> {
@@ -939,8 +939,11 @@ fn project_what_is_bound(query: &mut spargebra::Query) -> Option<String> {
                     return None;
                 }
                 // The projected variables that are bound keep their place first.
-                let mut projected: Vec<_> =
-                    variables.iter().filter(|v| bound.contains(v)).cloned().collect();
+                let mut projected: Vec<_> = variables
+                    .iter()
+                    .filter(|v| bound.contains(v))
+                    .cloned()
+                    .collect();
                 projected.extend(bound.into_iter().filter(|v| !variables.contains(v)));
                 let shown: Vec<String> = projected.iter().map(ToString::to_string).collect();
                 *variables = projected;
@@ -1618,9 +1621,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             ..TextToSparqlOptions::default()
         };
         let entities = [entity("Acme", "http://example.org/acme")];
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &grounded(&entities), &options)
-            .await
-            .expect("run");
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "Who works for Acme?",
+            &grounded(&entities),
+            &options,
+        )
+        .await
+        .expect("run");
         assert_eq!(
             result.query.as_deref(),
             Some("SELECT ?x WHERE { ?x ex:worksFor ex:acme }")
@@ -1658,9 +1667,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
 
         // When nothing better follows, the valid zero-row query is the result.
         let model = Scripted::new(&["SELECT ?x WHERE { ?x rdfs:label \"acme\" }"]);
-        let result = text_to_sparql(&store, &model, "Who works for Acme?", &grounded(&entities), &options)
-            .await
-            .expect("run");
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "Who works for Acme?",
+            &grounded(&entities),
+            &options,
+        )
+        .await
+        .expect("run");
         assert_eq!(
             result.query.as_deref(),
             Some("SELECT ?x WHERE { ?x rdfs:label \"acme\" }")
@@ -1692,9 +1707,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                 max_repairs: repairs,
                 ..TextToSparqlOptions::default()
             };
-            let result = text_to_sparql(&store, &model, "Who works for Acme?", &Grounding::default(), &options)
-                .await
-                .expect("run");
+            let result = text_to_sparql(
+                &store,
+                &model,
+                "Who works for Acme?",
+                &Grounding::default(),
+                &options,
+            )
+            .await
+            .expect("run");
             assert_eq!(result.query, None, "{reply}");
             // The scripted model repeats itself: the repeat ends the loop at once.
             assert_eq!(result.attempts.len(), 1, "{reply}");
@@ -1789,9 +1810,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "SELECT (COUNT(?y) AS ?count) WHERE { ex:alice ex:worksFor ?y }",
         ] {
             let model = Scripted::new(&[fine]);
-            let result = text_to_sparql(&store, &model, "q", &Grounding::default(), &TextToSparqlOptions::default())
-                .await
-                .expect("run");
+            let result = text_to_sparql(
+                &store,
+                &model,
+                "q",
+                &Grounding::default(),
+                &TextToSparqlOptions::default(),
+            )
+            .await
+            .expect("run");
             assert_eq!(result.query.as_deref(), Some(fine));
         }
     }
@@ -1804,9 +1831,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             row_limit: 3,
             ..TextToSparqlOptions::default()
         };
-        let result = text_to_sparql(&store, &model, "everything", &Grounding::default(), &options)
-            .await
-            .expect("run");
+        let result = text_to_sparql(
+            &store,
+            &model,
+            "everything",
+            &Grounding::default(),
+            &options,
+        )
+        .await
+        .expect("run");
         assert_eq!(result.rows.len(), 3);
         assert!(result.truncated);
         // ?s ?p ?o rows are facts themselves.
@@ -1864,7 +1897,10 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let works_for = "- ex:worksFor: ex:Employee → ex:Organisation, \
                          \"The organisation an employee works for.\"";
         let position = |line: &str| slice.lines().position(|l| l.starts_with(line));
-        assert!(position(works_for).is_some(), "{works_for} missing from\n{slice}");
+        assert!(
+            position(works_for).is_some(),
+            "{works_for} missing from\n{slice}"
+        );
         // Terms the data uses follow, by name.
         assert!(
             position("- ex:lastEruption: ex:Volcano → any") > position(works_for),
@@ -1902,10 +1938,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         .await
         .expect("run");
         let slice = &model.requests()[0].ontology;
-        let declared = slice
-            .lines()
-            .filter(|l| l.starts_with("- kgfuse:"))
-            .count();
+        let declared = slice.lines().filter(|l| l.starts_with("- kgfuse:")).count();
         assert!(declared >= 5, "{declared} kgfuse properties in\n{slice}");
         for wanted in [
             "Classes: kgfuse:Module (subclass of ",
@@ -2006,7 +2039,13 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             ..SparqlEntity::new("Alice", "http://example.org/alice")
         };
         let known = KnownTerms::default();
-        let with_named = examples(&[], &known, &prefixes, &[alice.clone()], &["ex:headOf".into()]);
+        let with_named = examples(
+            &[],
+            &known,
+            &prefixes,
+            std::slice::from_ref(&alice),
+            &["ex:headOf".into()],
+        );
         // The class example is the question's best named class, not the most used.
         let classes = KnownTerms {
             classes: vec![

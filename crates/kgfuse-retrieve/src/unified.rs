@@ -518,8 +518,14 @@ async fn model_query_stage(
     grounding: &Grounding,
     context: &mut FusedContext,
 ) -> Result<Vec<Fact>, RetrieveError> {
-    let generated =
-        text_to_sparql(store, model, question, grounding, &TextToSparqlOptions::default()).await?;
+    let generated = text_to_sparql(
+        store,
+        model,
+        question,
+        grounding,
+        &TextToSparqlOptions::default(),
+    )
+    .await?;
     let mut stage = generated.trace.clone();
     if let Some(query) = &generated.query {
         context.sparql.push(query.clone());
