@@ -20,31 +20,15 @@ Per question:
 - calls, prompt and completion tokens (from `usage`), seconds.
 Writes one JSON line per question to --out and a summary line to stdout.
 """
-import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 import time
 
-KGFUSE = os.environ.get("KGFUSE", "kgfuse")
-
-
-def ask(data, question):
-    out = subprocess.run(
-        [KGFUSE, "--data", data, "ask", question, "--format", "json"],
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"kgfuse ask failed: {out.stderr[-500:]}")
-    return json.loads(out.stdout)
+from question_runs import kgfuse, run, share
 
 
 def evaluate(data, item):
     started = time.monotonic()
-    reply = ask(data, item["query"])
+    reply = json.loads(kgfuse(data, "ask", item["query"], "--format", "json"))
     seconds = time.monotonic() - started
     answered = reply["status"] == "answered"
     answer = (reply.get("answer") or "").lower()
@@ -66,43 +50,19 @@ def evaluate(data, item):
     }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--set", required=True)
-    parser.add_argument("--label", default=os.environ.get("KGFUSE_LLM_MODEL", "offline"))
-    parser.add_argument("--out")
-    parser.add_argument("--limit", type=int, default=0)
-    args = parser.parse_args()
-    items = [json.loads(line) for line in open(args.set) if line.strip()]
-    if args.limit:
-        items = items[: args.limit]
-    rows = []
-    out = open(args.out, "w") if args.out else None
-    for item in items:
-        row = evaluate(args.data, item)
-        rows.append(row)
-        print(json.dumps(row), file=out or sys.stderr, flush=True)
-    seconds = sorted(r["seconds"] for r in rows)
+def summarize(rows):
     n = len(rows)
-    share = lambda key: round(sum(r[key] for r in rows) / n, 3)  # noqa: E731
-    summary = {
-        "label": args.label,
-        "set": os.path.basename(args.set),
-        "questions": n,
-        "answered": share("answered"),
-        "grounded": share("grounded"),
-        "correct": share("correct"),
-        "cites_gold": share("cites_gold"),
+    return {
+        "answered": share(rows, "answered"),
+        "grounded": share(rows, "grounded"),
+        "correct": share(rows, "correct"),
+        "cites_gold": share(rows, "cites_gold"),
         "calls_per_question": round(sum(r["calls"] for r in rows) / n, 2),
         "tokens_per_question": round(
             sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) / n
         ),
-        "seconds_p50": statistics.median(seconds),
-        "seconds_p95": seconds[min(n - 1, round(0.95 * (n - 1)))],
     }
-    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
-    main()
+    run(__doc__, evaluate, summarize)

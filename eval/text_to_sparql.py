@@ -25,22 +25,11 @@ Per question, with the gold set = `gold_answers` when the line has them, else `g
   grammar these should be 0; none of them ever reaches the store).
 Writes one JSON line per question to --out and a summary line to stdout.
 """
-import argparse
 import json
 import os
-import statistics
-import subprocess
-import sys
 import time
 
-KGFUSE = os.environ.get("KGFUSE", "kgfuse")
-
-
-def kgfuse(data, *args):
-    out = subprocess.run([KGFUSE, "--data", data, *args], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"kgfuse {args[:2]} failed: {out.stderr[-500:]}")
-    return out.stdout
+from question_runs import kgfuse, run, share
 
 
 def term_value(cell):
@@ -113,48 +102,20 @@ def evaluate(data, item):
     }
 
 
-def share_of_known(rows, key):
-    """The share of rows where `key` is true, among those where it is known."""
-    known = [r[key] for r in rows if r[key] is not None]
-    return sum(known) / len(known) if known else None
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--set", required=True)
-    parser.add_argument("--label", default=os.environ.get("KGFUSE_LLM_MODEL", "offline"))
-    parser.add_argument("--out")
-    parser.add_argument("--limit", type=int, default=0)
-    args = parser.parse_args()
-    items = [json.loads(line) for line in open(args.set) if line.strip()]
-    if args.limit:
-        items = items[: args.limit]
-    rows = []
-    out = open(args.out, "w") if args.out else None
-    for item in items:
-        row = evaluate(args.data, item)
-        rows.append(row)
-        print(json.dumps(row), file=out or sys.stderr, flush=True)
-    seconds = sorted(r["seconds"] for r in rows)
+def summarize(rows):
     n = len(rows)
-    summary = {
-        "label": args.label,
+    return {
         "grammar": os.environ.get("KGFUSE_LLM_GRAMMAR", "on"),
-        "questions": n,
-        "executed": sum(r["executed"] for r in rows) / n,
-        "exact": sum(r["exact"] for r in rows) / n,
-        "contains": sum(r["contains"] for r in rows) / n,
-        "in_context": sum(r["in_context"] for r in rows) / n,
-        "constructed_exact": sum(r["constructed_exact"] for r in rows) / n,
-        "answer_in_context": share_of_known(rows, "answer_in_context"),
-        "rejected_per_question": sum(r["rejected"] for r in rows) / n,
+        "executed": share(rows, "executed"),
+        "exact": share(rows, "exact"),
+        "contains": share(rows, "contains"),
+        "in_context": share(rows, "in_context"),
+        "constructed_exact": share(rows, "constructed_exact"),
+        "answer_in_context": share(rows, "answer_in_context"),
+        "rejected_per_question": round(sum(r["rejected"] for r in rows) / n, 2),
         "unknown_term_rejections": sum(r["unknown_terms"] for r in rows),
-        "seconds_p50": statistics.median(seconds),
-        "seconds_p95": seconds[min(n - 1, round(0.95 * (n - 1)))],
     }
-    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
-    main()
+    run(__doc__, evaluate, summarize)

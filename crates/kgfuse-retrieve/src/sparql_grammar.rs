@@ -19,6 +19,7 @@
 //! ones that only tell them apart): a small model otherwise drops the subject
 //! and lists a whole class.
 
+use kgfuse_core::vocab::w3c::RDF_TYPE;
 use kgfuse_graph::compact;
 
 /// An entity a grammar may name, with the properties the data has for it.
@@ -47,7 +48,15 @@ pub struct GrammarTerms {
     pub prefixes: Vec<(String, String)>,
 }
 
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+/// A term as a query writes it: `a` for `rdf:type`, else a prefixed name where
+/// the store has a prefix for it, else `<IRI>`.
+pub fn written_term(iri: &str, prefixes: &[(String, String)]) -> String {
+    if iri == RDF_TYPE {
+        "a".to_owned()
+    } else {
+        compact(iri, prefixes)
+    }
+}
 
 /// The rules that never change; `body`, `prop`, `class` and the entity rules are
 /// appended.
@@ -85,12 +94,7 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
     let alternatives = |iris: &[String]| -> Option<String> {
         let mut written: Vec<String> = Vec::new();
         for iri in iris {
-            let text = if iri == RDF_TYPE {
-                "a".to_owned()
-            } else {
-                compact(iri, &terms.prefixes)
-            };
-            let Some(literal) = gbnf_string(&text) else {
+            let Some(literal) = gbnf_string(&written_term(iri, &terms.prefixes)) else {
                 continue;
             };
             if !written.contains(&literal) {

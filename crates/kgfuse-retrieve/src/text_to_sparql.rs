@@ -33,7 +33,7 @@ use crate::lexicon::analyze::identifier_parts;
 use crate::lexicon::local_name;
 use crate::sources::cell_text;
 use crate::sparql::{run, values, with_values};
-use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar};
+use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term};
@@ -277,14 +277,7 @@ pub async fn text_to_sparql(
             prefixes: prefixes.clone(),
         })
     });
-    let written = |iri: &String| {
-        if iri == w3c::RDF_TYPE {
-            "a".to_owned()
-        } else {
-            kgfuse_graph::compact(iri, &prefixes)
-        }
-    };
-    let named_written: Vec<String> = named.iter().map(written).collect();
+    let written = |iri: &String| written_term(iri, &prefixes);
     let request_entities: Vec<SparqlEntity> = entities
         .iter()
         .zip(&uses)
@@ -298,7 +291,13 @@ pub async fn text_to_sparql(
     let mut request = SparqlRequest {
         question: question.to_owned(),
         ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
-        examples: examples(&slice, &known, &prefixes, &request_entities, &named_written),
+        examples: examples(
+            &slice,
+            &known,
+            &prefixes,
+            entities.first().zip(uses.first()),
+            named,
+        ),
         entities: request_entities,
         prefixes: prefixes.clone(),
         previous: None,
@@ -424,10 +423,10 @@ fn examples(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
-    entities: &[SparqlEntity],
+    entity: Option<(&QuestionEntity, &Uses)>,
     named: &[String],
 ) -> Vec<(String, String)> {
-    let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
+    let name = |iri: &str| written_term(iri, prefixes);
     let words = |iri: &str| term_words(iri).join(" ");
     let pick = |pool: &[String], skip: &[&str]| -> Option<String> {
         slice
@@ -437,11 +436,12 @@ fn examples(
             .map(str::to_owned)
             .or_else(|| pool.iter().find(|p| !skip.contains(&p.as_str())).cloned())
     };
+    let plain = [w3c::RDF_TYPE, w3c::RDFS_LABEL];
     let mut out = Vec::new();
     // The question's best named class (the linker's order) that the data uses.
     let named_class = named
         .iter()
-        .find_map(|written| known.classes.iter().find(|class| name(class) == *written))
+        .find(|iri| known.classes.contains(iri))
         .cloned();
     if let Some(class) = named_class.or_else(|| pick(&known.classes, &[])) {
         out.push((
@@ -449,71 +449,53 @@ fn examples(
             format!("SELECT ?x WHERE {{ ?x a {} }}", name(&class)),
         ));
     }
-    let plain = ["a", "rdfs:label"];
-    // An entity's properties are ordered with the ones the question names
-    // first; else the slice's order decides.
-    let pick_written = |pool: &[String], named: &[String]| -> Option<(String, bool)> {
-        if let Some(first) = pool.first()
-            && named.contains(first)
-        {
-            return Some((first.clone(), true));
-        }
-        slice
-            .iter()
-            .map(|t| name(t.as_str()))
-            .find(|t| pool.contains(t))
-            .or_else(|| pool.iter().find(|p| !plain.contains(&p.as_str())).cloned())
-            .map(|p| (p, false))
-    };
-    // The words of a property as written (`ub:memberOf`, `<http://…#memberOf>`).
-    let written_words = |written: &str| {
-        let iri = written.trim_start_matches('<').trim_end_matches('>');
-        let local = if iri.contains("://") {
-            local_name(iri)
-        } else {
-            iri.rsplit(':').next().unwrap_or(iri)
-        };
-        identifier_parts(local)
-            .into_iter()
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    if let Some(entity) = entities.first() {
-        let iri = name(&entity.iri);
-        let mut pair = Vec::new();
-        if let Some((property, named)) = pick_written(&entity.as_subject, named) {
-            pair.push((
-                named,
-                subject_question(&written_words(&property), &entity.label),
-                format!("SELECT ?x WHERE {{ {iri} {property} ?x }}"),
+    let Some((entity, (as_subject, as_object))) = entity else {
+        if let Some(property) = pick(&known.properties, &plain) {
+            out.push((
+                format!(
+                    "What is the {} of each thing that has one?",
+                    words(&property)
+                ),
+                format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
             ));
         }
-        if let Some((property, named)) = pick_written(&entity.as_object, named) {
-            pair.push((
-                named,
-                object_question(&written_words(&property), &entity.label),
-                format!("SELECT ?x WHERE {{ ?x {property} {iri} }}"),
-            ));
-        }
-        // When the question names one of the entity's properties, only that
-        // example is shown: beside another one, a 1.5B model copied the other
-        // (measured on LUBM: "Which students does FullProfessor4 advise?").
-        if pair.iter().any(|(named, _, _)| *named) {
-            pair.retain(|(named, _, _)| *named);
-        }
-        out.extend(pair.into_iter().map(|(_, q, s)| (q, s)));
         return out;
-    }
-    if let Some(property) = pick(&known.properties, &[w3c::RDF_TYPE, w3c::RDFS_LABEL]) {
-        out.push((
-            format!(
-                "What is the {} of each thing that has one?",
-                words(&property)
-            ),
-            format!("SELECT ?x ?value WHERE {{ ?x {} ?value }}", name(&property)),
+    };
+    // A property of the entity for the example, and whether the question names
+    // it: the first one when it is named (`named_first` put it there), else as
+    // `pick` chooses.
+    let example_property = |pool: &[String]| -> Option<(String, bool)> {
+        match pool.first() {
+            Some(first) if named.contains(first) => Some((first.clone(), true)),
+            _ => pick(pool, &plain).map(|p| (p, false)),
+        }
+    };
+    let iri = name(&entity.iri);
+    let mut pair = Vec::new();
+    if let Some((property, named)) = example_property(as_subject) {
+        pair.push((
+            named,
+            subject_question(&words(&property), &entity.label),
+            format!("SELECT ?x WHERE {{ {iri} {} ?x }}", name(&property)),
         ));
     }
+    if let Some((property, named)) = example_property(as_object) {
+        pair.push((
+            named,
+            object_question(&words(&property), &entity.label),
+            format!("SELECT ?x WHERE {{ ?x {} {iri} }}", name(&property)),
+        ));
+    }
+    // When the question names one of the entity's properties, only that example
+    // is shown: beside another one, a 1.5B model copied the other (measured on
+    // LUBM: "Which students does FullProfessor4 advise?").
+    if pair.iter().any(|(named, _, _)| *named) {
+        pair.retain(|(named, _, _)| *named);
+    }
+    out.extend(
+        pair.into_iter()
+            .map(|(_, question, query)| (question, query)),
+    );
     out
 }
 
@@ -1444,6 +1426,19 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         (dir, store)
     }
 
+    /// Runs text-to-SPARQL with no linked entities or terms and the default options.
+    async fn ungrounded(store: &Store, model: &dyn LanguageModel, question: &str) -> TextToSparql {
+        text_to_sparql(
+            store,
+            model,
+            question,
+            &Grounding::default(),
+            &TextToSparqlOptions::default(),
+        )
+        .await
+        .expect("run")
+    }
+
     fn grounded(entities: &[QuestionEntity]) -> Grounding {
         Grounding {
             entities: entities.to_vec(),
@@ -1756,15 +1751,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "not sparql at all",
             "ASK { ex:alice ex:worksFor ex:acme }",
         ]);
-        let result = text_to_sparql(
-            &store,
-            &model,
-            "Does Alice work for Acme?",
-            &Grounding::default(),
-            &TextToSparqlOptions::default(),
-        )
-        .await
-        .expect("run");
+        let result = ungrounded(&store, &model, "Does Alice work for Acme?").await;
         let errors: Vec<String> = result
             .attempts
             .iter()
@@ -1785,22 +1772,14 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let (_dir, store) = store().await;
         let written = "SELECT ?x WHERE { ex:alice ex:worksFor ?y }";
         let model = Scripted::new(&[written]);
-        let result = text_to_sparql(
-            &store,
-            &model,
-            "Who does Alice work for?",
-            &Grounding::default(),
-            &TextToSparqlOptions::default(),
-        )
-        .await
-        .expect("run");
+        let result = ungrounded(&store, &model, "Who does Alice work for?").await;
         assert_eq!(result.variables, ["y"]);
         assert_eq!(result.row_summaries(), ["?y = http://example.org/acme"]);
         let ran = result.query.as_deref().expect("accepted");
         assert!(ran.starts_with("SELECT ?y WHERE"), "{ran}");
         assert_eq!(result.attempts[0].query, written);
-        assert!(
-            result.trace.kept[0] == "no pattern binds ?x: projected ?y instead",
+        assert_eq!(
+            result.trace.kept[0], "no pattern binds ?x: projected ?y instead",
             "{:?}",
             result.trace
         );
@@ -1810,15 +1789,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "SELECT (COUNT(?y) AS ?count) WHERE { ex:alice ex:worksFor ?y }",
         ] {
             let model = Scripted::new(&[fine]);
-            let result = text_to_sparql(
-                &store,
-                &model,
-                "q",
-                &Grounding::default(),
-                &TextToSparqlOptions::default(),
-            )
-            .await
-            .expect("run");
+            let result = ungrounded(&store, &model, "q").await;
             assert_eq!(result.query.as_deref(), Some(fine));
         }
     }
@@ -1849,15 +1820,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     #[tokio::test]
     async fn an_offline_model_leaves_the_templates_in_charge() {
         let (_dir, store) = store().await;
-        let result = text_to_sparql(
-            &store,
-            &RuleBased::default(),
-            "Who works for Acme?",
-            &Grounding::default(),
-            &TextToSparqlOptions::default(),
-        )
-        .await
-        .expect("run");
+        let result = ungrounded(&store, &RuleBased::default(), "Who works for Acme?").await;
         assert_eq!(result.query, None);
         assert!(result.attempts.is_empty());
         assert_eq!(result.trace.stage, STAGE);
@@ -1928,15 +1891,12 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             .await
             .expect("init");
         let model = Scripted::new(&[VALID]);
-        text_to_sparql(
+        ungrounded(
             &store,
             &model,
             "Which functions does a module define, and what parameters do they take?",
-            &Grounding::default(),
-            &TextToSparqlOptions::default(),
         )
-        .await
-        .expect("run");
+        .await;
         let slice = &model.requests()[0].ontology;
         let declared = slice.lines().filter(|l| l.starts_with("- kgfuse:")).count();
         assert!(declared >= 5, "{declared} kgfuse properties in\n{slice}");
@@ -2033,32 +1993,14 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         named_first(&mut as_object, &named);
         assert_eq!(as_subject[0], "http://example.org/headOf");
         assert_eq!(as_object, ["http://example.org/advisor"]);
-        let alice = SparqlEntity {
-            as_subject: vec!["ex:headOf".into(), "ex:name".into()],
-            as_object: vec!["ex:advisor".into()],
-            ..SparqlEntity::new("Alice", "http://example.org/alice")
+        let alice = QuestionEntity {
+            label: "Alice".into(),
+            iri: "http://example.org/alice".into(),
+            anchor: true,
         };
+        let uses = (as_subject, as_object);
         let known = KnownTerms::default();
-        let with_named = examples(
-            &[],
-            &known,
-            &prefixes,
-            std::slice::from_ref(&alice),
-            &["ex:headOf".into()],
-        );
-        // The class example is the question's best named class, not the most used.
-        let classes = KnownTerms {
-            classes: vec![
-                "http://example.org/Work".into(),
-                "http://example.org/Lecturer".into(),
-            ],
-            ..KnownTerms::default()
-        };
-        let named = ["ex:Lecturer".to_owned(), "ex:Work".to_owned()];
-        assert_eq!(
-            examples(&[], &classes, &prefixes, &[], &named)[0].1,
-            "SELECT ?x WHERE { ?x a ex:Lecturer }"
-        );
+        let with_named = examples(&[], &known, &prefixes, Some((&alice, &uses)), &named);
         assert_eq!(
             with_named,
             [(
@@ -2067,7 +2009,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             )]
         );
         // Without a named property, one example per direction.
-        let unnamed = examples(&[], &known, &prefixes, &[alice], &[]);
+        let unnamed = examples(&[], &known, &prefixes, Some((&alice, &uses)), &[]);
         assert_eq!(
             unnamed,
             [
@@ -2080,6 +2022,22 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
                     "SELECT ?x WHERE { ?x ex:advisor ex:alice }".to_owned()
                 ),
             ]
+        );
+        // The class example is the question's best named class, not the most used.
+        let classes = KnownTerms {
+            classes: vec![
+                "http://example.org/Work".into(),
+                "http://example.org/Lecturer".into(),
+            ],
+            ..KnownTerms::default()
+        };
+        let named = [
+            "http://example.org/Lecturer".to_owned(),
+            "http://example.org/Work".to_owned(),
+        ];
+        assert_eq!(
+            examples(&[], &classes, &prefixes, None, &named)[0].1,
+            "SELECT ?x WHERE { ?x a ex:Lecturer }"
         );
     }
 

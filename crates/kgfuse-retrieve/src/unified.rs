@@ -299,43 +299,10 @@ pub(crate) async fn retrieve(
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
-    // Offline, nothing: the query graphs are the offline half.
-    let generated = if model.is_offline() {
-        Vec::new()
-    } else {
-        let grounding = Grounding {
-            entities: question_entities(store, &linked, &entities)?,
-            named: linked
-                .properties
-                .iter()
-                .chain(&linked.classes)
-                .map(|term| term.iri.clone())
-                .collect(),
-        };
-        model_query_stage(store, model, question, &grounding, &mut context).await?
-    };
+    let generated =
+        model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
     let budget = fact_budget(dispatch, top_k);
-    let mut template = Vec::new();
-    if !entities.is_empty() {
-        template = facts_about(store, &entities, &mut context.sparql, &mut rejected)?;
-        let entity_iris: Vec<String> = entities.iter().map(|e| e.as_str().to_owned()).collect();
-        let fresh = second_round_entities(&template, &entity_iris);
-        if !fresh.is_empty() {
-            let more = facts_about(store, &fresh, &mut context.sparql, &mut rejected)?;
-            template.extend(
-                more.into_iter()
-                    .filter(|f| !BOOKKEEPING.contains(&f.predicate.as_str())),
-            );
-            context.trace.push(TraceStage {
-                stage: "second round".into(),
-                kept: fresh
-                    .iter()
-                    .map(|n| format!("entity {}", n.as_str()))
-                    .collect(),
-                dropped: Vec::new(),
-            });
-        }
-    }
+    let template = template_stage(store, &entities, &mut context, &mut rejected)?;
     context.trace.push(TraceStage {
         stage: "ontology check".into(),
         kept: vec![format!(
@@ -509,20 +476,34 @@ fn question_entities(
         .collect())
 }
 
-/// A query written by a real language model about the question, grounded in
-/// what linking and the query graphs found, checked before it runs.
+/// Stage 3b, a query written by a real language model about the question,
+/// grounded in the linked entities and terms, checked before it runs. Offline
+/// there is none: the query graphs are the offline half.
 async fn model_query_stage(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
-    grounding: &Grounding,
+    linked: &Linked,
+    entities: &[NamedNode],
     context: &mut FusedContext,
 ) -> Result<Vec<Fact>, RetrieveError> {
+    if model.is_offline() {
+        return Ok(Vec::new());
+    }
+    let grounding = Grounding {
+        entities: question_entities(store, linked, entities)?,
+        named: linked
+            .properties
+            .iter()
+            .chain(&linked.classes)
+            .map(|term| term.iri.clone())
+            .collect(),
+    };
     let generated = text_to_sparql(
         store,
         model,
         question,
-        grounding,
+        &grounding,
         &TextToSparqlOptions::default(),
     )
     .await?;
@@ -535,6 +516,38 @@ async fn model_query_stage(
     }
     context.trace.push(stage);
     Ok(generated.facts)
+}
+
+/// Stage 3c, the templates: facts about each entity, then a second round about
+/// the nodes tied to two of them.
+fn template_stage(
+    store: &Store,
+    entities: &[NamedNode],
+    context: &mut FusedContext,
+    rejected: &mut Vec<Rejected>,
+) -> Result<Vec<Fact>, RetrieveError> {
+    if entities.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut template = facts_about(store, entities, &mut context.sparql, rejected)?;
+    let entity_iris: Vec<String> = entities.iter().map(|e| e.as_str().to_owned()).collect();
+    let fresh = second_round_entities(&template, &entity_iris);
+    if !fresh.is_empty() {
+        let more = facts_about(store, &fresh, &mut context.sparql, rejected)?;
+        template.extend(
+            more.into_iter()
+                .filter(|f| !BOOKKEEPING.contains(&f.predicate.as_str())),
+        );
+        context.trace.push(TraceStage {
+            stage: "second round".into(),
+            kept: fresh
+                .iter()
+                .map(|n| format!("entity {}", n.as_str()))
+                .collect(),
+            dropped: Vec::new(),
+        });
+    }
+    Ok(template)
 }
 
 /// Stage 4, paths between pairs of entities, as evidence; their facts are returned.
