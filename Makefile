@@ -22,7 +22,11 @@ DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
 SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip
 # Only for `make test`: curl is the HTTP server's interoperability client, Chromium
 # and ChromeDriver run the web console's browser test.
-TEST_PACKAGES := curl chromium chromium-driver
+TEST_PACKAGES := curl chromium chromium-driver python3-venv
+# SPARQL servers the remote-graph tests start (PyPI `oxigraph` ships the
+# `oxigraph serve` binary).
+SERVERS_DIR ?= $(HOME)/.cache/kgfuse/servers
+OXIGRAPH_SERVER_VERSION := 0.5.13
 # Only for `make llm`: venv for the server, a C++ compiler for llama.cpp (cmake
 # comes from PyPI), curl for llm-serve's readiness check.
 LLM_PACKAGES := python3-venv g++ curl
@@ -64,6 +68,11 @@ test-deps:
 	  fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+	@if [ ! -x "$(SERVERS_DIR)/venv/bin/oxigraph" ]; then \
+	  echo "installing Oxigraph server $(OXIGRAPH_SERVER_VERSION) into $(SERVERS_DIR)/venv"; \
+	  python3 -m venv "$(SERVERS_DIR)/venv" && \
+	  "$(SERVERS_DIR)/venv/bin/pip" install --quiet --disable-pip-version-check oxigraph==$(OXIGRAPH_SERVER_VERSION); \
+	fi
 	@if ! PYTHONPATH="$(KGFUSE_PYTHON_TEST_DIR)" python3 -c 'import SPARQLWrapper, rdflib' >/dev/null 2>&1; then \
 	  echo "installing SPARQLWrapper and rdflib into $(KGFUSE_PYTHON_TEST_DIR)"; \
 	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
@@ -94,7 +103,7 @@ demo: build models
 
 ## test: all unit, integration, end-to-end and doc tests
 test: deps test-deps models
-	cargo test --workspace
+	KGFUSE_REQUIRE_SERVERS=1 cargo test --workspace
 
 ## test-w3c: the W3C SPARQL 1.1 query, results-format and syntax tests through
 ## plain Oxigraph and through kgfuse's query path; fetches the suite once into

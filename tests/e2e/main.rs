@@ -19,6 +19,7 @@ mod load;
 mod local_llm;
 mod mcp;
 mod minilm;
+mod remote;
 mod retrieve;
 mod sparql;
 mod validate;

@@ -59,6 +59,16 @@ enum EntailmentKind {
     None,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphAuthKind {
+    /// No Authorization header.
+    None,
+    /// HTTP Basic from $KGFUSE_GRAPH_USER and $KGFUSE_GRAPH_PASSWORD.
+    Basic,
+    /// Bearer token from $KGFUSE_GRAPH_TOKEN.
+    Bearer,
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum OutputFormat {
     Table,
@@ -99,6 +109,21 @@ enum Command {
         /// ranges; super-properties), kept in a derived graph, or `none`.
         #[arg(long, value_enum, default_value = "rdfs")]
         entailment: EntailmentKind,
+        /// Keep the graph on this SPARQL 1.1 query endpoint instead of in the
+        /// data directory (Virtuoso, Oxigraph server, GraphDB, …).
+        #[arg(long, value_name = "URL")]
+        graph: Option<String>,
+        /// The server's SPARQL Update endpoint (default: --graph).
+        #[arg(long, value_name = "URL", requires = "graph")]
+        graph_update: Option<String>,
+        /// The server's Graph Store HTTP Protocol endpoint, for fast bulk loads
+        /// (e.g. Oxigraph's /store, Virtuoso's /sparql-graph-crud).
+        #[arg(long, value_name = "URL", requires = "graph")]
+        graph_store: Option<String>,
+        /// How to sign requests: basic ($KGFUSE_GRAPH_USER, $KGFUSE_GRAPH_PASSWORD)
+        /// or bearer ($KGFUSE_GRAPH_TOKEN); secrets are never written to kgfuse.toml.
+        #[arg(long, value_enum, requires = "graph", default_value = "none")]
+        graph_auth: GraphAuthKind,
     },
     /// Load RDF files (.ttl .nt .nq .trig .rdf/.owl .jsonld); atomic per call.
     Load {
@@ -802,6 +827,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             base_url,
             model,
             entailment,
+            graph,
+            graph_update,
+            graph_store,
+            graph_auth,
         } => {
             let init = match embedder {
                 EmbedderKind::Hash => EngineInit::hash(dimension),
@@ -812,10 +841,27 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 EntailmentKind::Rdfs => kgfuse::Entailment::Rdfs,
                 EntailmentKind::None => kgfuse::Entailment::None,
             });
+            let init = match graph {
+                Some(query) => init.remote_graph(kgfuse::RemoteGraphConfig {
+                    query,
+                    update: graph_update,
+                    store: graph_store,
+                    auth: match graph_auth {
+                        GraphAuthKind::None => kgfuse::RemoteAuth::None,
+                        GraphAuthKind::Basic => kgfuse::RemoteAuth::Basic,
+                        GraphAuthKind::Bearer => kgfuse::RemoteAuth::Bearer,
+                    },
+                }),
+                None => init,
+            };
             let engine = Engine::init(&cli.data, init).await?;
             let config = engine.store().config();
+            let graph = match &config.graph {
+                Some(remote) => format!(", graph on {}", remote.query),
+                None => String::new(),
+            };
             println!(
-                "initialised {} (embedder {}, {} dimensions, entailment {:?})",
+                "initialised {} (embedder {}, {} dimensions, entailment {:?}{graph})",
                 cli.data.display(),
                 config.embedder.kind,
                 config.embedder.dimension,

@@ -74,6 +74,54 @@ pub struct StoreConfig {
     /// What the store infers from what it is given.
     #[serde(default)]
     pub reasoning: ReasoningConfig,
+    /// A graph kept on a SPARQL server instead of in the data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<RemoteGraphConfig>,
+}
+
+/// `[graph]` in `kgfuse.toml`: where a graph kept on a SPARQL 1.1 server is.
+/// It holds no secrets (see [`RemoteAuth`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteGraphConfig {
+    /// The SPARQL 1.1 Protocol query endpoint.
+    pub query: String,
+    /// The update endpoint (default: the query endpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<String>,
+    /// The Graph Store HTTP Protocol endpoint, for bulk writes (without one,
+    /// `INSERT DATA` in batches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// How requests are signed.
+    #[serde(default)]
+    pub auth: RemoteAuth,
+}
+
+impl RemoteGraphConfig {
+    /// A configuration with only a query endpoint.
+    pub fn new(query: impl Into<String>) -> Self {
+        Self {
+            query: query.into(),
+            update: None,
+            store: None,
+            auth: RemoteAuth::None,
+        }
+    }
+}
+
+/// How kgfuse signs its requests to a SPARQL server. The secrets come from the
+/// environment only (`KGFUSE_GRAPH_USER` and `KGFUSE_GRAPH_PASSWORD`, or
+/// `KGFUSE_GRAPH_TOKEN`), never from `kgfuse.toml`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RemoteAuth {
+    /// No `Authorization` header.
+    #[default]
+    None,
+    /// HTTP Basic with `KGFUSE_GRAPH_USER` and `KGFUSE_GRAPH_PASSWORD`.
+    Basic,
+    /// `Authorization: Bearer $KGFUSE_GRAPH_TOKEN`.
+    Bearer,
 }
 
 /// Which entailment a store materialises.
@@ -237,6 +285,7 @@ impl StoreConfig {
             reasoning: ReasoningConfig {
                 entailment: Entailment::Rdfs,
             },
+            graph: None,
         }
     }
 

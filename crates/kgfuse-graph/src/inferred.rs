@@ -4,6 +4,7 @@
 //! some nodes' entailments come from, every asserted triple in batches) and writes the result.
 //! Everything here skips the derived graph when it reads "asserted" triples.
 
+use crate::backend::Changes;
 use crate::{Graph, GraphError};
 use kgfuse_core::ontology::INFERRED_GRAPH;
 use oxigraph::model::{
@@ -30,7 +31,7 @@ pub(crate) fn is_inferred(graph: &GraphName) -> bool {
 
 /// Appends the triples of the quads that are not in the derived graph.
 fn push_asserted(
-    quads: impl Iterator<Item = Result<Quad, oxigraph::store::StorageError>>,
+    quads: impl Iterator<Item = Result<Quad, GraphError>>,
     out: &mut Vec<Triple>,
 ) -> Result<(), GraphError> {
     for quad in quads {
@@ -58,11 +59,7 @@ impl Graph {
         let mut out = Vec::new();
         for predicate in SCHEMA_PREDICATES {
             let predicate = NamedNodeRef::new_unchecked(predicate);
-            push_asserted(
-                self.store
-                    .quads_for_pattern(None, Some(predicate), None, None),
-                &mut out,
-            )?;
+            push_asserted(self.quads(None, Some(predicate), None, None), &mut out)?;
         }
         Ok(dedup(out))
     }
@@ -78,15 +75,10 @@ impl Graph {
         let typing: HashSet<&str> = object_typing.iter().map(|p| p.as_str()).collect();
         let mut out = Vec::new();
         for node in nodes {
-            push_asserted(
-                self.store
-                    .quads_for_pattern(Some(node.as_ref()), None, None, None),
-                &mut out,
-            )?;
+            push_asserted(self.quads(Some(node.as_ref()), None, None, None), &mut out)?;
             let object = Term::from(node.clone());
             let typed_by = self
-                .store
-                .quads_for_pattern(None, None, Some(object.as_ref()), None)
+                .quads(None, None, Some(object.as_ref()), None)
                 .filter(|q| !matches!(q, Ok(q) if !typing.contains(q.predicate.as_str())));
             push_asserted(typed_by, &mut out)?;
         }
@@ -103,30 +95,24 @@ impl Graph {
         let graph = GraphNameRef::NamedNode(inferred_graph());
         let mut old = Vec::new();
         for node in nodes {
-            for quad in self
-                .store
-                .quads_for_pattern(Some(node.as_ref()), None, None, Some(graph))
-            {
+            for quad in self.quads(Some(node.as_ref()), None, None, Some(graph)) {
                 old.push(quad?);
             }
         }
-        let mut transaction = self.store.start_transaction()?;
-        for quad in &old {
-            transaction.remove(quad);
-        }
+        let mut insert = Vec::new();
         for triple in inferred {
-            if self.is_asserted(triple)? {
-                continue;
+            if !self.is_asserted(triple)? {
+                insert.push(
+                    QuadRef::new(&triple.subject, &triple.predicate, &triple.object, graph)
+                        .into_owned(),
+                );
             }
-            transaction.insert(QuadRef::new(
-                &triple.subject,
-                &triple.predicate,
-                &triple.object,
-                graph,
-            ));
         }
-        transaction.commit()?;
-        Ok(())
+        self.apply(&Changes {
+            remove: old,
+            insert,
+            ..Changes::default()
+        })
     }
 
     /// Rebuilds the derived graph from scratch: empties it, then streams every
@@ -138,13 +124,11 @@ impl Graph {
         closure: &[Triple],
         expand: &dyn Fn(&Triple) -> Vec<Triple>,
     ) -> Result<u64, GraphError> {
-        let graph = GraphNameRef::NamedNode(inferred_graph());
-        self.store.clear_graph(graph)?;
+        self.clear_graph(&inferred_graph().into_owned())?;
         let into_graph = GraphName::NamedNode(inferred_graph().into_owned());
         let mut written = 0u64;
         let asserted = self
-            .store
-            .iter()
+            .all_quads()
             .filter(|quad| !matches!(quad, Ok(q) if is_inferred(&q.graph_name)));
         let inferred = closure
             .iter()
@@ -156,7 +140,7 @@ impl Graph {
                         .into_iter()
                         .map(Ok)
                         .collect::<Vec<_>>(),
-                    Err(e) => vec![Err(GraphError::from(e))],
+                    Err(e) => vec![Err(e)],
                 }
             }));
         let quads = inferred.filter_map(|triple| match triple {
@@ -175,12 +159,9 @@ impl Graph {
             },
             Err(e) => Some(Err(e)),
         });
-        let mut loader = self
-            .store
-            .bulk_loader()
-            .with_max_memory_size_in_megabytes(64);
-        loader.load_ok_quads::<GraphError, GraphError>(quads)?;
-        loader.commit()?;
+        let mut writer = self.bulk_writer(Some(64));
+        writer.load(quads)?;
+        writer.commit()?;
         // Several asserted triples often give the same derived one (every
         // `?f kgfuse:inModule m` types `m`): count what the graph holds.
         tracing::debug!(written, "derived triples streamed, duplicates included");
@@ -191,7 +172,7 @@ impl Graph {
     /// derived graph never repeats an asserted triple, so the union default graph
     /// shows each triple once).
     fn is_asserted(&self, triple: &Triple) -> Result<bool, GraphError> {
-        for quad in self.store.quads_for_pattern(
+        for quad in self.quads(
             Some(triple.subject.as_ref()),
             Some(triple.predicate.as_ref()),
             Some(triple.object.as_ref()),
@@ -209,37 +190,32 @@ impl Graph {
         &self,
         graph: &oxigraph::model::NamedNode,
     ) -> Result<Vec<Triple>, GraphError> {
-        self.store
-            .quads_for_pattern(
-                None,
-                None,
-                None,
-                Some(GraphNameRef::NamedNode(graph.as_ref())),
-            )
-            .map(|q| Ok(Triple::from(q?)))
-            .collect()
+        self.quads(
+            None,
+            None,
+            None,
+            Some(GraphNameRef::NamedNode(graph.as_ref())),
+        )
+        .map(|q| Ok(Triple::from(q?)))
+        .collect()
     }
 
     /// The graphs that hold a triple, the derived graph included (empty when the
     /// triple is neither asserted nor inferred).
     pub fn graphs_holding(&self, triple: &Triple) -> Result<Vec<GraphName>, GraphError> {
-        self.store
-            .quads_for_pattern(
-                Some(triple.subject.as_ref()),
-                Some(triple.predicate.as_ref()),
-                Some(triple.object.as_ref()),
-                None,
-            )
-            .map(|q| Ok(q?.graph_name))
-            .collect()
+        self.quads(
+            Some(triple.subject.as_ref()),
+            Some(triple.predicate.as_ref()),
+            Some(triple.object.as_ref()),
+            None,
+        )
+        .map(|q| Ok(q?.graph_name))
+        .collect()
     }
 
     /// Quads in the derived graph.
     pub fn inferred_len(&self) -> Result<usize, GraphError> {
         let graph = GraphNameRef::NamedNode(inferred_graph());
-        Ok(self
-            .store
-            .quads_for_pattern(None, None, None, Some(graph))
-            .count())
+        Ok(self.quads(None, None, None, Some(graph)).count())
     }
 }

@@ -20,12 +20,14 @@
 //! # Ok::<(), kgfuse_graph::GraphError>(())
 //! ```
 
+mod backend;
 mod cross_products;
 mod error;
 mod format;
 mod inferred;
 mod load;
 mod read_only;
+pub mod remote;
 mod scan;
 mod sources;
 mod sparql;
@@ -43,6 +45,7 @@ pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
 pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
+pub use remote::{RemoteAuth, RemoteGraphConfig};
 pub use scan::{GraphStats, TextLiteral};
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{
@@ -50,15 +53,18 @@ pub use sparql::{
 };
 pub use vocabulary::{KnownTerms, QueryVocabulary, compact, compact_iri, query_vocabulary};
 
+use backend::{Backend, Changes};
 use oxigraph::store::Store;
 use std::path::Path;
+use std::sync::Arc;
 
-/// An RDF dataset: one default graph plus named graphs, persisted in RocksDB.
+/// An RDF dataset: one default graph plus named graphs, persisted in RocksDB or
+/// kept on a SPARQL server ([`Graph::connect`]).
 ///
 /// Cheap to clone; clones share the same underlying store.
 #[derive(Clone)]
 pub struct Graph {
-    store: Store,
+    backend: Backend,
     /// Time spent evaluating queries and walks (see [`Graph::time_spent`]).
     spent: kgfuse_core::timing::TimeSpent,
 }
@@ -81,7 +87,16 @@ impl Graph {
             }
         })?;
         Ok(Self {
-            store,
+            backend: Backend::Embedded(store),
+            spent: kgfuse_core::timing::TimeSpent::default(),
+        })
+    }
+
+    /// Connects to a graph kept on a SPARQL 1.1 server (see [`remote`]); fails
+    /// when the server does not answer or the auth's secrets are missing.
+    pub fn connect(config: RemoteGraphConfig) -> Result<Self, GraphError> {
+        Ok(Self {
+            backend: Backend::Remote(Arc::new(remote::Endpoint::connect(config)?)),
             spent: kgfuse_core::timing::TimeSpent::default(),
         })
     }
@@ -95,36 +110,46 @@ impl Graph {
     /// A throw-away store in memory (tests, examples).
     pub fn in_memory() -> Result<Self, GraphError> {
         Ok(Self {
-            store: Store::new()?,
+            backend: Backend::Embedded(Store::new()?),
             spent: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 
     /// Number of quads in the dataset.
     pub fn len(&self) -> Result<usize, GraphError> {
-        Ok(self.store.len()?)
+        match &self.backend {
+            Backend::Embedded(store) => Ok(store.len()?),
+            Backend::Remote(endpoint) => {
+                let (_, rows) =
+                    endpoint.select("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")?;
+                match rows.first().and_then(|row| row.first()).cloned().flatten() {
+                    Some(model::Term::Literal(n)) => n.value().parse().map_err(|_| {
+                        GraphError::Evaluation(format!("the server counted {n} quads"))
+                    }),
+                    _ => Err(GraphError::Evaluation(
+                        "the server did not count the quads".into(),
+                    )),
+                }
+            }
+        }
     }
 
     /// True when the dataset holds no quad.
     pub fn is_empty(&self) -> Result<bool, GraphError> {
-        Ok(self.store.is_empty()?)
+        Ok(!self.holds(None, None, None, None)?)
     }
 
     /// Whether the named graph `graph` holds at least one triple.
     pub fn contains_graph(&self, graph: &model::NamedNode) -> Result<bool, GraphError> {
-        let graph = model::GraphNameRef::NamedNode(graph.as_ref());
-        Ok(self
-            .store
-            .quads_for_pattern(None, None, None, Some(graph))
-            .next()
-            .transpose()?
-            .is_some())
+        self.holds(None, None, None, Some(graph.as_ref().into()))
     }
 
     /// Removes every quad of a named graph and the graph itself.
     pub fn drop_graph(&self, graph: &model::NamedNode) -> Result<(), GraphError> {
-        self.store.remove_named_graph(graph)?;
-        Ok(())
+        self.apply(&Changes {
+            drop: vec![graph.clone()],
+            ..Changes::default()
+        })
     }
 
     /// Writes the whole dataset in a quad format (N-Quads or TriG).
@@ -135,15 +160,29 @@ impl Graph {
                 format.name()
             )));
         }
-        self.store
-            .dump_to_writer(format, writer)
-            .map_err(|e| GraphError::Serialize(e.to_string()))?;
-        Ok(())
+        let failed = |e: std::io::Error| GraphError::Serialize(e.to_string());
+        match &self.backend {
+            Backend::Embedded(store) => store
+                .dump_to_writer(format, writer)
+                .map(drop)
+                .map_err(|e| GraphError::Serialize(e.to_string())),
+            Backend::Remote(_) => {
+                let mut serializer =
+                    oxigraph::io::RdfSerializer::from_format(format).for_writer(writer);
+                for quad in self.all_quads() {
+                    serializer.serialize_quad(&quad?).map_err(failed)?;
+                }
+                serializer.finish().map(drop).map_err(failed)
+            }
+        }
     }
 
-    /// Flushes buffered writes to disk.
+    /// Flushes buffered writes to disk (a remote graph has none).
     pub fn flush(&self) -> Result<(), GraphError> {
-        Ok(self.store.flush()?)
+        match &self.backend {
+            Backend::Embedded(store) => Ok(store.flush()?),
+            Backend::Remote(_) => Ok(()),
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //! replacements are applied in one transaction after the bulk commit. A syntax error
 //! anywhere therefore aborts before anything is written.
 
+use crate::backend::Changes;
 use crate::{Graph, GraphError};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -307,14 +308,14 @@ impl Graph {
                 Some(graph) => (graph.clone(), LoadAction::Insert),
                 None => {
                     let graph = own_iri;
-                    let action = if !self.store.contains_named_graph(&graph)? {
+                    let action = if !self.contains_graph(&graph)? {
                         LoadAction::Insert
-                    } else if self.store.contains(QuadRef::new(
-                        &graph,
-                        NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH),
-                        &Literal::new_simple_literal(&content_hash),
-                        &graph,
-                    ))? {
+                    } else if self.holds(
+                        Some(graph.as_ref().into()),
+                        Some(NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH)),
+                        Some(Literal::new_simple_literal(&content_hash).as_ref().into()),
+                        Some(graph.as_ref().into()),
+                    )? {
                         LoadAction::SkipUnchanged
                     } else {
                         LoadAction::Replace
@@ -371,19 +372,19 @@ impl Graph {
             .filter(|f| f.action == LoadAction::Insert)
             .collect();
         if !inserts.is_empty() {
-            let mut loader = self.store.bulk_loader();
+            let mut loader = self.bulk_writer(None);
             for file in &inserts {
                 progress.start(&format!("loading {}", file.path.display()), None);
                 let mut counted = 0u64;
                 {
                     let quads = FileQuads::open(file, on_quad, progress, &mut report.prefixes)?
                         .inspect(|_| counted += 1);
-                    loader.load_ok_quads::<GraphError, GraphError>(quads)?;
+                    loader.load(quads)?;
                 }
                 if plan.own_graphs {
                     let metadata = file_metadata(file);
                     metadata.iter().for_each(|q| on_quad(q.as_ref()));
-                    loader.load_quads(metadata)?;
+                    loader.load(metadata.into_iter().map(Ok))?;
                     counted += 3;
                 }
                 progress.finish();
@@ -397,15 +398,15 @@ impl Graph {
 
         // 3. Apply replacements atomically.
         if !replacements.is_empty() {
-            let mut transaction = self.store.start_transaction()?;
-            for (file, quads) in &replacements {
-                transaction.clear_graph(&file.graph)?;
-                transaction.extend(quads.iter());
+            let mut changes = Changes::default();
+            for (file, quads) in replacements {
+                changes.clear.push(file.graph.clone());
                 let mut count = quads.len() as u64;
+                changes.insert.extend(quads);
                 if plan.own_graphs {
                     let metadata = file_metadata(file);
                     metadata.iter().for_each(|q| on_quad(q.as_ref()));
-                    transaction.extend(metadata.iter());
+                    changes.insert.extend(metadata);
                     count += 3;
                 }
                 report.quads += count;
@@ -413,7 +414,7 @@ impl Graph {
                     .files
                     .push((file.path.clone(), file.graph.clone(), file.action, count));
             }
-            transaction.commit()?;
+            self.apply(&changes)?;
         }
         for file in plan
             .files

@@ -63,7 +63,7 @@ impl Graph {
     ) -> Result<Vec<TextLiteral>, GraphError> {
         let mut out = Vec::new();
         for (index, predicate) in predicates.iter().enumerate() {
-            for quad in self.store.quads_for_pattern(
+            for quad in self.quads(
                 subject.map(Into::into),
                 Some(predicate.as_ref()),
                 None,
@@ -96,7 +96,7 @@ impl Graph {
     ) -> Result<BTreeSet<String>, GraphError> {
         let mut out = BTreeSet::new();
         for predicate in predicates {
-            for quad in self.store.quads_for_pattern(
+            for quad in self.quads(
                 None,
                 Some(predicate.as_ref()),
                 None,
@@ -116,7 +116,7 @@ impl Graph {
             return Ok(Vec::new());
         };
         let mut types = BTreeSet::new();
-        for quad in self.store.quads_for_pattern(
+        for quad in self.quads(
             Some(node.into()),
             Some(NamedNodeRef::new_unchecked(w3c::RDF_TYPE)),
             None,
@@ -131,11 +131,11 @@ impl Graph {
 
     /// Named graphs, sorted.
     pub fn named_graphs(&self) -> Result<Vec<String>, GraphError> {
-        let mut graphs = self
-            .store
-            .named_graphs()
-            .map(|g| g.map(|g| g.to_string()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut graphs: Vec<String> = self
+            .graph_names()?
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         graphs.sort();
         Ok(graphs)
     }

@@ -5,6 +5,7 @@
 //! Writing a batch replaces each file's graph wholesale in one transaction, so a
 //! file's old triples never mix with its new ones.
 
+use crate::backend::Changes;
 use crate::{Graph, GraphError};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use oxigraph::model::{
@@ -46,7 +47,7 @@ fn literal_of(
     predicate: &str,
 ) -> Result<Option<String>, GraphError> {
     let predicate = NamedNodeRef::new_unchecked(predicate);
-    for quad in graph.store.quads_for_pattern(
+    for quad in graph.quads(
         Some(subject.into()),
         Some(predicate),
         None,
@@ -64,10 +65,7 @@ impl Graph {
     pub fn stored_sources(&self) -> Result<BTreeMap<NamedNode, StoredSource>, GraphError> {
         let mut out = BTreeMap::new();
         let extractor = NamedNodeRef::new_unchecked(kgfuse::EXTRACTOR);
-        for quad in self
-            .store
-            .quads_for_pattern(None, Some(extractor), None, None)
-        {
+        for quad in self.quads(None, Some(extractor), None, None) {
             let quad = quad?;
             let (
                 NamedOrBlankNode::NamedNode(subject),
@@ -95,32 +93,26 @@ impl Graph {
     }
 
     /// Replaces the graphs of `sources` with their triples and drops the graphs in
-    /// `drop`, in one transaction. Returns the number of quads written.
+    /// `drop`, in one transaction (remote: see [`crate::remote`]). Returns the number of quads written.
     pub fn write_sources(
         &self,
         sources: &[SourceGraph],
         drop: &[NamedNode],
     ) -> Result<u64, GraphError> {
-        let mut written = 0u64;
-        let mut transaction = self.store.start_transaction()?;
-        for graph in drop {
-            transaction.remove_named_graph(graph)?;
-        }
+        let mut changes = Changes {
+            drop: drop.to_vec(),
+            ..Changes::default()
+        };
         for source in sources {
             let graph = GraphName::NamedNode(source.graph.clone());
-            transaction.clear_graph(&source.graph)?;
-            transaction.insert_named_graph(&source.graph);
+            changes.clear.push(source.graph.clone());
             for triple in &source.triples {
-                transaction.insert(
-                    Quad::new(
-                        triple.subject.clone(),
-                        triple.predicate.clone(),
-                        triple.object.clone(),
-                        graph.clone(),
-                    )
-                    .as_ref(),
-                );
-                written += 1;
+                changes.insert.push(Quad::new(
+                    triple.subject.clone(),
+                    triple.predicate.clone(),
+                    triple.object.clone(),
+                    graph.clone(),
+                ));
             }
             let meta = |p: &str, o: Term| {
                 Quad::new(
@@ -152,12 +144,13 @@ impl Graph {
                     Literal::new_simple_literal(&source.extractor).into(),
                 ),
             ] {
-                transaction.insert(quad.as_ref());
-                written += 1;
+                // Last: a source graph without its hashes is one a remote
+                // write left unfinished.
+                changes.insert.push(quad);
             }
         }
-        transaction.commit()?;
-        Ok(written)
+        self.apply(&changes)?;
+        Ok(changes.insert.len() as u64)
     }
 }
 

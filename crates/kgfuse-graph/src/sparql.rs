@@ -1,5 +1,7 @@
 //! SPARQL queries and updates with prefixes, union default graph and timeouts.
 
+use crate::backend::Backend;
+use crate::remote::{self, Endpoint, Form};
 use crate::{Graph, GraphError};
 use oxigraph::io::{RdfFormat, RdfSerializer};
 use oxigraph::model::{Term, Triple, Variable};
@@ -533,6 +535,12 @@ impl Graph {
         bindings: &[(String, Term)],
         options: &QueryOptions,
     ) -> Result<QueryOutcome, GraphError> {
+        let store = match &self.backend {
+            Backend::Embedded(store) => store,
+            Backend::Remote(endpoint) => {
+                return evaluate_remote(endpoint, query, bindings, options);
+            }
+        };
         let token = CancellationToken::new();
         let _deadline = Deadline::arm(options, &token);
         // Cross products as lateral joins, so the token is checked while they run.
@@ -543,7 +551,7 @@ impl Graph {
         if options.union_default_graph && prepared.dataset().is_default_dataset() {
             prepared.dataset_mut().set_default_graph_as_union();
         }
-        let mut bound = prepared.on_store(&self.store);
+        let mut bound = prepared.on_store(store);
         for (name, term) in bindings {
             let variable =
                 Variable::new(name).map_err(|e| GraphError::Usage(format!("?{name}: {e}")))?;
@@ -595,6 +603,10 @@ impl Graph {
                     .to_owned(),
             ));
         }
+        let store = match &self.backend {
+            Backend::Embedded(store) => store,
+            Backend::Remote(endpoint) => return update_remote(endpoint, &update),
+        };
         // The WHERE clauses run under the same timeout and guard as a query; the
         // update is one transaction, so a cancelled one changes nothing.
         let update = crate::cross_products::guard_update_cross_products(update);
@@ -603,10 +615,113 @@ impl Graph {
         SparqlEvaluator::new()
             .with_cancellation_token(token)
             .for_update(update)
-            .on_store(&self.store)
+            .on_store(store)
             .execute()
             .map_err(|e| update_error(e, options.timeout))
     }
+}
+
+/// A query sent to a SPARQL server: bindings joined in as VALUES, kgfuse's graphs
+/// as the dataset unless the query names its own, SERVICE refused before
+/// anything is sent.
+fn evaluate_remote(
+    endpoint: &Endpoint,
+    query: spargebra::Query,
+    bindings: &[(String, Term)],
+    options: &QueryOptions,
+) -> Result<QueryOutcome, GraphError> {
+    let (pattern, has_dataset, form) = match &query {
+        spargebra::Query::Select {
+            pattern, dataset, ..
+        }
+        | spargebra::Query::Ask {
+            pattern, dataset, ..
+        } => (pattern, dataset.is_some(), Form::Results),
+        spargebra::Query::Construct {
+            pattern, dataset, ..
+        }
+        | spargebra::Query::Describe {
+            pattern, dataset, ..
+        } => (pattern, dataset.is_some(), Form::Triples),
+    };
+    if remote::calls_service(pattern) {
+        return Err(GraphError::Unsupported(format!(
+            "{NO_SERVICE} (nothing was sent to the server)"
+        )));
+    }
+    let on_kgfuse_graphs = options.union_default_graph && !has_dataset;
+    let query = remote::with_bindings(query, bindings)?;
+    endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)
+}
+
+/// An update sent to a SPARQL server. It writes named graphs only (kgfuse's
+/// queries read those), and the graphs it creates or drops are kept in the
+/// registry; blank nodes in INSERT DATA are refused (load a file instead, which
+/// names them).
+fn update_remote(endpoint: &Endpoint, update: &spargebra::Update) -> Result<(), GraphError> {
+    use spargebra::GraphUpdateOperation as Op;
+    use spargebra::algebra::GraphTarget;
+    use spargebra::term::{GraphName, GraphNamePattern};
+    let refuse = |what: &str| {
+        Err(GraphError::Unsupported(format!(
+            "{what} on a remote graph: kgfuse writes named graphs only"
+        )))
+    };
+    let mut created = Vec::new();
+    let mut dropped = Vec::new();
+    let mut reads_union = false;
+    for operation in &update.operations {
+        match operation {
+            Op::InsertData { data } => {
+                for quad in data {
+                    match &quad.graph_name {
+                        GraphName::NamedNode(g) => created.push(g.clone()),
+                        GraphName::DefaultGraph => {
+                            return refuse("INSERT DATA into the default graph");
+                        }
+                    }
+                    if matches!(
+                        quad.subject,
+                        oxigraph::model::NamedOrBlankNode::BlankNode(_)
+                    ) || matches!(quad.object, Term::BlankNode(_))
+                    {
+                        return Err(GraphError::Unsupported(
+                            "blank nodes in INSERT DATA on a remote graph: use IRIs, or `kgfuse load` a file (its blank nodes become skolem IRIs)".into(),
+                        ));
+                    }
+                }
+            }
+            Op::DeleteData { .. } => {}
+            Op::DeleteInsert { insert, using, .. } => {
+                reads_union |= using.is_none();
+                for quad in insert {
+                    match &quad.graph_name {
+                        GraphNamePattern::NamedNode(g) => created.push(g.clone()),
+                        GraphNamePattern::DefaultGraph => {
+                            return refuse("INSERT into the default graph");
+                        }
+                        GraphNamePattern::Variable(_) => {
+                            return refuse("INSERT into a graph named by a variable");
+                        }
+                    }
+                }
+            }
+            Op::Create { graph, .. } => created.push(graph.clone()),
+            Op::Clear { graph, .. } | Op::Drop { graph, .. } => match graph {
+                GraphTarget::NamedNode(g) => {
+                    if matches!(operation, Op::Drop { .. }) {
+                        dropped.push(g.clone());
+                    }
+                }
+                _ => return refuse("CLEAR or DROP of the default graph or of all graphs"),
+            },
+            Op::Load { .. } => {}
+        }
+    }
+    endpoint.register(&created)?;
+    endpoint.update_text(&update.to_string(), reads_union)?;
+    // The registry entries go after the graphs are gone.
+    endpoint.drop_graphs(&dropped)
 }
 
 #[cfg(test)]

@@ -151,8 +151,7 @@ impl Graph {
             }
             let mut neighbours: Vec<(NamedNode, Edge)> = Vec::new();
             for quad in self
-                .store
-                .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+                .quads(Some(node.as_ref().into()), None, None, None)
                 .take(NEIGHBOURS_PER_NODE)
             {
                 let quad = quad?;
@@ -168,8 +167,7 @@ impl Graph {
                 }
             }
             for quad in self
-                .store
-                .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
+                .quads(None, None, Some(node.as_ref().into()), None)
                 .take(NEIGHBOURS_PER_NODE)
             {
                 let quad = quad?;

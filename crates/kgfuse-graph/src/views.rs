@@ -11,7 +11,7 @@ impl Graph {
     /// about as large as the store's triples in RAM.
     pub fn union_graph(&self) -> Result<oxigraph::model::Graph, GraphError> {
         let mut graph = oxigraph::model::Graph::new();
-        for quad in self.store.iter() {
+        for quad in self.all_quads() {
             graph.insert(quad?.as_ref());
         }
         Ok(graph)
@@ -28,10 +28,7 @@ impl Graph {
         let mut graph = oxigraph::model::Graph::new();
         let mut objects = HashSet::new();
         for node in nodes {
-            for quad in self
-                .store
-                .quads_for_pattern(Some(node.as_ref()), None, None, None)
-            {
+            for quad in self.quads(Some(node.as_ref()), None, None, None) {
                 let quad = quad?;
                 match &quad.object {
                     Term::NamedNode(n) => {
@@ -46,17 +43,11 @@ impl Graph {
             }
         }
         for object in objects.difference(nodes) {
-            for quad in
-                self.store
-                    .quads_for_pattern(Some(object.as_ref()), Some(rdf::TYPE), None, None)
-            {
+            for quad in self.quads(Some(object.as_ref()), Some(rdf::TYPE), None, None) {
                 graph.insert(quad?.as_ref());
             }
         }
-        for quad in self
-            .store
-            .quads_for_pattern(None, Some(rdfs::SUB_CLASS_OF), None, None)
-        {
+        for quad in self.quads(None, Some(rdfs::SUB_CLASS_OF), None, None) {
             graph.insert(quad?.as_ref());
         }
         Ok(graph)

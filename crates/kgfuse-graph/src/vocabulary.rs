@@ -175,17 +175,12 @@ impl Graph {
                    p: Option<NamedNodeRef<'_>>,
                    o: Option<NamedNodeRef<'_>>|
          -> Result<bool, GraphError> {
-            Ok(self
-                .store
-                .quads_for_pattern(
-                    s.map(Into::into),
-                    p,
-                    o.map(TermRef::from),
-                    None::<GraphNameRef<'_>>,
-                )
-                .next()
-                .transpose()?
-                .is_some())
+            self.holds(
+                s.map(Into::into),
+                p,
+                o.map(TermRef::from),
+                None::<GraphNameRef<'_>>,
+            )
         };
         let known_predicate = |predicate: &str| -> Result<bool, GraphError> {
             if BUILT_IN.iter().any(|ns| predicate.starts_with(ns)) {
@@ -463,8 +458,7 @@ impl DomainRangeCheck<'_> {
         predicate: &str,
     ) -> Result<Vec<oxigraph::model::Term>, GraphError> {
         self.graph
-            .store
-            .quads_for_pattern(
+            .quads(
                 Some(subject.into()),
                 Some(NamedNodeRef::new_unchecked(predicate)),
                 None,
@@ -480,13 +474,8 @@ impl DomainRangeCheck<'_> {
         predicate: NamedNodeRef<'_>,
         object: Option<TermRef<'_>>,
     ) -> Result<bool, GraphError> {
-        Ok(self
-            .graph
-            .store
-            .quads_for_pattern(subject, Some(predicate), object, None::<GraphNameRef<'_>>)
-            .next()
-            .transpose()?
-            .is_some())
+        self.graph
+            .holds(subject, Some(predicate), object, None::<GraphNameRef<'_>>)
     }
 
     /// The classes declared as the property's domain or range; `None` when there is
@@ -537,7 +526,7 @@ impl DomainRangeCheck<'_> {
             for predicate in [RDFS_SUBCLASS_OF, OWL_EQUIVALENT_CLASS] {
                 next.extend(self.objects(node, predicate)?);
             }
-            for quad in self.graph.store.quads_for_pattern(
+            for quad in self.graph.quads(
                 None,
                 Some(NamedNodeRef::new_unchecked(OWL_EQUIVALENT_CLASS)),
                 Some(node.into()),
@@ -597,7 +586,7 @@ impl DomainRangeCheck<'_> {
         let rdf_type = NamedNodeRef::new_unchecked(RDF_TYPE);
         let mut scanned = 0;
         for class in classes {
-            for quad in self.graph.store.quads_for_pattern(
+            for quad in self.graph.quads(
                 None,
                 Some(rdf_type),
                 Some(NamedNodeRef::new_unchecked(class).into()),

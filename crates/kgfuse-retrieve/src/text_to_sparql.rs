@@ -277,6 +277,10 @@ pub async fn text_to_sparql(
             prefixes: prefixes.clone(),
         })
     });
+    let chain = match entities.first() {
+        Some(entity) => named_chain(store, entity, named, &known)?,
+        None => None,
+    };
     let written = |iri: &String| written_term(iri, &prefixes);
     let request_entities: Vec<SparqlEntity> = entities
         .iter()
@@ -297,6 +301,7 @@ pub async fn text_to_sparql(
             &prefixes,
             entities.first().zip(uses.first()),
             named,
+            chain.as_ref(),
         ),
         entities: request_entities,
         prefixes: prefixes.clone(),
@@ -425,6 +430,7 @@ fn examples(
     prefixes: &[(String, String)],
     entity: Option<(&QuestionEntity, &Uses)>,
     named: &[String],
+    chain: Option<&Chain>,
 ) -> Vec<(String, String)> {
     let name = |iri: &str| written_term(iri, prefixes);
     let words = |iri: &str| term_words(iri).join(" ");
@@ -471,6 +477,46 @@ fn examples(
         }
     };
     let iri = name(&entity.iri);
+    // Two named properties that chain from the entity in the data: that chain
+    // is the example, else a 1.5B model copies a one-step example and stops
+    // after the first step (measured on LUBM: "the email address of the head of
+    // Department5").
+    if let Some(chain) = chain {
+        let (first, second) = (name(&chain.first.0), name(&chain.second.0));
+        let (first_words, second_words) = (words(&chain.first.0), words(&chain.second.0));
+        let (phrase, first_step) = if chain.first.1 {
+            (
+                format!("the {first_words} of {}", entity.label),
+                format!("{iri} {first} ?y"),
+            )
+        } else if first_words.ends_with(" of") {
+            (
+                format!("the {first_words} {}", entity.label),
+                format!("?y {first} {iri}"),
+            )
+        } else {
+            (
+                format!("the things with {} as their {first_words}", entity.label),
+                format!("?y {first} {iri}"),
+            )
+        };
+        let (question, second_step) = if chain.second.1 {
+            (
+                subject_question(&second_words, &phrase),
+                format!("?y {second} ?x"),
+            )
+        } else {
+            (
+                object_question(&second_words, &phrase),
+                format!("?x {second} ?y"),
+            )
+        };
+        out.push((
+            question,
+            format!("SELECT ?x WHERE {{ {first_step} . {second_step} }}"),
+        ));
+        return out;
+    }
     let mut pair = Vec::new();
     if let Some((property, named)) = example_property(as_subject) {
         pair.push((
@@ -524,6 +570,79 @@ fn object_question(words: &str, label: &str) -> String {
     } else {
         format!("Which things have {label} as their {words}?")
     }
+}
+
+/// Two properties that lead from an entity in two steps, each with its
+/// direction (`true`: the step's node is the subject).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chain {
+    first: (String, bool),
+    second: (String, bool),
+}
+
+/// The first chain of two different properties the question names (in the
+/// linker's order) that the data has starting from `entity`: `entity p ?y`
+/// or `?y p entity`, then `?y q ?z` or `?z q ?y`. One query.
+fn named_chain(
+    store: &Store,
+    entity: &QuestionEntity,
+    named: &[String],
+    known: &KnownTerms,
+) -> Result<Option<Chain>, RetrieveError> {
+    let properties: Vec<&String> = named
+        .iter()
+        .filter(|iri| known.properties.contains(iri) && !BOOKKEEPING.contains(&iri.as_str()))
+        .collect();
+    let Ok(start) = NamedNode::new(entity.iri.as_str()) else {
+        return Ok(None);
+    };
+    if properties.len() < 2 {
+        return Ok(None);
+    }
+    let terms: Vec<Term> = properties
+        .iter()
+        .filter_map(|iri| NamedNode::new(iri.as_str()).ok())
+        .map(Term::from)
+        .collect();
+    let solutions = run(
+        store,
+        format!(
+            "SELECT DISTINCT ?p ?out ?q ?qout WHERE {{ {} {} {} \
+             {{ ?e ?p ?y BIND(true AS ?out) }} UNION {{ ?y ?p ?e BIND(false AS ?out) }} \
+             {{ ?y ?q ?z BIND(true AS ?qout) }} UNION {{ ?z ?q ?y BIND(false AS ?qout) }} \
+             FILTER(?p != ?q && ?z != ?e) }}",
+            values("e", &[Term::from(start)]),
+            values("p", &terms),
+            values("q", &terms),
+        ),
+    )?;
+    let (Some(p), Some(out), Some(q), Some(qout)) = (
+        solutions.column("p"),
+        solutions.column("out"),
+        solutions.column("q"),
+        solutions.column("qout"),
+    ) else {
+        return Ok(None);
+    };
+    let rank = |iri: &str| properties.iter().position(|named| *named == iri);
+    let flag = |cell: Option<String>| cell.as_deref() == Some("true");
+    let mut chains: Vec<(usize, usize, Chain)> = solutions
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let (first, second) = (cell_text(row.get(p))?, cell_text(row.get(q))?);
+            Some((
+                rank(&first)?,
+                rank(&second)?,
+                Chain {
+                    first: (first, flag(cell_text(row.get(out)))),
+                    second: (second, flag(cell_text(row.get(qout)))),
+                },
+            ))
+        })
+        .collect();
+    chains.sort_by_key(|(first, second, _)| (*first, *second));
+    Ok(chains.into_iter().next().map(|(_, _, chain)| chain))
 }
 
 /// The properties of one entity's triples: (as subject, as object).
@@ -1409,10 +1528,15 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     /// A store with the hash embedder holding [`ONTOLOGY`], reopened so the prefixes
     /// learned from the file are known to the parser.
     async fn store() -> (tempfile::TempDir, Store) {
+        store_with(ONTOLOGY).await
+    }
+
+    /// A store like [`store`] holding `turtle`.
+    async fn store_with(turtle: &str) -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
         let data = dir.path().join("data");
         let file = dir.path().join("ontology.ttl");
-        std::fs::write(&file, ONTOLOGY).expect("write");
+        std::fs::write(&file, turtle).expect("write");
         {
             let store = Store::init(&data, StoreConfig::new("hash", 384))
                 .await
@@ -2000,7 +2124,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         };
         let uses = (as_subject, as_object);
         let known = KnownTerms::default();
-        let with_named = examples(&[], &known, &prefixes, Some((&alice, &uses)), &named);
+        let with_named = examples(&[], &known, &prefixes, Some((&alice, &uses)), &named, None);
         assert_eq!(
             with_named,
             [(
@@ -2009,7 +2133,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             )]
         );
         // Without a named property, one example per direction.
-        let unnamed = examples(&[], &known, &prefixes, Some((&alice, &uses)), &[]);
+        let unnamed = examples(&[], &known, &prefixes, Some((&alice, &uses)), &[], None);
         assert_eq!(
             unnamed,
             [
@@ -2036,7 +2160,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             "http://example.org/Work".to_owned(),
         ];
         assert_eq!(
-            examples(&[], &classes, &prefixes, None, &named)[0].1,
+            examples(&[], &classes, &prefixes, None, &named, None)[0].1,
             "SELECT ?x WHERE { ?x a ex:Lecturer }"
         );
     }
@@ -2046,5 +2170,57 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         assert_eq!(strip_fences("```sparql\nASK {}\n```"), "ASK {}");
         assert_eq!(strip_fences("```\nASK {}\n```\n"), "ASK {}");
         assert_eq!(strip_fences("  ASK {} "), "ASK {}");
+    }
+
+    #[tokio::test]
+    async fn two_named_properties_that_chain_in_the_data_make_the_example() {
+        let turtle = format!(
+            "{ONTOLOGY}\nex:locatedIn a owl:ObjectProperty ; rdfs:label \"located in\" .\n\
+             ex:acme ex:locatedIn ex:lyon .\n"
+        );
+        let (_dir, store) = store_with(&turtle).await;
+        let known = store.graph().known_terms(100).expect("known terms");
+        let alice = entity("Alice", "http://example.org/alice");
+        let works_for = "http://example.org/worksFor".to_owned();
+        let located_in = "http://example.org/locatedIn".to_owned();
+        // Whatever order the question names them in, the data decides the chain:
+        // Alice works for Acme, which is located in Lyon.
+        for named in [
+            [works_for.clone(), located_in.clone()],
+            [located_in.clone(), works_for.clone()],
+        ] {
+            let chain = named_chain(&store, &alice, &named, &known).expect("query");
+            assert_eq!(
+                chain,
+                Some(Chain {
+                    first: (works_for.clone(), true),
+                    second: (located_in.clone(), true),
+                })
+            );
+        }
+        // One named property is no chain.
+        let one = named_chain(&store, &alice, std::slice::from_ref(&works_for), &known);
+        assert_eq!(one.expect("query"), None);
+        let chain = Chain {
+            first: (works_for.clone(), true),
+            second: (located_in.clone(), true),
+        };
+        let prefixes = vec![("ex".to_owned(), "http://example.org/".to_owned())];
+        let uses = (vec![works_for.clone()], Vec::new());
+        let shown = examples(
+            &[],
+            &KnownTerms::default(),
+            &prefixes,
+            Some((&alice, &uses)),
+            &[works_for, located_in],
+            Some(&chain),
+        );
+        assert_eq!(
+            shown,
+            [(
+                "What is the located in of the works for of Alice?".to_owned(),
+                "SELECT ?x WHERE { ex:alice ex:worksFor ?y . ?y ex:locatedIn ?x }".to_owned()
+            )]
+        );
     }
 }

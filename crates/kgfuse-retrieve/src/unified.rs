@@ -708,7 +708,17 @@ fn rank_facts(
             (f, score, path)
         })
         .collect();
-    rest.sort_by_key(|r| std::cmp::Reverse(r.1));
+    // Ties in the order of the facts themselves, not of the store's answer (an
+    // embedded store and a SPARQL server list the same rows differently).
+    rest.sort_by(|a, b| {
+        b.1.cmp(&a.1).then_with(|| {
+            (&a.0.subject, &a.0.predicate, &a.0.object).cmp(&(
+                &b.0.subject,
+                &b.0.predicate,
+                &b.0.object,
+            ))
+        })
+    });
     let mut out: Vec<(Fact, String)> = Vec::new();
     let mut push = |fact: Fact, why: String| {
         if let Some((known, _)) = out.iter_mut().find(|(f, _)| {

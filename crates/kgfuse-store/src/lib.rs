@@ -173,6 +173,14 @@ fn graph_dir(dir: &Path) -> PathBuf {
     dir.join("graph")
 }
 
+/// The store's graph: on the SPARQL server `[graph]` names, else in `dir/graph`.
+fn open_graph(dir: &Path, config: &StoreConfig) -> Result<Graph, StoreError> {
+    Ok(match &config.graph {
+        Some(remote) => Graph::connect(remote.clone())?,
+        None => Graph::open(&graph_dir(dir))?,
+    })
+}
+
 fn vector_dir(dir: &Path) -> PathBuf {
     dir.join("vectors")
 }
@@ -205,7 +213,7 @@ impl Store {
             path: dir.display().to_string(),
             source,
         })?;
-        let graph = Graph::open(&graph_dir(dir))?;
+        let graph = open_graph(dir, &config)?;
         // An interrupted earlier init may have left an empty table behind.
         let vectors = match VectorStore::open(&vector_dir(dir), config.embedder.dimension).await {
             Ok(v) if v.is_empty().await? => v,
@@ -244,6 +252,18 @@ impl Store {
         }
     }
 
+    /// After a graph write failed. Embedded, it wrote nothing (one transaction)
+    /// and the journal goes. Remote, a write cut short by the server or the
+    /// network may have left part of itself behind, so the journal stays and the
+    /// next open repairs, as after a crash.
+    fn abandon(&self, journal: Journal) -> Result<(), StoreError> {
+        if self.graph.is_remote() {
+            tracing::warn!("the graph write failed part way; the next open repairs the store");
+            return Ok(());
+        }
+        journal.finish()
+    }
+
     /// Waits for earlier writes to finish, then clears the derived values; the
     /// guard is kept until this write is done.
     async fn begin_write(&self) -> WriteGuard {
@@ -263,7 +283,7 @@ impl Store {
         }
         let config = StoreConfig::read(dir)?;
         let text_predicates = parse_predicates(&config)?;
-        let graph = Graph::open(&graph_dir(dir))?;
+        let graph = open_graph(dir, &config)?;
         let vectors = VectorStore::open(&vector_dir(dir), config.embedder.dimension).await?;
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
@@ -408,8 +428,7 @@ impl Store {
         let report = match report {
             Ok(report) => report,
             Err(e) => {
-                // Nothing was written: the journal can go.
-                journal.finish()?;
+                self.abandon(journal)?;
                 return Err(e.into());
             }
         };
@@ -479,7 +498,7 @@ impl Store {
         let detail = format!("{} sources written, {} dropped", sources.len(), drop.len());
         let journal = Journal::begin(&self.dir, "ingest", &detail)?;
         if let Err(e) = self.graph.write_sources(sources, drop) {
-            journal.finish()?;
+            self.abandon(journal)?;
             return Err(e.into());
         }
         fault_point("after-graph-commit");
@@ -504,7 +523,7 @@ impl Store {
             &sparql.chars().take(200).collect::<String>(),
         )?;
         if let Err(e) = self.graph.update(sparql, &self.query_options()) {
-            journal.finish()?;
+            self.abandon(journal)?;
             return Err(e.into());
         }
         // An update can touch anything: the derived graph is rebuilt.

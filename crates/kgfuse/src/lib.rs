@@ -8,7 +8,9 @@ pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
 pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
-pub use kgfuse_core::config::{EmbedderConfig, Entailment, StoreConfig, VectorIndexConfig};
+pub use kgfuse_core::config::{
+    EmbedderConfig, Entailment, RemoteAuth, RemoteGraphConfig, StoreConfig, VectorIndexConfig,
+};
 pub use kgfuse_core::context::{
     CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
 };
@@ -71,6 +73,14 @@ impl EngineInit {
     #[must_use]
     pub fn entailment(mut self, entailment: Entailment) -> Self {
         self.config.reasoning.entailment = entailment;
+        self
+    }
+
+    /// Keeps the graph on a SPARQL 1.1 server instead of in the data directory
+    /// (default: embedded Oxigraph; see [`RemoteGraphConfig`]).
+    #[must_use]
+    pub fn remote_graph(mut self, graph: RemoteGraphConfig) -> Self {
+        self.config.graph = Some(graph);
         self
     }
 

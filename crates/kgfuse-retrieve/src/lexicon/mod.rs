@@ -361,6 +361,11 @@ impl Lexicon {
         for (iri, (names, descriptions)) in &texts {
             let role = role_of(iri);
             let mut names = names.clone();
+            // A class's or property's identifier is a name people use too
+            // (LUBM labels `emailAddress` "can be reached at").
+            if role != Role::Entity {
+                names.push(local_name(iri));
+            }
             names.sort_unstable();
             names.dedup();
             let id = lexicon.add_entry(

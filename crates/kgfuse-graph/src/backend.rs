@@ -1,0 +1,259 @@
+//! Where the graph lives: an embedded Oxigraph store (the default) or a SPARQL
+//! server ([`crate::remote`]). Everything else in this crate reads and writes
+//! through the few operations here, so both backends give the same answers.
+
+use crate::remote::{Endpoint, Pattern};
+use crate::{Graph, GraphError};
+use oxigraph::model::{
+    GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNodeRef, Quad, TermRef,
+};
+use oxigraph::store::Store;
+use std::sync::Arc;
+
+/// The store behind a [`Graph`].
+#[derive(Clone)]
+pub(crate) enum Backend {
+    /// Oxigraph on RocksDB (or in memory), in this process.
+    Embedded(Store),
+    /// A SPARQL 1.1 server.
+    Remote(Arc<Endpoint>),
+}
+
+/// Quads read from either backend.
+pub(crate) type Quads<'a> = Box<dyn Iterator<Item = Result<Quad, GraphError>> + 'a>;
+
+/// Writes applied together: embedded, in one transaction; remote, as a few
+/// requests in this order (the journal covers a write cut short).
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    /// Named graphs removed with their triples.
+    pub drop: Vec<NamedNode>,
+    /// Named graphs emptied (and kept).
+    pub clear: Vec<NamedNode>,
+    /// Quads removed.
+    pub remove: Vec<Quad>,
+    /// Quads added.
+    pub insert: Vec<Quad>,
+}
+
+impl Graph {
+    /// The quads matching a pattern (`None`: any); `graph: None` reads every
+    /// graph.
+    pub(crate) fn quads<'a>(
+        &'a self,
+        subject: Option<NamedOrBlankNodeRef<'_>>,
+        predicate: Option<NamedNodeRef<'_>>,
+        object: Option<TermRef<'_>>,
+        graph: Option<GraphNameRef<'_>>,
+    ) -> Quads<'a> {
+        match &self.backend {
+            Backend::Embedded(store) => Box::new(
+                store
+                    .quads_for_pattern(subject, predicate, object, graph)
+                    .map(|q| q.map_err(GraphError::from)),
+            ),
+            Backend::Remote(endpoint) => match Pattern::new(subject, predicate, object, graph) {
+                Some(pattern) => Box::new(endpoint.quads(pattern)),
+                None => Box::new(std::iter::empty()),
+            },
+        }
+    }
+
+    /// Whether some quad matches a pattern (one ASK when remote).
+    pub(crate) fn holds(
+        &self,
+        subject: Option<NamedOrBlankNodeRef<'_>>,
+        predicate: Option<NamedNodeRef<'_>>,
+        object: Option<TermRef<'_>>,
+        graph: Option<GraphNameRef<'_>>,
+    ) -> Result<bool, GraphError> {
+        match &self.backend {
+            Backend::Embedded(store) => Ok(store
+                .quads_for_pattern(subject, predicate, object, graph)
+                .next()
+                .transpose()?
+                .is_some()),
+            Backend::Remote(endpoint) => match Pattern::new(subject, predicate, object, graph) {
+                Some(pattern) => endpoint.holds(&pattern),
+                None => Ok(false),
+            },
+        }
+    }
+
+    /// Every quad.
+    pub(crate) fn all_quads(&self) -> Quads<'_> {
+        self.quads(None, None, None, None)
+    }
+
+    /// Applies `changes` (see [`Changes`]).
+    pub(crate) fn apply(&self, changes: &Changes) -> Result<(), GraphError> {
+        match &self.backend {
+            Backend::Embedded(store) => {
+                let mut transaction = store.start_transaction()?;
+                for graph in &changes.drop {
+                    transaction.remove_named_graph(graph)?;
+                }
+                for graph in &changes.clear {
+                    transaction.clear_graph(graph)?;
+                    transaction.insert_named_graph(graph);
+                }
+                for quad in &changes.remove {
+                    transaction.remove(quad);
+                }
+                transaction.extend(changes.insert.iter());
+                transaction.commit()?;
+                Ok(())
+            }
+            Backend::Remote(endpoint) => {
+                endpoint.register(&changes.clear)?;
+                endpoint.drop_graphs(&changes.drop)?;
+                if !changes.clear.is_empty() {
+                    let text: Vec<String> = changes
+                        .clear
+                        .iter()
+                        .map(|g| format!("CLEAR SILENT GRAPH {g}"))
+                        .collect();
+                    endpoint.update(&text.join(" ; "))?;
+                }
+                endpoint.remove(&changes.remove)?;
+                endpoint.insert(&changes.insert)
+            }
+        }
+    }
+
+    /// A writer for quads streamed into new or emptied graphs (see
+    /// [`BulkWriter`]); `max_memory_mb` caps the embedded loader's buffers.
+    pub(crate) fn bulk_writer(&self, max_memory_mb: Option<usize>) -> BulkWriter<'_> {
+        match &self.backend {
+            Backend::Embedded(store) => {
+                let loader = store.bulk_loader();
+                BulkWriter::Embedded(match max_memory_mb {
+                    Some(mb) => loader.with_max_memory_size_in_megabytes(mb),
+                    None => loader,
+                })
+            }
+            Backend::Remote(endpoint) => BulkWriter::Remote {
+                endpoint,
+                written: Vec::new(),
+                batch: Vec::new(),
+            },
+        }
+    }
+
+    /// Empties a named graph.
+    pub(crate) fn clear_graph(&self, graph: &NamedNode) -> Result<(), GraphError> {
+        self.apply(&Changes {
+            clear: vec![graph.clone()],
+            ..Changes::default()
+        })
+    }
+
+    /// The named graphs holding at least one quad (remote: kgfuse's registry).
+    pub(crate) fn graph_names(&self) -> Result<Vec<NamedNode>, GraphError> {
+        match &self.backend {
+            Backend::Embedded(store) => store
+                .named_graphs()
+                .filter_map(|g| match g {
+                    Ok(oxigraph::model::NamedOrBlankNode::NamedNode(n)) => Some(Ok(n)),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(GraphError::from(e))),
+                })
+                .collect(),
+            Backend::Remote(endpoint) => Ok(endpoint
+                .graphs()
+                .into_iter()
+                .map(NamedNode::new_unchecked)
+                .collect()),
+        }
+    }
+
+    /// Whether the graph is kept on a SPARQL server.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.backend, Backend::Remote(_))
+    }
+
+    /// HTTP requests sent to the SPARQL server so far (0 when embedded): the
+    /// round trips a retrieval costs are the difference before and after it.
+    pub fn round_trips(&self) -> u64 {
+        match &self.backend {
+            Backend::Embedded(_) => 0,
+            Backend::Remote(endpoint) => endpoint.round_trips(),
+        }
+    }
+}
+
+/// Quads per remote write during a bulk load.
+const BULK_BATCH: usize = 50_000;
+
+/// Streams quads into new or emptied graphs. Embedded, Oxigraph's bulk loader,
+/// which publishes only at [`BulkWriter::commit`]: nothing is written when a
+/// load fails. Remote, batches as they fill; when a load fails, the graphs this
+/// writer wrote into are dropped again.
+pub(crate) enum BulkWriter<'a> {
+    Embedded(oxigraph::store::BulkLoader<'a>),
+    Remote {
+        endpoint: &'a Endpoint,
+        written: Vec<NamedNode>,
+        batch: Vec<Quad>,
+    },
+}
+
+impl BulkWriter<'_> {
+    /// Adds quads; an error from `quads` stops the load (see the type's
+    /// documentation for what is left behind: nothing).
+    pub(crate) fn load(
+        &mut self,
+        quads: impl Iterator<Item = Result<Quad, GraphError>>,
+    ) -> Result<(), GraphError> {
+        match self {
+            Self::Embedded(loader) => loader.load_ok_quads::<GraphError, GraphError>(quads),
+            Self::Remote {
+                endpoint,
+                written,
+                batch,
+            } => {
+                let outcome = (|| {
+                    for quad in quads {
+                        let quad = quad?;
+                        if let GraphName::NamedNode(g) = &quad.graph_name
+                            && !written.contains(g)
+                        {
+                            written.push(g.clone());
+                        }
+                        batch.push(quad);
+                        if batch.len() >= BULK_BATCH {
+                            endpoint.insert(batch)?;
+                            batch.clear();
+                        }
+                    }
+                    Ok(())
+                })();
+                if outcome.is_err() {
+                    undo(endpoint, written);
+                }
+                outcome
+            }
+        }
+    }
+
+    /// Publishes what was loaded.
+    pub(crate) fn commit(self) -> Result<(), GraphError> {
+        match self {
+            Self::Embedded(loader) => Ok(loader.commit()?),
+            Self::Remote {
+                endpoint,
+                written,
+                batch,
+            } => endpoint
+                .insert(&batch)
+                .inspect_err(|_| undo(endpoint, &written)),
+        }
+    }
+}
+
+/// Drops the graphs a failed remote load wrote into.
+fn undo(endpoint: &Endpoint, written: &[NamedNode]) {
+    if let Err(error) = endpoint.drop_graphs(written) {
+        tracing::warn!("could not drop the graphs of a failed load: {error}");
+    }
+}

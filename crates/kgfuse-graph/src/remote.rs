@@ -1,0 +1,1023 @@
+//! A graph kept on a SPARQL 1.1 server: queries and updates over the SPARQL
+//! 1.1 Protocol, bulk writes over the Graph Store HTTP Protocol when the server
+//! offers it (else `INSERT DATA` in batches).
+//!
+//! What the servers differ on, and how this client copes (each trap reproduced
+//! against a real server, see ARCHITECTURE.md "Scaling out"):
+//!
+//! - Queries and updates go as form POSTs (`application/x-www-form-urlencoded`):
+//!   Virtuoso never answers a POST with `Content-Type: application/sparql-query`.
+//! - kgfuse writes named graphs only, and keeps their list in a registry graph on
+//!   the server ([`REGISTRY_GRAPH`]). Every query is sent with that list as its
+//!   dataset (`default-graph-uri`, `named-graph-uri`): Virtuoso's default graph
+//!   is the union of every graph, its system graphs included; Oxigraph server's
+//!   is a graph of its own. A query with FROM clauses keeps them.
+//! - Blank nodes are written as skolem IRIs ([`GENID`]): `INSERT DATA` takes no
+//!   blank nodes on Virtuoso, and a blank node read back could never be named
+//!   again in a later update.
+//! - Virtuoso's blank node labels (`nodeID://…`) are rewritten before parsing,
+//!   `INSERT DATA` is sent in batches of [`INSERT_BATCH`] triples, and results
+//!   that the server cut at its row cap (`X-SPARQL-MaxRows`) are an error, never
+//!   silently short; kgfuse's own scans page below the cap.
+//! - Queries (idempotent) are retried with backoff on connection failures, 5xx
+//!   and 429; updates and POSTs never are.
+
+use crate::{GraphError, QueryOutcome};
+use base64::Engine as _;
+pub use kgfuse_core::config::{RemoteAuth, RemoteGraphConfig};
+use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
+use oxigraph::model::{
+    BlankNode, GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode,
+    NamedOrBlankNodeRef, Quad, Term, TermRef, Triple,
+};
+use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
+use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
+use spargebra::term::GroundTerm;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The graph that lists kgfuse's graphs on a server (`<registry> rdfs:member <g>`).
+pub const REGISTRY_GRAPH: &str = "https://w3id.org/kgfuse/graph/registry";
+/// A graph nobody writes: the dataset of a query while the registry is empty, so
+/// that it sees nothing rather than the server's whole default graph.
+const EMPTY_GRAPH: &str = "https://w3id.org/kgfuse/graph/empty";
+/// Skolem IRIs for blank nodes (RDF 1.1 Concepts §3.5).
+pub const GENID: &str = "https://w3id.org/kgfuse/.well-known/genid/";
+/// Most triples in one `INSERT DATA` (Virtuoso fails above about 5,000).
+pub const INSERT_BATCH: usize = 4_000;
+/// Triples per Graph Store POST.
+const STORE_BATCH: usize = 100_000;
+/// Rows per page of kgfuse's own scans (below Virtuoso's default cap of 10,000).
+const PAGE: usize = 5_000;
+/// Attempts of an idempotent request.
+const ATTEMPTS: u32 = 3;
+const RDFS_MEMBER: &str = "http://www.w3.org/2000/01/rdf-schema#member";
+
+/// SELECT results: the variables, then one row of cells per solution.
+pub(crate) type Table = (Vec<String>, Vec<Vec<Option<Term>>>);
+
+/// What a query asks for, which decides the results format requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// SELECT or ASK: SPARQL results JSON.
+    Results,
+    /// CONSTRUCT or DESCRIBE: N-Triples.
+    Triples,
+}
+
+/// A connection to a SPARQL server (see the module documentation).
+pub(crate) struct Endpoint {
+    config: RemoteGraphConfig,
+    /// The `Authorization` header value; never printed.
+    authorization: Option<String>,
+    agent: ureq::Agent,
+    round_trips: AtomicU64,
+    /// kgfuse's graphs on the server, sorted.
+    graphs: RwLock<Vec<String>>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("query", &self.config.query)
+            .field("auth", &self.config.auth)
+            .finish_non_exhaustive()
+    }
+}
+
+fn env_secret(name: &str) -> Result<String, GraphError> {
+    std::env::var(name).map_err(|_| {
+        GraphError::Usage(format!(
+            "the graph's auth needs {name} in the environment (kgfuse never stores it)"
+        ))
+    })
+}
+
+/// A blank node as the skolem IRI it is written as.
+fn skolem(node: &BlankNode) -> NamedNode {
+    NamedNode::new_unchecked(format!("{GENID}{}", node.as_str()))
+}
+
+/// The quad with its blank nodes written as skolem IRIs.
+pub(crate) fn skolemize(quad: Quad) -> Quad {
+    let subject = match quad.subject {
+        NamedOrBlankNode::BlankNode(b) => NamedOrBlankNode::NamedNode(skolem(&b)),
+        other => other,
+    };
+    let object = match quad.object {
+        Term::BlankNode(b) => Term::NamedNode(skolem(&b)),
+        other => other,
+    };
+    let graph_name = match quad.graph_name {
+        GraphName::BlankNode(b) => GraphName::NamedNode(skolem(&b)),
+        other => other,
+    };
+    Quad::new(subject, quad.predicate, object, graph_name)
+}
+
+/// `<iri>` or a literal in N-Triples syntax, which SPARQL reads as written.
+fn written(term: TermRef<'_>) -> String {
+    match term {
+        TermRef::BlankNode(b) => format!("<{}>", skolem(&b.into_owned())),
+        other => other.to_string(),
+    }
+}
+
+/// One quad pattern of a scan: fixed terms written out, the rest variables.
+pub(crate) struct Pattern {
+    where_clause: String,
+    subject: Option<NamedOrBlankNode>,
+    predicate: Option<NamedNode>,
+    object: Option<Term>,
+    graph: Option<NamedNode>,
+}
+
+impl Pattern {
+    /// `GRAPH ?g { ?s ?p ?o }` with the given terms in place of the variables.
+    /// A quad pattern on the default graph matches nothing: kgfuse writes named
+    /// graphs only.
+    pub(crate) fn new(
+        subject: Option<NamedOrBlankNodeRef<'_>>,
+        predicate: Option<NamedNodeRef<'_>>,
+        object: Option<TermRef<'_>>,
+        graph: Option<GraphNameRef<'_>>,
+    ) -> Option<Self> {
+        let graph = match graph {
+            None => None,
+            Some(GraphNameRef::NamedNode(g)) => Some(g.into_owned()),
+            Some(GraphNameRef::BlankNode(b)) => Some(skolem(&b.into_owned())),
+            Some(GraphNameRef::DefaultGraph) => return None,
+        };
+        let s = subject.map_or("?s".to_owned(), |s| written(s.into()));
+        let p = predicate.map_or("?p".to_owned(), |p| p.to_string());
+        let o = object.map_or("?o".to_owned(), written);
+        let g = graph.as_ref().map_or("?g".to_owned(), ToString::to_string);
+        Some(Self {
+            where_clause: format!("GRAPH {g} {{ {s} {p} {o} }}"),
+            subject: subject.map(NamedOrBlankNodeRef::into_owned),
+            predicate: predicate.map(NamedNodeRef::into_owned),
+            object: object.map(TermRef::into_owned),
+            graph,
+        })
+    }
+
+    fn select(&self, limit: usize, offset: Option<usize>) -> String {
+        let order = if offset.is_some() {
+            " ORDER BY ?s ?p ?o ?g"
+        } else {
+            ""
+        };
+        format!(
+            "SELECT * WHERE {{ {} }}{order} LIMIT {limit} OFFSET {}",
+            self.where_clause,
+            offset.unwrap_or(0)
+        )
+    }
+
+    fn ask(&self) -> String {
+        format!("ASK {{ {} }}", self.where_clause)
+    }
+
+    /// The quad of one result row, the fixed terms filled in.
+    fn quad(&self, variables: &[String], row: Vec<Option<Term>>) -> Option<Quad> {
+        let mut cells: std::collections::HashMap<&str, Term> = variables
+            .iter()
+            .map(String::as_str)
+            .zip(row)
+            .filter_map(|(v, t)| Some((v, t?)))
+            .collect();
+        let subject = match self.subject.clone() {
+            Some(s) => s,
+            None => match cells.remove("s")? {
+                Term::NamedNode(n) => n.into(),
+                Term::BlankNode(b) => b.into(),
+                Term::Literal(_) => return None,
+            },
+        };
+        let predicate = match self.predicate.clone() {
+            Some(p) => p,
+            None => match cells.remove("p")? {
+                Term::NamedNode(n) => n,
+                _ => return None,
+            },
+        };
+        let object = match self.object.clone() {
+            Some(o) => o,
+            None => cells.remove("o")?,
+        };
+        let graph = match self.graph.clone() {
+            Some(g) => g,
+            None => match cells.remove("g")? {
+                Term::NamedNode(n) => n,
+                _ => return None,
+            },
+        };
+        Some(Quad::new(subject, predicate, object, graph))
+    }
+}
+
+/// Quads of a pattern, read page by page. The first page is asked for without an
+/// order; when it comes back full, the scan restarts ordered, so that pages
+/// never overlap or skip.
+pub(crate) struct RemoteQuads<'a> {
+    endpoint: &'a Endpoint,
+    pattern: Pattern,
+    page: std::vec::IntoIter<Quad>,
+    /// The offset of the next ordered page; `None` before the first page.
+    next_offset: Option<usize>,
+    done: bool,
+}
+
+impl Iterator for RemoteQuads<'_> {
+    type Item = Result<Quad, GraphError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(quad) = self.page.next() {
+                return Some(Ok(quad));
+            }
+            if self.done {
+                return None;
+            }
+            let text = self.pattern.select(PAGE, self.next_offset);
+            let (variables, rows) = match self.endpoint.select(&text) {
+                Ok(result) => result,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            let full = rows.len() >= PAGE;
+            let quads: Vec<Quad> = rows
+                .into_iter()
+                .filter_map(|row| self.pattern.quad(&variables, row))
+                .collect();
+            match self.next_offset {
+                None if full => {
+                    // More than a page: start again in a stable order.
+                    self.next_offset = Some(0);
+                    continue;
+                }
+                None => self.done = true,
+                Some(offset) => {
+                    self.next_offset = Some(offset + PAGE);
+                    self.done = !full;
+                }
+            }
+            self.page = quads.into_iter();
+        }
+    }
+}
+
+impl Endpoint {
+    /// Connects and reads the registry; fails with a clear message when the
+    /// server does not answer or the credentials are missing.
+    pub(crate) fn connect(config: RemoteGraphConfig) -> Result<Self, GraphError> {
+        let authorization = match config.auth {
+            RemoteAuth::None => None,
+            RemoteAuth::Basic => {
+                let user = env_secret("KGFUSE_GRAPH_USER")?;
+                let password = env_secret("KGFUSE_GRAPH_PASSWORD")?;
+                let token =
+                    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+                Some(format!("Basic {token}"))
+            }
+            RemoteAuth::Bearer => Some(format!("Bearer {}", env_secret("KGFUSE_GRAPH_TOKEN")?)),
+        };
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_connect(Some(Duration::from_secs(10)))
+                .build(),
+        );
+        let endpoint = Self {
+            config,
+            authorization,
+            agent,
+            round_trips: AtomicU64::new(0),
+            graphs: RwLock::new(Vec::new()),
+        };
+        endpoint.reload_registry()?;
+        Ok(endpoint)
+    }
+
+    /// Requests sent so far.
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// kgfuse's graphs on the server, sorted.
+    pub(crate) fn graphs(&self) -> Vec<String> {
+        self.graphs
+            .read()
+            .map(|g| g.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Reads the registry again (another process may have added graphs).
+    pub(crate) fn reload_registry(&self) -> Result<(), GraphError> {
+        let text = format!(
+            "SELECT ?g WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{RDFS_MEMBER}> ?g }} }}"
+        );
+        let (_, rows) =
+            self.query_with(&text, Form::Results, None, &[REGISTRY_GRAPH.to_owned()])?;
+        let mut graphs: Vec<String> = rows
+            .into_iter()
+            .filter_map(|row| match row.into_iter().next().flatten() {
+                Some(Term::NamedNode(g)) => Some(g.into_string()),
+                _ => None,
+            })
+            .collect();
+        graphs.sort();
+        graphs.dedup();
+        *self.graphs.write().unwrap_or_else(|p| p.into_inner()) = graphs;
+        Ok(())
+    }
+
+    /// Adds graphs to the registry (before anything is written into them, so a
+    /// write cut short leaves a graph kgfuse can see and repair).
+    pub(crate) fn register(&self, graphs: &[NamedNode]) -> Result<(), GraphError> {
+        let known = self.graphs();
+        let mut fresh: Vec<&NamedNode> = graphs
+            .iter()
+            .filter(|g| known.binary_search(&g.as_str().to_owned()).is_err())
+            .collect();
+        fresh.sort();
+        fresh.dedup();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let members: String = fresh
+            .iter()
+            .map(|g| format!("<{REGISTRY_GRAPH}> <{RDFS_MEMBER}> {g} . "))
+            .collect();
+        self.update(&format!(
+            "INSERT DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}"
+        ))?;
+        let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
+        list.extend(fresh.iter().map(|g| g.as_str().to_owned()));
+        list.sort();
+        list.dedup();
+        Ok(())
+    }
+
+    /// Drops graphs and takes them off the registry.
+    pub(crate) fn drop_graphs(&self, graphs: &[NamedNode]) -> Result<(), GraphError> {
+        if graphs.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for graph in graphs {
+            text.push_str(&format!("DROP SILENT GRAPH {graph} ; "));
+        }
+        let members: String = graphs
+            .iter()
+            .map(|g| format!("<{REGISTRY_GRAPH}> <{RDFS_MEMBER}> {g} . "))
+            .collect();
+        text.push_str(&format!(
+            "DELETE DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}"
+        ));
+        self.update(&text)?;
+        let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
+        list.retain(|g| !graphs.iter().any(|d| d.as_str() == g));
+        Ok(())
+    }
+
+    /// The dataset a query without FROM clauses runs on: kgfuse's graphs.
+    fn dataset(&self) -> Vec<String> {
+        let graphs = self.graphs();
+        if graphs.is_empty() {
+            vec![EMPTY_GRAPH.to_owned()]
+        } else {
+            graphs
+        }
+    }
+
+    /// Runs a SELECT or ASK over kgfuse's graphs.
+    pub(crate) fn select(
+        &self,
+        text: &str,
+    ) -> Result<Table, GraphError> {
+        self.query_with(text, Form::Results, None, &self.dataset())
+    }
+
+    /// Whether a scan pattern matches anything.
+    pub(crate) fn holds(&self, pattern: &Pattern) -> Result<bool, GraphError> {
+        match self.query(&pattern.ask(), Form::Results, None, true)? {
+            QueryOutcome::Boolean(found) => Ok(found),
+            _ => Err(GraphError::Evaluation(
+                "the server answered an ASK with something else".into(),
+            )),
+        }
+    }
+
+    /// The quads of a pattern, page by page.
+    pub(crate) fn quads(&self, pattern: Pattern) -> RemoteQuads<'_> {
+        RemoteQuads {
+            endpoint: self,
+            pattern,
+            page: Vec::new().into_iter(),
+            next_offset: None,
+            done: false,
+        }
+    }
+
+    /// Runs a query; with `on_kgfuse_graphs`, on kgfuse's graphs as its dataset.
+    pub(crate) fn query(
+        &self,
+        text: &str,
+        form: Form,
+        timeout: Option<Duration>,
+        on_kgfuse_graphs: bool,
+    ) -> Result<QueryOutcome, GraphError> {
+        let dataset = if on_kgfuse_graphs {
+            self.dataset()
+        } else {
+            Vec::new()
+        };
+        let body = self.send_query(text, form, timeout, &dataset)?;
+        match form {
+            Form::Results => parse_results(&body.bytes, body.max_rows),
+            Form::Triples => parse_triples(&body.bytes, body.content_type.as_deref()),
+        }
+    }
+
+    fn query_with(
+        &self,
+        text: &str,
+        form: Form,
+        timeout: Option<Duration>,
+        dataset: &[String],
+    ) -> Result<Table, GraphError> {
+        let body = self.send_query(text, form, timeout, dataset)?;
+        match parse_results(&body.bytes, body.max_rows)? {
+            QueryOutcome::Solutions { variables, rows } => Ok((variables, rows)),
+            _ => Err(GraphError::Evaluation(
+                "the server answered a SELECT with something else".into(),
+            )),
+        }
+    }
+
+    /// Sends a query as a form POST, retrying on transient failures.
+    fn send_query(
+        &self,
+        text: &str,
+        form: Form,
+        timeout: Option<Duration>,
+        dataset: &[String],
+    ) -> Result<Reply, GraphError> {
+        let accept = match form {
+            Form::Results => "application/sparql-results+json",
+            Form::Triples => "application/n-triples, text/plain;q=0.5, text/turtle;q=0.2",
+        };
+        let mut fields: Vec<(&str, &str)> = vec![("query", text)];
+        for graph in dataset {
+            fields.push(("default-graph-uri", graph));
+            fields.push(("named-graph-uri", graph));
+        }
+        let mut wait = Duration::from_millis(200);
+        for attempt in 1..=ATTEMPTS {
+            match self.post_form(&self.config.query, accept, &fields, timeout) {
+                Err(Failure::Transient(message)) if attempt < ATTEMPTS => {
+                    tracing::warn!("{message}; retrying in {wait:?}");
+                    std::thread::sleep(wait);
+                    wait *= 4;
+                }
+                Err(failure) => return Err(failure.into_error(timeout)),
+                Ok(reply) => return Ok(reply),
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// Runs one of kgfuse's own updates (data blocks, graph management).
+    pub(crate) fn update(&self, text: &str) -> Result<(), GraphError> {
+        self.update_text(text, false)
+    }
+
+    /// Runs a SPARQL Update, never retried (it may have been applied); with
+    /// `on_kgfuse_graphs`, its WHERE clauses read kgfuse's graphs
+    /// (`using-graph-uri`, `using-named-graph-uri`).
+    pub(crate) fn update_text(&self, text: &str, on_kgfuse_graphs: bool) -> Result<(), GraphError> {
+        let url = self.config.update.as_deref().unwrap_or(&self.config.query);
+        let dataset = if on_kgfuse_graphs {
+            self.dataset()
+        } else {
+            Vec::new()
+        };
+        let mut fields: Vec<(&str, &str)> = vec![("update", text)];
+        for graph in &dataset {
+            fields.push(("using-graph-uri", graph));
+            fields.push(("using-named-graph-uri", graph));
+        }
+        self.post_form(url, "*/*", &fields, None)
+            .map(drop)
+            .map_err(|f| f.into_error(None))
+    }
+
+    /// Writes quads into their named graphs: Graph Store POSTs when the server
+    /// has a store endpoint, else `INSERT DATA` batches. Blank nodes become skolem
+    /// IRIs. Registers the graphs first.
+    pub(crate) fn insert(&self, quads: &[Quad]) -> Result<(), GraphError> {
+        let graphs: Vec<NamedNode> = quads
+            .iter()
+            .filter_map(|q| match &q.graph_name {
+                GraphName::NamedNode(g) => Some(g.clone()),
+                GraphName::BlankNode(b) => Some(skolem(b)),
+                GraphName::DefaultGraph => None,
+            })
+            .collect();
+        if graphs.len() < quads.len() {
+            return Err(GraphError::Usage(
+                "a remote graph is written in named graphs only: put the triples in GRAPH <…>"
+                    .into(),
+            ));
+        }
+        self.register(&graphs)?;
+        match self.config.store.clone() {
+            Some(store) => {
+                let mut by_graph: std::collections::BTreeMap<NamedNode, Vec<Triple>> =
+                    std::collections::BTreeMap::new();
+                for quad in quads {
+                    let quad = skolemize(quad.clone());
+                    if let GraphName::NamedNode(g) = quad.graph_name.clone() {
+                        by_graph.entry(g).or_default().push(Triple::from(quad));
+                    }
+                }
+                for (graph, triples) in by_graph {
+                    for chunk in triples.chunks(STORE_BATCH) {
+                        self.post_triples(&store, &graph, chunk)?;
+                    }
+                }
+                Ok(())
+            }
+            None => {
+                for chunk in quads.chunks(INSERT_BATCH) {
+                    self.update(&data_block("INSERT", chunk))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes quads (`DELETE DATA` in batches).
+    pub(crate) fn remove(&self, quads: &[Quad]) -> Result<(), GraphError> {
+        for chunk in quads.chunks(INSERT_BATCH) {
+            self.update(&data_block("DELETE", chunk))?;
+        }
+        Ok(())
+    }
+
+    /// `POST store?graph=g` with the triples as N-Triples, written by Oxigraph's
+    /// serialiser.
+    fn post_triples(
+        &self,
+        store: &str,
+        graph: &NamedNode,
+        triples: &[Triple],
+    ) -> Result<(), GraphError> {
+        let mut serializer = RdfSerializer::from_format(RdfFormat::NTriples).for_writer(Vec::new());
+        for triple in triples {
+            serializer
+                .serialize_triple(triple)
+                .map_err(|e| GraphError::Serialize(e.to_string()))?;
+        }
+        let body = serializer
+            .finish()
+            .map_err(|e| GraphError::Serialize(e.to_string()))?;
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let mut request = self
+            .agent
+            .post(store)
+            .query("graph", graph.as_str())
+            .header("Content-Type", "application/n-triples");
+        if let Some(value) = &self.authorization {
+            request = request.header("Authorization", value);
+        }
+        let response = request
+            .send(&body[..])
+            .map_err(|e| Failure::from_transport(store, &e).into_error(None))?;
+        check_status(store, response)
+            .map(drop)
+            .map_err(|f| f.into_error(None))
+    }
+
+    fn post_form(
+        &self,
+        url: &str,
+        accept: &str,
+        fields: &[(&str, &str)],
+        timeout: Option<Duration>,
+    ) -> Result<Reply, Failure> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let mut request = self
+            .agent
+            .post(url)
+            .header("Accept", accept)
+            .config()
+            .timeout_global(timeout)
+            .build();
+        if let Some(value) = &self.authorization {
+            request = request.header("Authorization", value);
+        }
+        let response = request
+            .send_form(fields.iter().copied())
+            .map_err(|e| Failure::from_transport(url, &e))?;
+        check_status(url, response)
+    }
+}
+
+/// `INSERT DATA { GRAPH <g> { … } … }` (or `DELETE DATA`), every term written
+/// in N-Triples syntax.
+fn data_block(verb: &str, quads: &[Quad]) -> String {
+    let mut text = format!("{verb} DATA {{ ");
+    for quad in quads {
+        let quad = skolemize(quad.clone());
+        let graph = match &quad.graph_name {
+            GraphName::NamedNode(g) => g.to_string(),
+            _ => continue,
+        };
+        text.push_str(&format!(
+            "GRAPH {graph} {{ {} {} {} }} ",
+            quad.subject, quad.predicate, quad.object
+        ));
+    }
+    text.push('}');
+    text
+}
+
+/// A response body with what the headers said about it.
+struct Reply {
+    bytes: Vec<u8>,
+    content_type: Option<String>,
+    /// Virtuoso's `X-SPARQL-MaxRows`: the cap the results were cut at.
+    max_rows: Option<usize>,
+}
+
+/// Why a request failed, and whether trying again may help.
+enum Failure {
+    Transient(String),
+    Timeout,
+    Final(String),
+}
+
+impl Failure {
+    fn from_transport(url: &str, error: &ureq::Error) -> Self {
+        match error {
+            ureq::Error::Timeout(_) => Self::Timeout,
+            ureq::Error::ConnectionFailed | ureq::Error::Io(_) | ureq::Error::HostNotFound => {
+                Self::Transient(format!(
+                    "the SPARQL server at {url} did not answer: {error}"
+                ))
+            }
+            other => Self::Final(format!("request to {url} failed: {other}")),
+        }
+    }
+
+    fn into_error(self, timeout: Option<Duration>) -> GraphError {
+        match self {
+            Self::Timeout => GraphError::Timeout(timeout.unwrap_or_default()),
+            Self::Transient(message) | Self::Final(message) => GraphError::Evaluation(message),
+        }
+    }
+}
+
+fn check_status(
+    url: &str,
+    mut response: ureq::http::Response<ureq::Body>,
+) -> Result<Reply, Failure> {
+    let status = response.status();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header("content-type");
+    let max_rows = header("x-sparql-maxrows").and_then(|v| v.trim().parse().ok());
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(u64::MAX)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::Timeout(_) => Failure::Timeout,
+            other => Failure::Transient(format!("reading the answer of {url}: {other}")),
+        })?;
+    if status.is_success() {
+        return Ok(Reply {
+            bytes,
+            content_type,
+            max_rows,
+        });
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let excerpt: String = text.chars().take(500).collect();
+    let message = format!("the SPARQL server at {url} answered {status}: {excerpt}");
+    if status.is_server_error() || status.as_u16() == 429 {
+        Err(Failure::Transient(message))
+    } else {
+        Err(Failure::Final(message))
+    }
+}
+
+/// SPARQL results JSON to rows; a result cut at the server's cap is an error.
+fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<QueryOutcome, GraphError> {
+    let rewritten;
+    let bytes = if memchr_nodeid(bytes) {
+        rewritten = rewrite_virtuoso_blank_nodes(bytes)?;
+        &rewritten[..]
+    } else {
+        bytes
+    };
+    let parser = QueryResultsParser::from_format(QueryResultsFormat::Json);
+    let bad =
+        |e: &dyn std::fmt::Display| GraphError::Evaluation(format!("unreadable results: {e}"));
+    match parser.for_slice(bytes).map_err(|e| bad(&e))? {
+        SliceQueryResultsParserOutput::Boolean(value) => Ok(QueryOutcome::Boolean(value)),
+        SliceQueryResultsParserOutput::Solutions(solutions) => {
+            let variables: Vec<String> = solutions
+                .variables()
+                .iter()
+                .map(|v| v.as_str().to_owned())
+                .collect();
+            let vars = solutions.variables().to_vec();
+            let mut rows = Vec::new();
+            for solution in solutions {
+                let solution = solution.map_err(|e| bad(&e))?;
+                rows.push(vars.iter().map(|v| solution.get(v).cloned()).collect());
+            }
+            if let Some(cap) = max_rows
+                && rows.len() >= cap
+            {
+                return Err(GraphError::Evaluation(format!(
+                    "the server cut the results at its cap of {cap} rows (X-SPARQL-MaxRows): \
+                     add a LIMIT below it or raise the server's ResultSetMaxRows"
+                )));
+            }
+            Ok(QueryOutcome::Solutions { variables, rows })
+        }
+    }
+}
+
+fn memchr_nodeid(bytes: &[u8]) -> bool {
+    bytes.windows(9).any(|w| w == b"nodeID://")
+}
+
+/// Virtuoso writes blank nodes as `{"type": "bnode", "value": "nodeID://b1"}`,
+/// which is not a blank node label: the values of bnode cells are rewritten
+/// (literals that happen to hold the text are left alone).
+fn rewrite_virtuoso_blank_nodes(bytes: &[u8]) -> Result<Vec<u8>, GraphError> {
+    let mut json: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| GraphError::Evaluation(format!("unreadable results: {e}")))?;
+    if let Some(bindings) = json
+        .pointer_mut("/results/bindings")
+        .and_then(|b| b.as_array_mut())
+    {
+        for row in bindings {
+            let Some(cells) = row.as_object_mut() else {
+                continue;
+            };
+            for cell in cells.values_mut() {
+                if cell.get("type").and_then(|t| t.as_str()) == Some("bnode")
+                    && let Some(value) = cell.get_mut("value")
+                    && let Some(text) = value.as_str()
+                {
+                    let label: String = text
+                        .trim_start_matches("nodeID://")
+                        .chars()
+                        .filter(char::is_ascii_alphanumeric)
+                        .collect();
+                    *value = serde_json::Value::String(format!("v{label}"));
+                }
+            }
+        }
+    }
+    serde_json::to_vec(&json).map_err(|e| GraphError::Serialize(e.to_string()))
+}
+
+/// CONSTRUCT or DESCRIBE results, in the format the server chose.
+fn parse_triples(bytes: &[u8], content_type: Option<&str>) -> Result<QueryOutcome, GraphError> {
+    let format = content_type
+        .and_then(|t| t.split(';').next())
+        .map(str::trim)
+        .and_then(|t| match t {
+            "text/plain" => Some(RdfFormat::NTriples),
+            other => RdfFormat::from_media_type(other),
+        })
+        .unwrap_or(RdfFormat::NTriples);
+    let mut triples = Vec::new();
+    for quad in RdfParser::from_format(format).for_slice(bytes) {
+        let quad = quad.map_err(|e| GraphError::Evaluation(format!("unreadable triples: {e}")))?;
+        triples.push(Triple::from(quad));
+    }
+    Ok(QueryOutcome::Graph(triples))
+}
+
+/// The query with `bindings` joined in as one `VALUES` row under its solution
+/// modifiers (ORDER BY, projection, DISTINCT, LIMIT): what SEP-0007
+/// substitution gives for a projected variable, in a form any server runs.
+pub(crate) fn with_bindings(
+    query: spargebra::Query,
+    bindings: &[(String, Term)],
+) -> Result<spargebra::Query, GraphError> {
+    if bindings.is_empty() {
+        return Ok(query);
+    }
+    let mut variables = Vec::new();
+    let mut row = Vec::new();
+    for (name, term) in bindings {
+        variables.push(
+            oxigraph::model::Variable::new(name)
+                .map_err(|e| GraphError::Usage(format!("?{name}: {e}")))?,
+        );
+        row.push(Some(match term {
+            Term::NamedNode(n) => GroundTerm::NamedNode(n.clone()),
+            Term::Literal(l) => GroundTerm::Literal(l.clone()),
+            Term::BlankNode(b) => GroundTerm::NamedNode(skolem(b)),
+        }));
+    }
+    let values = GraphPattern::Values {
+        variables,
+        bindings: vec![row],
+    };
+    Ok(crate::read_only::map_where(query, |pattern| {
+        under_modifiers(pattern, values)
+    }))
+}
+
+fn under_modifiers(pattern: GraphPattern, values: GraphPattern) -> GraphPattern {
+    match pattern {
+        GraphPattern::Slice {
+            inner,
+            start,
+            length,
+        } => GraphPattern::Slice {
+            inner: Box::new(under_modifiers(*inner, values)),
+            start,
+            length,
+        },
+        GraphPattern::Distinct { inner } => GraphPattern::Distinct {
+            inner: Box::new(under_modifiers(*inner, values)),
+        },
+        GraphPattern::Reduced { inner } => GraphPattern::Reduced {
+            inner: Box::new(under_modifiers(*inner, values)),
+        },
+        GraphPattern::Project { inner, variables } => GraphPattern::Project {
+            inner: Box::new(under_modifiers(*inner, values)),
+            variables,
+        },
+        GraphPattern::OrderBy { inner, expression } => GraphPattern::OrderBy {
+            inner: Box::new(under_modifiers(*inner, values)),
+            expression,
+        },
+        other => GraphPattern::Join {
+            left: Box::new(values),
+            right: Box::new(other),
+        },
+    }
+}
+
+/// Whether a pattern (or an EXISTS inside one of its expressions) calls SERVICE:
+/// kgfuse answers from its own graphs, so such a query is never sent.
+pub(crate) fn calls_service(pattern: &GraphPattern) -> bool {
+    match pattern {
+        GraphPattern::Service { .. } => true,
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => false,
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => calls_service(left) || calls_service(right),
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            calls_service(left)
+                || calls_service(right)
+                || expression.as_ref().is_some_and(expression_calls_service)
+        }
+        GraphPattern::Filter { expr, inner } => {
+            expression_calls_service(expr) || calls_service(inner)
+        }
+        GraphPattern::Extend {
+            inner, expression, ..
+        } => expression_calls_service(expression) || calls_service(inner),
+        GraphPattern::OrderBy { inner, expression } => {
+            calls_service(inner)
+                || expression.iter().any(|order| match order {
+                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                        expression_calls_service(e)
+                    }
+                })
+        }
+        GraphPattern::Group {
+            inner, aggregates, ..
+        } => {
+            calls_service(inner)
+                || aggregates.iter().any(|(_, aggregate)| match aggregate {
+                    AggregateExpression::CountSolutions { .. } => false,
+                    AggregateExpression::FunctionCall { expr, .. } => {
+                        expression_calls_service(expr)
+                    }
+                })
+        }
+        GraphPattern::Graph { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => calls_service(inner),
+    }
+}
+
+fn expression_calls_service(expression: &Expression) -> bool {
+    match expression {
+        Expression::Exists(pattern) => calls_service(pattern),
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_) => false,
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => expression_calls_service(a) || expression_calls_service(b),
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            expression_calls_service(a)
+        }
+        Expression::In(a, list) => {
+            expression_calls_service(a) || list.iter().any(expression_calls_service)
+        }
+        Expression::If(a, b, c) => {
+            expression_calls_service(a)
+                || expression_calls_service(b)
+                || expression_calls_service(c)
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter().any(expression_calls_service)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn virtuoso_blank_nodes_are_relabelled_and_literals_left_alone() {
+        let body = br#"{"head":{"vars":["s","l"]},"results":{"bindings":[
+            {"s":{"type":"bnode","value":"nodeID://b10007"},
+             "l":{"type":"literal","value":"see nodeID://b1"}}]}}"#;
+        let QueryOutcome::Solutions { rows, .. } = parse_results(body, None).expect("parses")
+        else {
+            panic!("solutions")
+        };
+        assert_eq!(
+            rows[0][0],
+            Some(Term::BlankNode(BlankNode::new_unchecked("vb10007")))
+        );
+        assert_eq!(
+            rows[0][1],
+            Some(Term::Literal(oxigraph::model::Literal::new_simple_literal(
+                "see nodeID://b1"
+            )))
+        );
+    }
+
+    #[test]
+    fn results_cut_at_the_server_cap_are_an_error() {
+        let body = br#"{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"urn:a"}}]}}"#;
+        let error = parse_results(body, Some(1)).expect_err("cut");
+        assert!(error.to_string().contains("X-SPARQL-MaxRows"), "{error}");
+        assert!(parse_results(body, Some(2)).is_ok());
+    }
+
+    #[test]
+    fn data_blocks_escape_every_term_and_skolemize_blank_nodes() {
+        let quad = Quad::new(
+            BlankNode::new_unchecked("x1"),
+            NamedNode::new_unchecked("urn:p"),
+            oxigraph::model::Literal::new_simple_literal("a \"quoted\" } ; DROP ALL"),
+            NamedNode::new_unchecked("urn:g"),
+        );
+        let text = data_block("INSERT", &[quad]);
+        assert_eq!(
+            text,
+            format!(
+                "INSERT DATA {{ GRAPH <urn:g> {{ <{GENID}x1> <urn:p> \"a \\\"quoted\\\" }} ; DROP ALL\" }} }}"
+            )
+        );
+        spargebra::SparqlParser::new()
+            .parse_update(&text)
+            .expect("the block parses as one INSERT DATA");
+    }
+}
