@@ -23,8 +23,9 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # Only for `make test`: curl is the HTTP server's interoperability client, Chromium
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver python3-venv
-# SPARQL servers the remote-graph tests start (PyPI `oxigraph` ships the
-# `oxigraph serve` binary).
+# SPARQL servers the remote-graph tests start: Virtuoso from Debian, Oxigraph
+# server from PyPI (`oxigraph` ships the `oxigraph serve` binary).
+SERVER_PACKAGES := virtuoso-opensource
 SERVERS_DIR ?= $(HOME)/.cache/kgfuse/servers
 OXIGRAPH_SERVER_VERSION := 0.5.13
 # Only for `make llm`: venv for the server, a C++ compiler for llama.cpp (cmake
@@ -67,6 +68,12 @@ test-deps:
 	    missing="$$(echo $$missing | sed -e 's/chromium-driver/chromium-chromedriver/' -e 's/chromium /chromium-browser /' -e 's/chromium$$/chromium-browser/')"; \
 	  fi; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@if ! dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1; then \
+	  echo "installing $(SERVER_PACKAGES)"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(SERVER_PACKAGES); \
 	fi
 	@if [ ! -x "$(SERVERS_DIR)/venv/bin/oxigraph" ]; then \
 	  echo "installing Oxigraph server $(OXIGRAPH_SERVER_VERSION) into $(SERVERS_DIR)/venv"; \

@@ -1,53 +1,62 @@
-//! The graph on a SPARQL server instead of in the data directory: Oxigraph server
-//! (PyPI `oxigraph`, installed by `make test-deps`), started by each test on
-//! 127.0.0.1 with a scratch directory under the target dir and stopped by pid.
-//! The tests run when the server is installed; `make test` sets
-//! KGFUSE_REQUIRE_SERVERS=1, which turns a missing install into a failure.
+//! The graph on a SPARQL server instead of in the data directory, against two
+//! real servers that `make test-deps` installs: Oxigraph server (PyPI `oxigraph`,
+//! the standards-strict one) and Virtuoso Open Source 7.2 (Debian
+//! `virtuoso-opensource`, the one with traps; see kgfuse-graph's `remote`
+//! module). Each test starts its servers on 127.0.0.1 with a scratch directory
+//! under the target dir and stops them by pid. The tests run when the servers are
+//! installed; `make test` sets KGFUSE_REQUIRE_SERVERS=1, which turns a missing
+//! install into a failure.
 
 use crate::harness::{Kgfuse, root};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// One Oxigraph server; killed when dropped.
-struct OxigraphServer {
+/// A SPARQL server of one test; killed when dropped.
+struct SparqlServer {
+    name: &'static str,
     child: Child,
     port: u16,
+    /// `kgfuse init` arguments naming its endpoints.
+    endpoints: Vec<String>,
 }
 
-impl Drop for OxigraphServer {
+impl Drop for SparqlServer {
     fn drop(&mut self) {
-        self.stop();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
-/// The `oxigraph` binary `make test-deps` installs (`KGFUSE_OXIGRAPH` overrides).
-fn oxigraph_binary() -> Option<PathBuf> {
-    let binary = std::env::var_os("KGFUSE_OXIGRAPH").map_or_else(
-        || {
-            PathBuf::from(std::env::var("HOME").expect("HOME"))
-                .join(".cache/kgfuse/servers/venv/bin/oxigraph")
-        },
-        PathBuf::from,
-    );
-    if binary.exists() {
-        return Some(binary);
+/// `program` if it is installed, else `None` with a note (a failure under
+/// KGFUSE_REQUIRE_SERVERS).
+fn installed(program: PathBuf) -> Option<PathBuf> {
+    if program.exists() {
+        return Some(program);
     }
     assert!(
         std::env::var_os("KGFUSE_REQUIRE_SERVERS").is_none(),
-        "no Oxigraph server at {}: run `make test-deps`",
-        binary.display()
+        "{} is not installed: run `make test-deps`",
+        program.display()
     );
     eprintln!(
-        "skipped: no Oxigraph server at {} (make test-deps)",
-        binary.display()
+        "skipped: {} is not installed (make test-deps)",
+        program.display()
     );
     None
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("address")
+        .port()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -60,18 +69,39 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-impl OxigraphServer {
-    /// A server on a free loopback port with a fresh store, or `None` (see the
-    /// module documentation).
-    fn start(name: &str) -> Option<Self> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("a free port")
-            .local_addr()
-            .expect("address")
-            .port();
-        let dir = scratch(&format!("{name}-{port}"));
+/// Waits until `port` accepts connections; panics with the log if the server exits.
+fn wait_for(child: &mut Child, port: u16, log: &Path) {
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "the server exited ({status}): {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no server on port {port}: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl SparqlServer {
+    /// `oxigraph serve` (`KGFUSE_OXIGRAPH` overrides where the binary is).
+    fn oxigraph(test: &str) -> Option<Self> {
+        let binary = installed(std::env::var_os("KGFUSE_OXIGRAPH").map_or_else(
+            || {
+                PathBuf::from(std::env::var("HOME").expect("HOME"))
+                    .join(".cache/kgfuse/servers/venv/bin/oxigraph")
+            },
+            PathBuf::from,
+        ))?;
+        let port = free_port();
+        let dir = scratch(&format!("oxigraph-{test}-{port}"));
         let log = dir.join("server.log");
-        let child = Command::new(oxigraph_binary()?)
+        let mut child = Command::new(binary)
             .arg("serve")
             .arg("--location")
             .arg(dir.join("store"))
@@ -80,58 +110,83 @@ impl OxigraphServer {
             .stderr(std::fs::File::create(&log).expect("log file"))
             .spawn()
             .expect("start oxigraph serve");
-        let mut server = Self { child, port };
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!(
-                    "oxigraph serve exited ({status}): {}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "oxigraph serve did not listen on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(server)
+        wait_for(&mut child, port, &log);
+        let url = |path: &str| format!("http://127.0.0.1:{port}/{path}");
+        Some(Self {
+            name: "oxigraph",
+            child,
+            port,
+            endpoints: vec![
+                "--graph".into(),
+                url("query"),
+                "--graph-update".into(),
+                url("update"),
+                "--graph-store".into(),
+                url("store"),
+            ],
+        })
     }
 
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// `virtuoso-t` with a scratch database, its SQL and HTTP ports on loopback,
+    /// and SPARQL updates granted to the anonymous SPARQL user.
+    fn virtuoso(test: &str) -> Option<Self> {
+        let binary = installed(PathBuf::from("/usr/bin/virtuoso-t"))?;
+        let (sql_port, port) = (free_port(), free_port());
+        let dir = scratch(&format!("virtuoso-{test}-{port}"));
+        let db = dir.display();
+        let ini = format!(
+            "[Database]\nDatabaseFile = {db}/virtuoso.db\nErrorLogFile = {db}/virtuoso.log\n\
+             LockFile = {db}/virtuoso.lck\nTransactionFile = {db}/virtuoso.trx\n\
+             xa_persistent_file = {db}/virtuoso.pxa\nStriping = 0\nTempStorage = TempDatabase\n\
+             [TempDatabase]\nDatabaseFile = {db}/virtuoso-temp.db\n\
+             TransactionFile = {db}/virtuoso-temp.trx\nStriping = 0\n\
+             [Parameters]\nServerPort = 127.0.0.1:{sql_port}\nDisableUnixSocket = 1\n\
+             CaseMode = 2\nDirsAllowed = ., {db}\nNumberOfBuffers = 10000\n\
+             MaxDirtyBuffers = 6000\nThreadsPerQuery = 2\n\
+             [HTTPServer]\nServerPort = 127.0.0.1:{port}\n\
+             ServerRoot = /var/lib/virtuoso-opensource-7/vsp\nServerThreads = 10\n\
+             Charset = UTF-8\n[SPARQL]\nResultSetMaxRows = 10000\nMaxQueryExecutionTime = 60\n"
+        );
+        std::fs::write(dir.join("virtuoso.ini"), ini).expect("virtuoso.ini");
+        let log = dir.join("server.log");
+        let mut child = Command::new(binary)
+            .current_dir(&dir)
+            .args(["+foreground", "+configfile"])
+            .arg(dir.join("virtuoso.ini"))
+            .stdout(std::fs::File::create(&log).expect("log file"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start virtuoso-t");
+        wait_for(&mut child, sql_port, &log);
+        wait_for(&mut child, port, &log);
+        let granted = Command::new("isql-vt")
+            .arg(format!("127.0.0.1:{sql_port}"))
+            .args(["dba", "dba", "exec=GRANT SPARQL_UPDATE TO \"SPARQL\";"])
+            .output()
+            .expect("run isql-vt");
+        assert!(granted.status.success(), "{granted:?}");
+        let url = |path: &str| format!("http://127.0.0.1:{port}/{path}");
+        Some(Self {
+            name: "virtuoso",
+            child,
+            port,
+            endpoints: vec![
+                "--graph".into(),
+                url("sparql"),
+                "--graph-store".into(),
+                url("sparql-graph-crud"),
+            ],
+        })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{path}", self.port)
+    /// A data directory with the hash embedder whose graph is on this server.
+    fn init(&self) -> Kgfuse {
+        let k = Kgfuse::empty();
+        let mut args = vec!["init", "--embedder", "hash", "--dimension", "128"];
+        args.extend(self.endpoints.iter().map(String::as_str));
+        k.ok(&args);
+        k
     }
-
-    /// `kgfuse init` arguments for this server.
-    fn init_args(&self) -> Vec<String> {
-        [
-            "init",
-            "--embedder",
-            "hash",
-            "--dimension",
-            "128",
-            "--graph",
-            &self.url("query"),
-            "--graph-update",
-            &self.url("update"),
-            "--graph-store",
-            &self.url("store"),
-        ]
-        .map(str::to_owned)
-        .to_vec()
-    }
-}
-
-fn init_remote(server: &OxigraphServer) -> Kgfuse {
-    let k = Kgfuse::empty();
-    let args = server.init_args();
-    k.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    k
 }
 
 /// A context without what depends on timing or on where the graph is.
@@ -145,20 +200,33 @@ fn comparable(mut context: Value) -> Value {
 
 #[test]
 fn a_graph_on_a_sparql_server_gives_the_same_contexts_as_an_embedded_one() {
-    let Some(server) = OxigraphServer::start("same-contexts") else {
-        return;
-    };
-    let remote = init_remote(&server);
     let embedded = Kgfuse::hash();
-    for k in [&remote, &embedded] {
-        k.load(&["fixtures/policy/policy.ttl", "fixtures/support/support.ttl"]);
-        k.ingest_payment_fees();
+    load_fixtures(&embedded);
+    for server in [
+        SparqlServer::oxigraph("same-contexts"),
+        SparqlServer::virtuoso("same-contexts"),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        same_contexts(&server, &embedded);
     }
+}
+
+fn load_fixtures(k: &Kgfuse) {
+    k.load(&["fixtures/policy/policy.ttl", "fixtures/support/support.ttl"]);
+    k.ingest_payment_fees();
+}
+
+fn same_contexts(server: &SparqlServer, embedded: &Kgfuse) {
+    let name = server.name;
+    let remote = server.init();
+    load_fixtures(&remote);
     let count = |k: &Kgfuse| {
         let stats = k.stats();
         (stats["triples"].clone(), stats["inferred_triples"].clone())
     };
-    assert_eq!(count(&remote), count(&embedded));
+    assert_eq!(count(&remote), count(embedded), "{name}");
     for (question, strategy) in [
         ("Can I work remotely from another country?", "unified"),
         ("Which tier does a payment outage escalate to?", "unified"),
@@ -182,18 +250,24 @@ fn a_graph_on_a_sparql_server_gives_the_same_contexts_as_an_embedded_one() {
                 "json",
             ]))
         };
-        assert_eq!(ask(&remote), ask(&embedded), "{strategy}: {question}");
+        assert_eq!(ask(&remote), ask(embedded), "{name} {strategy}: {question}");
     }
-    // SPARQL from the console reads the same union of graphs.
-    let query = "SELECT (COUNT(*) AS ?n) WHERE { ?s a ?class }";
-    let sparql = |k: &Kgfuse| k.json(&["sparql", query, "--format", "json"]);
-    assert_eq!(sparql(&remote), sparql(&embedded));
+    // SPARQL from the console reads the same union of graphs, and nothing else
+    // (Virtuoso's own default graph holds its system graphs too).
+    for query in [
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s a ?class }",
+        "ASK { GRAPH <file:///nowhere> { ?s ?p ?o } }",
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+    ] {
+        let sparql = |k: &Kgfuse| k.json(&["sparql", query, "--format", "json"]);
+        assert_eq!(sparql(&remote), sparql(embedded), "{name}: {query}");
+    }
     // SERVICE is refused before anything is sent.
     let refused = remote.fails(&[
         "sparql",
         "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
     ]);
-    assert!(refused.contains("SERVICE"), "{refused}");
+    assert!(refused.contains("SERVICE"), "{name}: {refused}");
     remote.assert_consistent();
 }
 
@@ -281,10 +355,10 @@ fn relay(
 
 #[test]
 fn a_write_cut_short_by_a_lost_server_is_repaired_on_the_next_open() {
-    let Some(server) = OxigraphServer::start("lost-mid-write") else {
+    let Some(server) = SparqlServer::oxigraph("lost-mid-write") else {
         return;
     };
-    let k = init_remote(&server);
+    let k = server.init();
     k.load(&["fixtures/policy/policy.ttl"]);
     let before = k.stats();
     // From now on kgfuse reaches the server through a relay that goes down 20 kB

@@ -19,6 +19,8 @@
 //!   `INSERT DATA` is sent in batches of [`INSERT_BATCH`] triples, and results
 //!   that the server cut at its row cap (`X-SPARQL-MaxRows`) are an error, never
 //!   silently short; kgfuse's own scans page below the cap.
+//! - ASK is sent as `SELECT … LIMIT 1`: with a protocol dataset, Virtuoso 7.2
+//!   answers `ASK { GRAPH <g> { … } }` true for a graph that does not exist.
 //! - Queries (idempotent) are retried with backoff on connection failures, 5xx
 //!   and 429; updates and POSTs never are.
 
@@ -173,10 +175,6 @@ impl Pattern {
             self.where_clause,
             offset.unwrap_or(0)
         )
-    }
-
-    fn ask(&self) -> String {
-        format!("ASK {{ {} }}", self.where_clause)
     }
 
     /// The quad of one result row, the fixed terms filled in.
@@ -395,21 +393,14 @@ impl Endpoint {
     }
 
     /// Runs a SELECT or ASK over kgfuse's graphs.
-    pub(crate) fn select(
-        &self,
-        text: &str,
-    ) -> Result<Table, GraphError> {
+    pub(crate) fn select(&self, text: &str) -> Result<Table, GraphError> {
         self.query_with(text, Form::Results, None, &self.dataset())
     }
 
     /// Whether a scan pattern matches anything.
     pub(crate) fn holds(&self, pattern: &Pattern) -> Result<bool, GraphError> {
-        match self.query(&pattern.ask(), Form::Results, None, true)? {
-            QueryOutcome::Boolean(found) => Ok(found),
-            _ => Err(GraphError::Evaluation(
-                "the server answered an ASK with something else".into(),
-            )),
-        }
+        let (_, rows) = self.select(&pattern.select(1, None))?;
+        Ok(!rows.is_empty())
     }
 
     /// The quads of a pattern, page by page.
@@ -610,7 +601,8 @@ impl Endpoint {
         fields: &[(&str, &str)],
         timeout: Option<Duration>,
     ) -> Result<Reply, Failure> {
-        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let count = self.round_trips.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::debug!(count, url, "SPARQL request");
         let mut request = self
             .agent
             .post(url)
@@ -877,6 +869,27 @@ fn under_modifiers(pattern: GraphPattern, values: GraphPattern) -> GraphPattern 
             left: Box::new(values),
             right: Box::new(other),
         },
+    }
+}
+
+/// `ASK { P }` as `SELECT * WHERE { P } LIMIT 1` (see the module documentation
+/// for why); any other query comes back as `Err`.
+pub(crate) fn ask_as_select(query: spargebra::Query) -> Result<spargebra::Query, spargebra::Query> {
+    match query {
+        spargebra::Query::Ask {
+            dataset,
+            pattern,
+            base_iri,
+        } => Ok(spargebra::Query::Select {
+            dataset,
+            pattern: GraphPattern::Slice {
+                inner: Box::new(pattern),
+                start: 0,
+                length: Some(1),
+            },
+            base_iri,
+        }),
+        other => Err(other),
     }
 }
 

@@ -62,6 +62,12 @@ pub(crate) fn cell_text(cell: Option<&Option<Term>>) -> Option<String> {
     }
 }
 
+/// Whether a cell holds a true boolean. Virtuoso answers `isLiteral(…)` and
+/// `BIND(true AS …)` with the integer 1, so `1` counts as true too.
+pub(crate) fn cell_is_true(cell: Option<&Option<Term>>) -> bool {
+    cell_text(cell).is_some_and(|value| value == "true" || value == "1")
+}
+
 /// A vector hit as retrieved text with its source, under the strategy's own score.
 pub(crate) fn text_hit(store: &Store, hit: VectorHit, score: f32) -> TextHit {
     TextHit {

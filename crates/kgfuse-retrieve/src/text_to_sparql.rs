@@ -31,7 +31,7 @@
 use crate::RetrieveError;
 use crate::lexicon::analyze::identifier_parts;
 use crate::lexicon::local_name;
-use crate::sources::cell_text;
+use crate::sources::{cell_is_true, cell_text};
 use crate::sparql::{run, values, with_values};
 use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
@@ -625,7 +625,6 @@ fn named_chain(
         return Ok(None);
     };
     let rank = |iri: &str| properties.iter().position(|named| *named == iri);
-    let flag = |cell: Option<String>| cell.as_deref() == Some("true");
     let mut chains: Vec<(usize, usize, Chain)> = solutions
         .rows
         .iter()
@@ -635,8 +634,8 @@ fn named_chain(
                 rank(&first)?,
                 rank(&second)?,
                 Chain {
-                    first: (first, flag(cell_text(row.get(out)))),
-                    second: (second, flag(cell_text(row.get(qout)))),
+                    first: (first, cell_is_true(row.get(out))),
+                    second: (second, cell_is_true(row.get(qout))),
                 },
             ))
         })

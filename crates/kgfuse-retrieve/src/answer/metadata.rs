@@ -3,7 +3,7 @@
 //! fixed queries whose only inputs are IRIs bound through `VALUES`.
 
 use crate::RetrieveError;
-use crate::sources::cell_text;
+use crate::sources::{cell_is_true, cell_text};
 use crate::sparql::{run, values};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
@@ -119,7 +119,7 @@ pub(crate) fn source_facts(
             authority: cell_text(row.get(3)).and_then(|a| a.parse().ok()),
             effective: cell_text(row.get(4)),
             valid_until: cell_text(row.get(5)),
-            is_schema: cell_text(row.get(6)).as_deref() == Some("true"),
+            is_schema: cell_is_true(row.get(6)),
             ..SourceFacts::default()
         });
     }

@@ -24,7 +24,7 @@
 pub(crate) mod analyze;
 
 use crate::RetrieveError;
-use crate::sources::cell_text;
+use crate::sources::{cell_is_true, cell_text};
 use crate::sparql;
 use analyze::{Term, analyze, analyze_question};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -213,7 +213,7 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
         let Some(p) = cell_text(row.first()) else {
             continue;
         };
-        let literal = cell_text(row.get(1)).is_some_and(|v| v == "true");
+        let literal = cell_is_true(row.get(1));
         if literal && is_name_predicate(&p) {
             name_predicates.push(p.clone());
         } else if literal && is_description_predicate(&p) {
