@@ -1,8 +1,9 @@
 //! The kgfuse RDF graph: an embedded [Oxigraph](https://crates.io/crates/oxigraph)
-//! store (RocksDB) with atomic file loading, SPARQL with timeouts, canned query
-//! templates and the scans the paired store needs to keep vectors in step.
+//! store (RocksDB), or a SPARQL 1.1 server ([`Graph::connect`], [`remote`]), with
+//! atomic file loading, SPARQL with timeouts, canned query templates and the scans
+//! the paired store needs to keep vectors in step.
 //!
-//! This is the only kgfuse crate that talks to Oxigraph. It knows nothing about
+//! This is the only kgfuse crate that talks to Oxigraph or a SPARQL server. It knows nothing about
 //! vectors: callers observe which subjects a load touched and decide what to embed.
 //!
 //! ```

@@ -52,6 +52,9 @@ pub const INSERT_BATCH: usize = 4_000;
 const STORE_BATCH: usize = 100_000;
 /// Rows per page of kgfuse's own scans (below Virtuoso's default cap of 10,000).
 const PAGE: usize = 5_000;
+/// Longest wait for one write (an update or a Graph Store POST) before it counts
+/// as failed: a server that hangs must not hang kgfuse.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Attempts of an idempotent request.
 const ATTEMPTS: u32 = 3;
 const RDFS_MEMBER: &str = "http://www.w3.org/2000/01/rdf-schema#member";
@@ -468,18 +471,19 @@ impl Endpoint {
             fields.push(("named-graph-uri", graph));
         }
         let mut wait = Duration::from_millis(200);
-        for attempt in 1..=ATTEMPTS {
+        let mut attempt = 1;
+        loop {
             match self.post_form(&self.config.query, accept, &fields, timeout) {
                 Err(Failure::Transient(message)) if attempt < ATTEMPTS => {
                     tracing::warn!("{message}; retrying in {wait:?}");
                     std::thread::sleep(wait);
                     wait *= 4;
+                    attempt += 1;
                 }
                 Err(failure) => return Err(failure.into_error(timeout)),
                 Ok(reply) => return Ok(reply),
             }
         }
-        unreachable!("the last attempt returns")
     }
 
     /// Runs one of kgfuse's own updates (data blocks, graph management).
@@ -502,9 +506,9 @@ impl Endpoint {
             fields.push(("using-graph-uri", graph));
             fields.push(("using-named-graph-uri", graph));
         }
-        self.post_form(url, "*/*", &fields, None)
+        self.post_form(url, "*/*", &fields, Some(WRITE_TIMEOUT))
             .map(drop)
-            .map_err(|f| f.into_error(None))
+            .map_err(|f| f.into_error(Some(WRITE_TIMEOUT)))
     }
 
     /// Writes quads into their named graphs: Graph Store POSTs when the server
@@ -582,16 +586,18 @@ impl Endpoint {
             .agent
             .post(store)
             .query("graph", graph.as_str())
-            .header("Content-Type", "application/n-triples");
+            .header("Content-Type", "application/n-triples")
+            .config()
+            .timeout_global(Some(WRITE_TIMEOUT))
+            .build();
         if let Some(value) = &self.authorization {
             request = request.header("Authorization", value);
         }
+        let failed = |f: Failure| f.into_error(Some(WRITE_TIMEOUT));
         let response = request
             .send(&body[..])
-            .map_err(|e| Failure::from_transport(store, &e).into_error(None))?;
-        check_status(store, response)
-            .map(drop)
-            .map_err(|f| f.into_error(None))
+            .map_err(|e| failed(Failure::from_transport(store, &e)))?;
+        check_status(store, response).map(drop).map_err(failed)
     }
 
     fn post_form(
@@ -1032,5 +1038,55 @@ mod tests {
         spargebra::SparqlParser::new()
             .parse_update(&text)
             .expect("the block parses as one INSERT DATA");
+    }
+
+    fn parsed(text: &str) -> spargebra::Query {
+        spargebra::SparqlParser::new()
+            .parse_query(text)
+            .expect("query parses")
+    }
+
+    #[test]
+    fn bindings_join_under_the_limit_and_ask_becomes_a_one_row_select() {
+        let query = parsed("SELECT ?s ?o WHERE { ?s <urn:p> ?o } ORDER BY ?o LIMIT 2");
+        let bound = with_bindings(
+            query,
+            &[(
+                "s".into(),
+                Term::NamedNode(NamedNode::new_unchecked("urn:a")),
+            )],
+        )
+        .expect("bound");
+        let text = bound.to_string();
+        assert!(text.contains("VALUES ( ?s ) { ( <urn:a> )  }"), "{text}");
+        assert!(text.trim_end().ends_with("LIMIT 2"), "{text}");
+        let ask = ask_as_select(parsed("ASK { GRAPH <urn:g> { ?s ?p ?o } }")).expect("an ASK");
+        let text = ask.to_string();
+        assert!(text.starts_with("SELECT"), "{text}");
+        assert!(text.trim_end().ends_with("LIMIT 1"), "{text}");
+        parsed(&text);
+        assert!(ask_as_select(parsed("SELECT * WHERE { ?s ?p ?o }")).is_err());
+    }
+
+    #[test]
+    fn service_is_found_wherever_it_hides() {
+        let service = |text: &str| match parsed(text) {
+            spargebra::Query::Select { pattern, .. } | spargebra::Query::Ask { pattern, .. } => {
+                calls_service(&pattern)
+            }
+            _ => unreachable!("only SELECT and ASK here"),
+        };
+        assert!(service(
+            "SELECT * WHERE { SERVICE <http://x/sparql> { ?s ?p ?o } }"
+        ));
+        assert!(service(
+            "SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <http://x/sparql> { ?s ?p ?o } } }"
+        ));
+        assert!(service(
+            "ASK { ?s ?p ?o OPTIONAL { ?o ?q ?r FILTER(NOT EXISTS { SERVICE SILENT <http://x/> { ?r ?p ?s } }) } }"
+        ));
+        assert!(!service(
+            "SELECT * WHERE { ?s ?p \"SERVICE <http://x/>\" FILTER EXISTS { ?s a ?c } }"
+        ));
     }
 }
