@@ -23,9 +23,10 @@ SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 
 # Only for `make test`: curl is the HTTP server's interoperability client, Chromium
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver python3-venv
-# SPARQL servers the remote-graph tests start: Virtuoso from Debian, Oxigraph
-# server from PyPI (`oxigraph` ships the `oxigraph serve` binary).
-SERVER_PACKAGES := virtuoso-opensource
+# Servers the remote-store tests start: Virtuoso and a single-node Ceph with its
+# S3 gateway from Debian (tests/servers/ceph-rgw.sh), Oxigraph server from PyPI
+# (`oxigraph` ships the `oxigraph serve` binary).
+SERVER_PACKAGES := virtuoso-opensource ceph-mon ceph-osd radosgw openssl
 SERVERS_DIR ?= $(HOME)/.cache/kgfuse/servers
 OXIGRAPH_SERVER_VERSION := 0.5.13
 # Only for `make llm`: venv for the server, a C++ compiler for llama.cpp (cmake

@@ -13,6 +13,8 @@ pub fn root() -> PathBuf {
 /// A temporary data directory and the binary to run on it.
 pub struct Kgfuse {
     pub tmp: tempfile::TempDir,
+    /// Environment every command of this store gets (credentials of its servers).
+    pub env: Vec<(String, String)>,
 }
 
 impl Kgfuse {
@@ -20,6 +22,7 @@ impl Kgfuse {
     pub fn empty() -> Self {
         Self {
             tmp: tempfile::tempdir().expect("tempdir"),
+            env: Vec::new(),
         }
     }
 
@@ -75,7 +78,8 @@ impl Kgfuse {
             .arg(self.data())
             .env_remove("KGFUSE_FAULT")
             .env_remove("KGFUSE_LLM_BASE_URL")
-            .env_remove("KGFUSE_LLM_MODEL");
+            .env_remove("KGFUSE_LLM_MODEL")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 

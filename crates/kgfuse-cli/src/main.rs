@@ -124,6 +124,14 @@ enum Command {
         /// or bearer ($KGFUSE_GRAPH_TOKEN); secrets are never written to kgfuse.toml.
         #[arg(long, value_enum, requires = "graph", default_value = "none")]
         graph_auth: GraphAuthKind,
+        /// Keep the vectors on S3-compatible object storage, `s3://bucket/prefix`
+        /// (the bucket must exist; credentials from the AWS_* environment).
+        #[arg(long, value_name = "URI")]
+        vectors: Option<String>,
+        /// A LanceDB storage option for --vectors, e.g. aws_endpoint=http://host:7480,
+        /// aws_region=us-east-1, allow_http=true; repeatable; no secrets.
+        #[arg(long, value_name = "KEY=VALUE", requires = "vectors")]
+        vectors_option: Vec<String>,
     },
     /// Load RDF files (.ttl .nt .nq .trig .rdf/.owl .jsonld); atomic per call.
     Load {
@@ -831,6 +839,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             graph_update,
             graph_store,
             graph_auth,
+            vectors,
+            vectors_option,
         } => {
             let init = match embedder {
                 EmbedderKind::Hash => EngineInit::hash(dimension),
@@ -854,12 +864,28 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }),
                 None => init,
             };
+            let init = match vectors {
+                Some(uri) => {
+                    let mut storage = std::collections::BTreeMap::new();
+                    for option in vectors_option {
+                        let Some((key, value)) = option.split_once('=') else {
+                            anyhow::bail!("--vectors-option {option}: expected KEY=VALUE");
+                        };
+                        storage.insert(key.trim().to_owned(), value.trim().to_owned());
+                    }
+                    init.remote_vectors(kgfuse::RemoteVectorsConfig { uri, storage })
+                }
+                None => init,
+            };
             let engine = Engine::init(&cli.data, init).await?;
             let config = engine.store().config();
-            let graph = match &config.graph {
+            let mut graph = match &config.graph {
                 Some(remote) => format!(", graph on {}", remote.query),
                 None => String::new(),
             };
+            if let Some(vectors) = &config.vectors {
+                graph.push_str(&format!(", vectors on {}", vectors.uri));
+            }
             println!(
                 "initialised {} (embedder {}, {} dimensions, entailment {:?}{graph})",
                 cli.data.display(),

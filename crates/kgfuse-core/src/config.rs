@@ -77,6 +77,20 @@ pub struct StoreConfig {
     /// A graph kept on a SPARQL server instead of in the data directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<RemoteGraphConfig>,
+    /// Vectors kept on object storage instead of in the data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<RemoteVectorsConfig>,
+}
+
+/// `[vectors]` in `kgfuse.toml`: the vector table on S3-compatible object
+/// storage. Credentials come from the `AWS_*` environment variables only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteVectorsConfig {
+    /// `s3://bucket/prefix`.
+    pub uri: String,
+    /// LanceDB storage options: `aws_endpoint`, `aws_region`, `allow_http`, …
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub storage: BTreeMap<String, String>,
 }
 
 /// `[graph]` in `kgfuse.toml`: where a graph kept on a SPARQL 1.1 server is.
@@ -286,6 +300,7 @@ impl StoreConfig {
                 entailment: Entailment::Rdfs,
             },
             graph: None,
+            vectors: None,
         }
     }
 

@@ -879,23 +879,26 @@ fn under_modifiers(pattern: GraphPattern, values: GraphPattern) -> GraphPattern 
 }
 
 /// `ASK { P }` as `SELECT * WHERE { P } LIMIT 1` (see the module documentation
-/// for why); any other query comes back as `Err`.
-pub(crate) fn ask_as_select(query: spargebra::Query) -> Result<spargebra::Query, spargebra::Query> {
+/// for why), and whether it was an ASK; any other query is returned as it is.
+pub(crate) fn ask_as_select(query: spargebra::Query) -> (spargebra::Query, bool) {
     match query {
         spargebra::Query::Ask {
             dataset,
             pattern,
             base_iri,
-        } => Ok(spargebra::Query::Select {
-            dataset,
-            pattern: GraphPattern::Slice {
-                inner: Box::new(pattern),
-                start: 0,
-                length: Some(1),
+        } => (
+            spargebra::Query::Select {
+                dataset,
+                pattern: GraphPattern::Slice {
+                    inner: Box::new(pattern),
+                    start: 0,
+                    length: Some(1),
+                },
+                base_iri,
             },
-            base_iri,
-        }),
-        other => Err(other),
+            true,
+        ),
+        other => (other, false),
     }
 }
 
@@ -1060,12 +1063,13 @@ mod tests {
         let text = bound.to_string();
         assert!(text.contains("VALUES ( ?s ) { ( <urn:a> )  }"), "{text}");
         assert!(text.trim_end().ends_with("LIMIT 2"), "{text}");
-        let ask = ask_as_select(parsed("ASK { GRAPH <urn:g> { ?s ?p ?o } }")).expect("an ASK");
+        let (ask, was_ask) = ask_as_select(parsed("ASK { GRAPH <urn:g> { ?s ?p ?o } }"));
+        assert!(was_ask);
         let text = ask.to_string();
         assert!(text.starts_with("SELECT"), "{text}");
         assert!(text.trim_end().ends_with("LIMIT 1"), "{text}");
         parsed(&text);
-        assert!(ask_as_select(parsed("SELECT * WHERE { ?s ?p ?o }")).is_err());
+        assert!(!ask_as_select(parsed("SELECT * WHERE { ?s ?p ?o }")).1);
     }
 
     #[test]

@@ -651,17 +651,12 @@ fn evaluate_remote(
     }
     let on_kgfuse_graphs = options.union_default_graph && !has_dataset;
     let query = remote::with_bindings(query, bindings)?;
-    match remote::ask_as_select(query) {
-        Ok(select) => {
-            let outcome =
-                endpoint.query(&select.to_string(), form, options.timeout, on_kgfuse_graphs)?;
-            Ok(QueryOutcome::Boolean(matches!(
-                outcome,
-                QueryOutcome::Solutions { rows, .. } if !rows.is_empty()
-            )))
-        }
-        Err(query) => endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs),
-    }
+    let (query, was_ask) = remote::ask_as_select(query);
+    let outcome = endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)?;
+    Ok(match outcome {
+        QueryOutcome::Solutions { rows, .. } if was_ask => QueryOutcome::Boolean(!rows.is_empty()),
+        other => other,
+    })
 }
 
 /// An update sent to a SPARQL server. It writes named graphs only (kgfuse's

@@ -42,7 +42,7 @@ use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
 use kgfuse_core::progress::Progress;
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::{Graph, GraphError, LoadRequest, QueryOptions, RdfSource, SourceGraph};
-use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorStore};
+use kgfuse_vector::{EmbedError, Embedder, VectorError, VectorLocation, VectorStore};
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -185,6 +185,22 @@ fn vector_dir(dir: &Path) -> PathBuf {
     dir.join("vectors")
 }
 
+/// Where the store's vectors are: on the object storage `[vectors]` names, else
+/// in `dir/vectors`.
+fn vector_location(dir: &Path, config: &StoreConfig) -> VectorLocation {
+    match &config.vectors {
+        Some(remote) => VectorLocation {
+            uri: remote.uri.clone(),
+            storage: remote
+                .storage
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        },
+        None => vector_dir(dir).as_path().into(),
+    }
+}
+
 fn parse_predicates(config: &StoreConfig) -> Result<Vec<NamedNode>, StoreError> {
     config
         .text_predicates
@@ -209,16 +225,20 @@ impl Store {
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
         let text_predicates = parse_predicates(&config)?;
+        // Object storage that would lose a second writer's commits, or a missing
+        // bucket, fails before anything is written.
+        let location = vector_location(dir, &config);
+        location.check_for_writers().await?;
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             path: dir.display().to_string(),
             source,
         })?;
         let graph = open_graph(dir, &config)?;
         // An interrupted earlier init may have left an empty table behind.
-        let vectors = match VectorStore::open(&vector_dir(dir), config.embedder.dimension).await {
+        let vectors = match VectorStore::open(&location, config.embedder.dimension).await {
             Ok(v) if v.is_empty().await? => v,
             Ok(_) => return Err(StoreError::AlreadyInitialised(dir.display().to_string())),
-            Err(_) => VectorStore::create(&vector_dir(dir), config.embedder.dimension).await?,
+            Err(_) => VectorStore::create(&location, config.embedder.dimension).await?,
         };
         // Its presence marks a complete store. The vocabulary is loaded after it:
         // a store left without one (a crash in between) gets it on the next open.
@@ -284,7 +304,8 @@ impl Store {
         let config = StoreConfig::read(dir)?;
         let text_predicates = parse_predicates(&config)?;
         let graph = open_graph(dir, &config)?;
-        let vectors = VectorStore::open(&vector_dir(dir), config.embedder.dimension).await?;
+        let vectors =
+            VectorStore::open(&vector_location(dir, &config), config.embedder.dimension).await?;
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
         let store = Self::assemble(dir, config, graph, vectors, embedder, text_predicates);

@@ -20,12 +20,14 @@
 //! ```
 
 mod embed;
+mod location;
 mod table;
 
 pub use embed::hash::HashEmbedder;
 pub use embed::minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
 pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
+pub use location::{READ_CONSISTENCY, VectorLocation};
 pub use table::{
     MIN_ROWS_FOR_VECTOR_INDEX, VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore,
 };

@@ -9,6 +9,7 @@
 //! | `graph` | utf8 | named graph that holds the node's label (its source) |
 //! | `vector` | fixed_size_list<float32, D> | unit-length embedding of `text` |
 
+use crate::VectorLocation;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float32Type;
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, RecordBatchIterator, StringArray};
@@ -22,7 +23,6 @@ use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuil
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 const TABLE: &str = "nodes";
@@ -149,9 +149,9 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
 }
 
 impl VectorStore {
-    /// Creates the table in `dir` (which must not hold one yet).
-    pub async fn create(dir: &Path, dimension: usize) -> Result<Self, VectorError> {
-        let db = lancedb::connect(&dir.to_string_lossy()).execute().await?;
+    /// Creates the table at `location` (which must not hold one yet).
+    pub async fn create(location: &VectorLocation, dimension: usize) -> Result<Self, VectorError> {
+        let db = location.connect().await?;
         let schema = schema(dimension);
         let table = db
             .create_empty_table(TABLE, Arc::clone(&schema))
@@ -166,9 +166,9 @@ impl VectorStore {
         })
     }
 
-    /// Opens the table in `dir`, checking its vector dimension.
-    pub async fn open(dir: &Path, dimension: usize) -> Result<Self, VectorError> {
-        let db = lancedb::connect(&dir.to_string_lossy()).execute().await?;
+    /// Opens the table at `location`, checking its vector dimension.
+    pub async fn open(location: &VectorLocation, dimension: usize) -> Result<Self, VectorError> {
+        let db = location.connect().await?;
         let table = db.open_table(TABLE).execute().await?;
         let found = match table.schema().await?.field_with_name("vector")?.data_type() {
             DataType::FixedSizeList(_, n) => usize::try_from(*n).unwrap_or(0),
@@ -685,7 +685,9 @@ mod tests {
     async fn add_upsert_delete_search_and_reopen() {
         let dir = tempfile::tempdir().expect("tempdir");
         let e = HashEmbedder::new(64);
-        let store = VectorStore::create(dir.path(), 64).await.expect("create");
+        let store = VectorStore::create(&dir.path().into(), 64)
+            .await
+            .expect("create");
         store
             .add(&[
                 row(&e, "urn:decode", "decode a signal from a CAN frame"),
@@ -715,7 +717,9 @@ mod tests {
         assert_eq!(store.keys().await.expect("keys").len(), 1);
 
         drop(store);
-        let reopened = VectorStore::open(dir.path(), 64).await.expect("reopen");
+        let reopened = VectorStore::open(&dir.path().into(), 64)
+            .await
+            .expect("reopen");
         let hashes = reopened
             .hashes_of(&["urn:decode".into()])
             .await
@@ -724,7 +728,7 @@ mod tests {
             hashes["urn:decode"],
             kgfuse_core::content_hash("decode signal values from CAN frames")
         );
-        let err = VectorStore::open(dir.path(), 32)
+        let err = VectorStore::open(&dir.path().into(), 32)
             .await
             .err()
             .expect("wrong dimension");
@@ -764,7 +768,9 @@ mod tests {
     async fn the_vector_index_keeps_results_and_filters_lose_no_rows() {
         let dir = tempfile::tempdir().expect("tempdir");
         let e = HashEmbedder::new(32);
-        let store = VectorStore::create(dir.path(), 32).await.expect("create");
+        let store = VectorStore::create(&dir.path().into(), 32)
+            .await
+            .expect("create");
         let error = store.build_vector_index().await.expect_err("empty");
         assert!(error.to_string().contains("has 0 rows"), "{error}");
         store.add(&many_rows(&e, 0, 2_000)).await.expect("add");
@@ -786,7 +792,9 @@ mod tests {
                 unindexed_rows: 0
             }
         );
-        let reopened = VectorStore::open(dir.path(), 32).await.expect("reopen");
+        let reopened = VectorStore::open(&dir.path().into(), 32)
+            .await
+            .expect("reopen");
         assert!(
             reopened
                 .vector_index_status()

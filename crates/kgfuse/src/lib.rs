@@ -9,7 +9,8 @@ pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
 pub use kgfuse_core::config::{
-    EmbedderConfig, Entailment, RemoteAuth, RemoteGraphConfig, StoreConfig, VectorIndexConfig,
+    EmbedderConfig, Entailment, RemoteAuth, RemoteGraphConfig, RemoteVectorsConfig, StoreConfig,
+    VectorIndexConfig,
 };
 pub use kgfuse_core::context::{
     CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
@@ -81,6 +82,14 @@ impl EngineInit {
     #[must_use]
     pub fn remote_graph(mut self, graph: RemoteGraphConfig) -> Self {
         self.config.graph = Some(graph);
+        self
+    }
+
+    /// Keeps the vectors on S3-compatible object storage instead of in the data
+    /// directory (see [`RemoteVectorsConfig`]).
+    #[must_use]
+    pub fn remote_vectors(mut self, vectors: RemoteVectorsConfig) -> Self {
+        self.config.vectors = Some(vectors);
         self
     }
 
