@@ -11,6 +11,7 @@
 # Needs Debian's ceph-mon, ceph-osd, radosgw (`make test-deps`), curl, openssl.
 set -euo pipefail
 dir=$1 mon_port=$2 rgw_port=$3 access=$4 secret=$5 bucket=$6
+trap 'echo "ceph-rgw.sh: \"$BASH_COMMAND\" failed" >&2; tail -n 15 "$dir"/*.log >&2' ERR
 mkdir -p "$dir/mon" "$dir/osd" "$dir/run" "$dir/rgw"
 fsid=$(cat /proc/sys/kernel/random/uuid)
 conf=$dir/ceph.conf
@@ -27,6 +28,9 @@ auth allow insecure global id reclaim = true
 ms mon client mode = crc
 ms bind msgr2 = false
 mon allow pool size one = true
+# The monitor's store is a few MB: do not refuse to start on a fuller disk.
+mon data avail crit = 0
+mon data avail warn = 0
 mon warn on pool no redundancy = false
 osd pool default size = 1
 osd pool default min size = 1
@@ -52,11 +56,11 @@ rgw frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw data = $dir/rgw
 CONF
 monmaptool --create --add a "v1:127.0.0.1:$mon_port" --fsid "$fsid" --clobber "$dir/monmap" >/dev/null
-ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf" 2>/dev/null
+ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf"
 ceph-mon -i a -c "$conf"
 timeout 60 ceph -c "$conf" osd create >/dev/null
-ceph-osd -i 0 --mkfs -c "$conf" 2>/dev/null
-ceph-osd -i 0 -c "$conf" 2>/dev/null
+ceph-osd -i 0 --mkfs -c "$conf"
+ceph-osd -i 0 -c "$conf"
 radosgw -c "$conf" -n client.rgw.a
 for _ in $(seq 1 240); do
   if curl -s -o /dev/null "http://127.0.0.1:$rgw_port/"; then break; fi

@@ -59,7 +59,7 @@ impl Graph {
         }
     }
 
-    /// Whether some quad matches a pattern (one ASK when remote).
+    /// Whether some quad matches a pattern (remote: one `SELECT … LIMIT 1`).
     pub(crate) fn holds(
         &self,
         subject: Option<NamedOrBlankNodeRef<'_>>,
