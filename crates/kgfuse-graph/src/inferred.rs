@@ -12,6 +12,9 @@ use oxigraph::model::{
 };
 use std::collections::HashSet;
 
+/// Triples per remote "which of these are asserted" query.
+const ASSERTED_BATCH: usize = 500;
+
 /// The predicates of schema triples (a change to one changes every entailment).
 const SCHEMA_PREDICATES: [&str; 4] = [
     "http://www.w3.org/2000/01/rdf-schema#subClassOf",
@@ -99,15 +102,14 @@ impl Graph {
                 old.push(quad?);
             }
         }
-        let mut insert = Vec::new();
-        for triple in inferred {
-            if !self.is_asserted(triple)? {
-                insert.push(
-                    QuadRef::new(&triple.subject, &triple.predicate, &triple.object, graph)
-                        .into_owned(),
-                );
-            }
-        }
+        let asserted = self.asserted_among(inferred)?;
+        let insert = inferred
+            .iter()
+            .filter(|triple| !asserted.contains(*triple))
+            .map(|triple| {
+                QuadRef::new(&triple.subject, &triple.predicate, &triple.object, graph).into_owned()
+            })
+            .collect();
         self.apply(&Changes {
             remove: old,
             insert,
@@ -125,6 +127,17 @@ impl Graph {
         expand: &dyn Fn(&Triple) -> Vec<Triple>,
     ) -> Result<u64, GraphError> {
         self.clear_graph(&inferred_graph().into_owned())?;
+        // A server would be asked once per derived triple: it is asked for the
+        // asserted triples once instead (one paged scan, held in memory).
+        let held = if self.is_remote() {
+            Some(self.asserted_triples()?)
+        } else {
+            None
+        };
+        let is_asserted = |triple: &Triple| match &held {
+            Some(asserted) => Ok(asserted.contains(triple)),
+            None => self.is_asserted(triple),
+        };
         let into_graph = GraphName::NamedNode(inferred_graph().into_owned());
         let mut written = 0u64;
         let asserted = self
@@ -144,7 +157,7 @@ impl Graph {
                 }
             }));
         let quads = inferred.filter_map(|triple| match triple {
-            Ok(triple) => match self.is_asserted(&triple) {
+            Ok(triple) => match is_asserted(&triple) {
                 Ok(true) => None,
                 Ok(false) => {
                     written += 1;
@@ -166,6 +179,72 @@ impl Graph {
         // `?f kgfuse:inModule m` types `m`): count what the graph holds.
         tracing::debug!(written, "derived triples streamed, duplicates included");
         Ok(self.inferred_len()? as u64)
+    }
+
+    /// Every asserted triple (not in the derived graph), in memory.
+    fn asserted_triples(&self) -> Result<HashSet<Triple>, GraphError> {
+        let mut out = HashSet::new();
+        for quad in self.all_quads() {
+            let quad = quad?;
+            if !is_inferred(&quad.graph_name) {
+                out.insert(Triple::from(quad));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Those of `triples` asserted in some graph other than the derived one:
+    /// embedded, one lookup each; remote, one query per [`ASSERTED_BATCH`]
+    /// triples (their terms in `VALUES`, each written by Oxigraph's model).
+    fn asserted_among(&self, triples: &[Triple]) -> Result<HashSet<Triple>, GraphError> {
+        let mut out = HashSet::new();
+        if !self.is_remote() {
+            for triple in triples {
+                if self.is_asserted(triple)? {
+                    out.insert(triple.clone());
+                }
+            }
+            return Ok(out);
+        }
+        // VALUES takes no blank nodes (a remote store has none of its own:
+        // they are skolemized when written); those are looked up one by one.
+        let has_blank = |t: &&Triple| {
+            matches!(t.subject, NamedOrBlankNode::BlankNode(_))
+                || matches!(t.object, Term::BlankNode(_))
+        };
+        let (blank, named): (Vec<&Triple>, Vec<&Triple>) = triples.iter().partition(has_blank);
+        for triple in blank {
+            if self.is_asserted(triple)? {
+                out.insert(triple.clone());
+            }
+        }
+        for chunk in named.chunks(ASSERTED_BATCH) {
+            let rows: String = chunk
+                .iter()
+                .map(|t| format!("({} {} {}) ", t.subject, t.predicate, t.object))
+                .collect();
+            let text = format!(
+                "SELECT ?s ?p ?o WHERE {{ VALUES (?s ?p ?o) {{ {rows}}} \
+                 GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != <{INFERRED_GRAPH}>) }}"
+            );
+            let options = crate::QueryOptions {
+                timeout: None,
+                ..crate::QueryOptions::default()
+            };
+            if let crate::QueryOutcome::Solutions { rows, .. } = self.query(&text, &options)? {
+                for row in rows {
+                    if let [Some(s), Some(Term::NamedNode(p)), Some(o)] = row.as_slice() {
+                        let subject = match s {
+                            Term::NamedNode(n) => NamedOrBlankNode::from(n.clone()),
+                            Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
+                            Term::Literal(_) => continue,
+                        };
+                        out.insert(Triple::new(subject, p.clone(), o.clone()));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Whether a triple is asserted in some graph other than the derived one (the
