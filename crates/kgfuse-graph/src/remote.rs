@@ -37,7 +37,7 @@ use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExp
 use spargebra::term::GroundTerm;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The graph that lists kgfuse's graphs on a server (`<registry> rdfs:member <g>`).
 pub const REGISTRY_GRAPH: &str = "https://w3id.org/kgfuse/graph/registry";
@@ -55,6 +55,8 @@ const PAGE: usize = 5_000;
 /// Longest wait for one write (an update or a Graph Store POST) before it counts
 /// as failed: a server that hangs must not hang kgfuse.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(600);
+/// How old the list of kgfuse's graphs may get before it is read again.
+const REGISTRY_REFRESH: Duration = Duration::from_secs(5);
 /// Attempts of an idempotent request.
 const ATTEMPTS: u32 = 3;
 const RDFS_MEMBER: &str = "http://www.w3.org/2000/01/rdf-schema#member";
@@ -78,8 +80,8 @@ pub(crate) struct Endpoint {
     authorization: Option<String>,
     agent: ureq::Agent,
     round_trips: AtomicU64,
-    /// kgfuse's graphs on the server, sorted.
-    graphs: RwLock<Vec<String>>,
+    /// kgfuse's graphs on the server, sorted, and when they were read.
+    graphs: RwLock<(Vec<String>, Instant)>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -297,7 +299,7 @@ impl Endpoint {
             authorization,
             agent,
             round_trips: AtomicU64::new(0),
-            graphs: RwLock::new(Vec::new()),
+            graphs: RwLock::new((Vec::new(), Instant::now())),
         };
         endpoint.reload_registry()?;
         Ok(endpoint)
@@ -308,16 +310,29 @@ impl Endpoint {
         self.round_trips.load(Ordering::Relaxed)
     }
 
-    /// kgfuse's graphs on the server, sorted.
+    /// kgfuse's graphs on the server, sorted; read again when the list is older
+    /// than [`REGISTRY_REFRESH`], so a long-running reader sees the graphs
+    /// another process adds.
     pub(crate) fn graphs(&self) -> Vec<String> {
-        self.graphs
-            .read()
-            .map(|g| g.clone())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+        let read = |lock: &RwLock<(Vec<String>, Instant)>| {
+            let guard = lock.read().unwrap_or_else(|p| p.into_inner());
+            (guard.0.clone(), guard.1.elapsed())
+        };
+        let (graphs, age) = read(&self.graphs);
+        if age < REGISTRY_REFRESH {
+            return graphs;
+        }
+        match self.reload_registry() {
+            Ok(()) => read(&self.graphs).0,
+            Err(error) => {
+                tracing::warn!("the graph registry could not be read again: {error}");
+                graphs
+            }
+        }
     }
 
-    /// Reads the registry again (another process may have added graphs).
-    pub(crate) fn reload_registry(&self) -> Result<(), GraphError> {
+    /// Reads the registry.
+    fn reload_registry(&self) -> Result<(), GraphError> {
         let text = format!(
             "SELECT ?g WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{RDFS_MEMBER}> ?g }} }}"
         );
@@ -332,7 +347,7 @@ impl Endpoint {
             .collect();
         graphs.sort();
         graphs.dedup();
-        *self.graphs.write().unwrap_or_else(|p| p.into_inner()) = graphs;
+        *self.graphs.write().unwrap_or_else(|p| p.into_inner()) = (graphs, Instant::now());
         Ok(())
     }
 
@@ -357,9 +372,9 @@ impl Endpoint {
             "INSERT DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}"
         ))?;
         let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
-        list.extend(fresh.iter().map(|g| g.as_str().to_owned()));
-        list.sort();
-        list.dedup();
+        list.0.extend(fresh.iter().map(|g| g.as_str().to_owned()));
+        list.0.sort();
+        list.0.dedup();
         Ok(())
     }
 
@@ -381,7 +396,7 @@ impl Endpoint {
         ));
         self.update(&text)?;
         let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
-        list.retain(|g| !graphs.iter().any(|d| d.as_str() == g));
+        list.0.retain(|g| !graphs.iter().any(|d| d.as_str() == g));
         Ok(())
     }
 
