@@ -111,18 +111,6 @@ pub struct RemoteGraphConfig {
     pub auth: RemoteAuth,
 }
 
-impl RemoteGraphConfig {
-    /// A configuration with only a query endpoint.
-    pub fn new(query: impl Into<String>) -> Self {
-        Self {
-            query: query.into(),
-            update: None,
-            store: None,
-            auth: RemoteAuth::None,
-        }
-    }
-}
-
 /// How kgfuse signs its requests to a SPARQL server. The secrets come from the
 /// environment only (`KGFUSE_GRAPH_USER` and `KGFUSE_GRAPH_PASSWORD`, or
 /// `KGFUSE_GRAPH_TOKEN`), never from `kgfuse.toml`.

@@ -30,6 +30,7 @@ mod load;
 mod read_only;
 pub mod remote;
 mod scan;
+mod service;
 mod sources;
 mod sparql;
 pub mod templates;
@@ -48,6 +49,7 @@ pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
 pub use remote::{RemoteAuth, RemoteGraphConfig};
 pub use scan::{GraphStats, TextLiteral};
+pub use service::service_call;
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{
     DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query, parse_update,

@@ -33,7 +33,7 @@ use oxigraph::model::{
     NamedOrBlankNodeRef, Quad, Term, TermRef, Triple,
 };
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
-use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
+use spargebra::algebra::GraphPattern;
 use spargebra::term::GroundTerm;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -364,12 +364,9 @@ impl Endpoint {
         if fresh.is_empty() {
             return Ok(());
         }
-        let members: String = fresh
-            .iter()
-            .map(|g| format!("<{REGISTRY_GRAPH}> <{RDFS_MEMBER}> {g} . "))
-            .collect();
         self.update(&format!(
-            "INSERT DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}"
+            "INSERT DATA {}",
+            registry_members(fresh.iter().copied())
         ))?;
         let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
         list.0.extend(fresh.iter().map(|g| g.as_str().to_owned()));
@@ -387,13 +384,7 @@ impl Endpoint {
         for graph in graphs {
             text.push_str(&format!("DROP SILENT GRAPH {graph} ; "));
         }
-        let members: String = graphs
-            .iter()
-            .map(|g| format!("<{REGISTRY_GRAPH}> <{RDFS_MEMBER}> {g} . "))
-            .collect();
-        text.push_str(&format!(
-            "DELETE DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}"
-        ));
+        text.push_str(&format!("DELETE DATA {}", registry_members(graphs)));
         self.update(&text)?;
         let mut list = self.graphs.write().unwrap_or_else(|p| p.into_inner());
         list.0.retain(|g| !graphs.iter().any(|d| d.as_str() == g));
@@ -639,6 +630,15 @@ impl Endpoint {
             .map_err(|e| Failure::from_transport(url, &e))?;
         check_status(url, response)
     }
+}
+
+/// `{ GRAPH <registry> { <registry> rdfs:member <g> . … } }` for `graphs`.
+fn registry_members<'a>(graphs: impl IntoIterator<Item = &'a NamedNode>) -> String {
+    let members: String = graphs
+        .into_iter()
+        .map(|g| format!("<{REGISTRY_GRAPH}> <{RDFS_MEMBER}> {g} . "))
+        .collect();
+    format!("{{ GRAPH <{REGISTRY_GRAPH}> {{ {members}}} }}")
 }
 
 /// `INSERT DATA { GRAPH <g> { … } … }` (or `DELETE DATA`), every term written
@@ -917,94 +917,6 @@ pub(crate) fn ask_as_select(query: spargebra::Query) -> (spargebra::Query, bool)
     }
 }
 
-/// Whether a pattern (or an EXISTS inside one of its expressions) calls SERVICE:
-/// kgfuse answers from its own graphs, so such a query is never sent.
-pub(crate) fn calls_service(pattern: &GraphPattern) -> bool {
-    match pattern {
-        GraphPattern::Service { .. } => true,
-        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => false,
-        GraphPattern::Join { left, right }
-        | GraphPattern::Lateral { left, right }
-        | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => calls_service(left) || calls_service(right),
-        GraphPattern::LeftJoin {
-            left,
-            right,
-            expression,
-        } => {
-            calls_service(left)
-                || calls_service(right)
-                || expression.as_ref().is_some_and(expression_calls_service)
-        }
-        GraphPattern::Filter { expr, inner } => {
-            expression_calls_service(expr) || calls_service(inner)
-        }
-        GraphPattern::Extend {
-            inner, expression, ..
-        } => expression_calls_service(expression) || calls_service(inner),
-        GraphPattern::OrderBy { inner, expression } => {
-            calls_service(inner)
-                || expression.iter().any(|order| match order {
-                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
-                        expression_calls_service(e)
-                    }
-                })
-        }
-        GraphPattern::Group {
-            inner, aggregates, ..
-        } => {
-            calls_service(inner)
-                || aggregates.iter().any(|(_, aggregate)| match aggregate {
-                    AggregateExpression::CountSolutions { .. } => false,
-                    AggregateExpression::FunctionCall { expr, .. } => {
-                        expression_calls_service(expr)
-                    }
-                })
-        }
-        GraphPattern::Graph { inner, .. }
-        | GraphPattern::Project { inner, .. }
-        | GraphPattern::Distinct { inner }
-        | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. } => calls_service(inner),
-    }
-}
-
-fn expression_calls_service(expression: &Expression) -> bool {
-    match expression {
-        Expression::Exists(pattern) => calls_service(pattern),
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_) => false,
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => expression_calls_service(a) || expression_calls_service(b),
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            expression_calls_service(a)
-        }
-        Expression::In(a, list) => {
-            expression_calls_service(a) || list.iter().any(expression_calls_service)
-        }
-        Expression::If(a, b, c) => {
-            expression_calls_service(a)
-                || expression_calls_service(b)
-                || expression_calls_service(c)
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter().any(expression_calls_service)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1085,27 +997,5 @@ mod tests {
         assert!(text.trim_end().ends_with("LIMIT 1"), "{text}");
         parsed(&text);
         assert!(!ask_as_select(parsed("SELECT * WHERE { ?s ?p ?o }")).1);
-    }
-
-    #[test]
-    fn service_is_found_wherever_it_hides() {
-        let service = |text: &str| match parsed(text) {
-            spargebra::Query::Select { pattern, .. } | spargebra::Query::Ask { pattern, .. } => {
-                calls_service(&pattern)
-            }
-            _ => unreachable!("only SELECT and ASK here"),
-        };
-        assert!(service(
-            "SELECT * WHERE { SERVICE <http://x/sparql> { ?s ?p ?o } }"
-        ));
-        assert!(service(
-            "SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <http://x/sparql> { ?s ?p ?o } } }"
-        ));
-        assert!(service(
-            "ASK { ?s ?p ?o OPTIONAL { ?o ?q ?r FILTER(NOT EXISTS { SERVICE SILENT <http://x/> { ?r ?p ?s } }) } }"
-        ));
-        assert!(!service(
-            "SELECT * WHERE { ?s ?p \"SERVICE <http://x/>\" FILTER EXISTS { ?s a ?c } }"
-        ));
     }
 }

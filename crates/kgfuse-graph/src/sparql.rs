@@ -644,9 +644,9 @@ fn evaluate_remote(
             pattern, dataset, ..
         } => (pattern, dataset.is_some(), Form::Triples),
     };
-    if remote::calls_service(pattern) {
+    if let Some(service) = crate::service_call(pattern) {
         return Err(GraphError::Unsupported(format!(
-            "{NO_SERVICE} (nothing was sent to the server)"
+            "{NO_SERVICE} ({service} was not contacted; nothing was sent to the server)"
         )));
     }
     let on_kgfuse_graphs = options.union_default_graph && !has_dataset;

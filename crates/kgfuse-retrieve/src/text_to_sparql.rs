@@ -42,7 +42,7 @@ use kgfuse_graph::{
 };
 use kgfuse_llm::{LanguageModel, LlmError, SparqlEntity, SparqlRequest};
 use kgfuse_store::Store;
-use spargebra::algebra::{AggregateExpression, Expression, GraphPattern, OrderExpression};
+use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -1098,7 +1098,7 @@ fn check_and_run(
     else {
         return Ok(Err("only SELECT and ASK queries are accepted".to_owned()));
     };
-    if let Some(service) = find_service(pattern) {
+    if let Some(service) = kgfuse_graph::service_call(pattern) {
         return Ok(Err(format!(
             "SERVICE {service} is not allowed: queries run against the local store only"
         )));
@@ -1213,85 +1213,6 @@ fn term_words(iri: &str) -> Vec<String> {
         .into_iter()
         .map(str::to_lowercase)
         .collect()
-}
-
-/// The name of a `SERVICE` anywhere in the pattern, including inside `EXISTS`.
-fn find_service(pattern: &GraphPattern) -> Option<String> {
-    match pattern {
-        GraphPattern::Service { name, .. } => Some(name.to_string()),
-        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => None,
-        GraphPattern::Join { left, right }
-        | GraphPattern::Lateral { left, right }
-        | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => find_service(left).or_else(|| find_service(right)),
-        GraphPattern::LeftJoin {
-            left,
-            right,
-            expression,
-        } => find_service(left)
-            .or_else(|| find_service(right))
-            .or_else(|| expression.as_ref().and_then(expression_service)),
-        GraphPattern::Filter { expr, inner } => {
-            expression_service(expr).or_else(|| find_service(inner))
-        }
-        GraphPattern::Extend {
-            inner, expression, ..
-        } => expression_service(expression).or_else(|| find_service(inner)),
-        GraphPattern::OrderBy { inner, expression } => expression
-            .iter()
-            .find_map(|e| match e {
-                OrderExpression::Asc(e) | OrderExpression::Desc(e) => expression_service(e),
-            })
-            .or_else(|| find_service(inner)),
-        GraphPattern::Group {
-            inner, aggregates, ..
-        } => aggregates
-            .iter()
-            .find_map(|(_, aggregate)| match aggregate {
-                AggregateExpression::FunctionCall { expr, .. } => expression_service(expr),
-                AggregateExpression::CountSolutions { .. } => None,
-            })
-            .or_else(|| find_service(inner)),
-        GraphPattern::Graph { inner, .. }
-        | GraphPattern::Project { inner, .. }
-        | GraphPattern::Distinct { inner }
-        | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. } => find_service(inner),
-    }
-}
-
-fn expression_service(expression: &Expression) -> Option<String> {
-    match expression {
-        Expression::Exists(pattern) => find_service(pattern),
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_) => None,
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => expression_service(a).or_else(|| expression_service(b)),
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            expression_service(a)
-        }
-        Expression::In(a, list) => {
-            expression_service(a).or_else(|| list.iter().find_map(expression_service))
-        }
-        Expression::If(a, b, c) => expression_service(a)
-            .or_else(|| expression_service(b))
-            .or_else(|| expression_service(c)),
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter().find_map(expression_service)
-        }
-    }
 }
 
 /// A triple pattern that holds in every solution, and the GRAPH it is inside.
