@@ -51,6 +51,12 @@ osd objectstore = memstore
 memstore device bytes = 1073741824
 osd max object name len = 256
 osd max object namespace len = 64
+# At start an OSD asks the monitor to place it in the CRUSH map and to set its
+# device class. Those commands can leave before the OSD has the monitor's map
+# and are refused as "wrong fsid", which stops the OSD; the script places it
+# itself instead (below), through the ceph CLI.
+osd crush update on start = false
+osd class update on start = false
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw data = $dir/rgw
@@ -59,6 +65,7 @@ monmaptool --create --add a "v1:127.0.0.1:$mon_port" --fsid "$fsid" --clobber "$
 ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf"
 ceph-mon -i a -c "$conf"
 timeout 60 ceph -c "$conf" osd create >/dev/null
+timeout 60 ceph -c "$conf" osd crush add osd.0 1.0 root=default host=localhost >/dev/null 2>&1
 ceph-osd -i 0 --mkfs -c "$conf"
 ceph-osd -i 0 -c "$conf"
 radosgw -c "$conf" -n client.rgw.a
