@@ -3,11 +3,14 @@
 //! through the few operations here, so both backends give the same answers.
 
 use crate::remote::{Endpoint, Pattern};
+use crate::templates::Edge;
 use crate::{Graph, GraphError};
 use oxigraph::model::{
-    GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNodeRef, Quad, TermRef,
+    GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Quad,
+    Term, TermRef,
 };
 use oxigraph::store::Store;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The store behind a [`Graph`].
@@ -78,6 +81,82 @@ impl Graph {
                 None => Ok(false),
             },
         }
+    }
+
+    /// The IRI-to-IRI edges at each of `nodes` in every graph, `rdf:type` left
+    /// out: per node, the neighbour and edge of its outgoing edges, then of its
+    /// incoming ones, each direction sorted and at most `per_direction` long
+    /// (embedded, the first `per_direction` in index order, sorted; remote, the
+    /// first in sorted order: the two differ only at hubs). Embedded, read from
+    /// the indexes node by node; remote, one paged query per [`NODES_PER_READ`]
+    /// nodes.
+    pub(crate) fn edges_at(
+        &self,
+        nodes: &[NamedNode],
+        per_direction: usize,
+    ) -> Result<BTreeMap<String, Vec<(NamedNode, Edge)>>, GraphError> {
+        let mut outgoing: BTreeMap<String, BTreeSet<Edge>> = BTreeMap::new();
+        let mut incoming: BTreeMap<String, BTreeSet<Edge>> = BTreeMap::new();
+        match &self.backend {
+            Backend::Embedded(store) => {
+                for node in nodes {
+                    let read = |subject, object| -> Result<BTreeSet<Edge>, GraphError> {
+                        let mut edges = BTreeSet::new();
+                        for quad in store.quads_for_pattern(subject, None, object, None) {
+                            edges.extend(edge_of(quad?));
+                            if edges.len() >= per_direction {
+                                break;
+                            }
+                        }
+                        Ok(edges)
+                    };
+                    let key = node.as_str().to_owned();
+                    outgoing.insert(key.clone(), read(Some(node.as_ref().into()), None)?);
+                    incoming.insert(key, read(None, Some(node.as_ref().into()))?);
+                }
+            }
+            Backend::Remote(endpoint) => {
+                let wanted: BTreeSet<&str> = nodes.iter().map(NamedNode::as_str).collect();
+                for chunk in nodes.chunks(NODES_PER_READ) {
+                    for quad in endpoint.quads(Pattern::around(chunk)) {
+                        let Some(edge) = edge_of(quad?) else {
+                            continue;
+                        };
+                        if [&edge.subject, &edge.object]
+                            .iter()
+                            .any(|end| end.starts_with(crate::remote::GENID))
+                        {
+                            // A blank node, as the server stores it.
+                            continue;
+                        }
+                        for (node, side) in [
+                            (&edge.subject, &mut outgoing),
+                            (&edge.object, &mut incoming),
+                        ] {
+                            if wanted.contains(node.as_str()) {
+                                side.entry(node.clone()).or_default().insert(edge.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let side = |edges: Option<&BTreeSet<Edge>>, far: fn(&Edge) -> &String| {
+            edges
+                .into_iter()
+                .flatten()
+                .take(per_direction)
+                .map(|e| (NamedNode::new_unchecked(far(e).clone()), e.clone()))
+                .collect::<Vec<_>>()
+        };
+        Ok(nodes
+            .iter()
+            .map(|node| {
+                let mut edges = side(outgoing.get(node.as_str()), |e| &e.object);
+                edges.extend(side(incoming.get(node.as_str()), |e| &e.subject));
+                (node.as_str().to_owned(), edges)
+            })
+            .collect())
     }
 
     /// Every quad.
@@ -154,7 +233,7 @@ impl Graph {
             Backend::Embedded(store) => store
                 .named_graphs()
                 .filter_map(|g| match g {
-                    Ok(oxigraph::model::NamedOrBlankNode::NamedNode(n)) => Some(Ok(n)),
+                    Ok(NamedOrBlankNode::NamedNode(n)) => Some(Ok(n)),
                     Ok(_) => None,
                     Err(e) => Some(Err(GraphError::from(e))),
                 })
@@ -172,6 +251,14 @@ impl Graph {
         matches!(self.backend, Backend::Remote(_))
     }
 
+    /// The SPARQL server, when the graph is remote.
+    pub(crate) fn endpoint(&self) -> Option<&Endpoint> {
+        match &self.backend {
+            Backend::Embedded(_) => None,
+            Backend::Remote(endpoint) => Some(endpoint),
+        }
+    }
+
     /// HTTP requests sent to the SPARQL server so far (0 when embedded): the
     /// round trips a retrieval costs are the difference before and after it.
     pub fn round_trips(&self) -> u64 {
@@ -180,6 +267,23 @@ impl Graph {
             Backend::Remote(endpoint) => endpoint.round_trips(),
         }
     }
+}
+
+/// Most nodes named in one remote read of [`Graph::edges_at`].
+const NODES_PER_READ: usize = 500;
+
+/// The walkable edge a quad states: IRI to IRI, not `rdf:type`.
+fn edge_of(quad: Quad) -> Option<Edge> {
+    let (NamedOrBlankNode::NamedNode(subject), Term::NamedNode(object)) =
+        (quad.subject, quad.object)
+    else {
+        return None;
+    };
+    (quad.predicate.as_str() != kgfuse_core::vocab::w3c::RDF_TYPE).then(|| Edge {
+        subject: subject.into_string(),
+        predicate: quad.predicate.into_string(),
+        object: object.into_string(),
+    })
 }
 
 /// Quads per remote write during a bulk load.

@@ -8,6 +8,7 @@ use oxigraph::model::{Term, Triple, Variable};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, QueryResults, SparqlEvaluator};
 use spargebra::SparqlParser;
+use spargebra::algebra::{Expression, GraphPattern};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, LazyLock, Mutex, PoisonError};
@@ -508,6 +509,38 @@ impl Graph {
         spent.measure(|| self.evaluate(query, bindings, options))
     }
 
+    /// Runs several SELECT queries and returns their outcomes in order. On a
+    /// remote graph they go as one request (a UNION of the queries as sub-selects,
+    /// each tagged), so a stage that asks many small questions pays one round
+    /// trip; should that request fail, each query is sent on its own, so one
+    /// failing query does not take the others with it. Embedded, each runs in
+    /// turn. A remote outcome lists the variables of every query; a row binds
+    /// only its own query's.
+    pub fn select_many(
+        &self,
+        queries: Vec<spargebra::Query>,
+        options: &QueryOptions,
+    ) -> Vec<Result<QueryOutcome, GraphError>> {
+        let Some(endpoint) = self.endpoint().filter(|_| queries.len() > 1) else {
+            return queries
+                .into_iter()
+                .map(|q| self.query_algebra(q, &[], options))
+                .collect();
+        };
+        let spent = self.spent.clone();
+        let together = spent.measure(|| select_together(endpoint, &queries, options));
+        match together {
+            Ok(outcomes) => outcomes.into_iter().map(Ok).collect(),
+            Err(error) => {
+                tracing::debug!("the batched queries failed ({error}); sending them one by one");
+                queries
+                    .into_iter()
+                    .map(|q| self.query_algebra(q, &[], options))
+                    .collect()
+            }
+        }
+    }
+
     /// Evaluates on the calling thread, or, for an outside query that may be
     /// demoted, on a thread of its own (a demoted thread keeps its low priority).
     fn evaluate(
@@ -624,6 +657,97 @@ impl Graph {
 /// A query sent to a SPARQL server: bindings joined in as VALUES, kgfuse's graphs
 /// as the dataset unless the query names its own, SERVICE refused before
 /// anything is sent.
+/// The variable that tags each row of [`Graph::select_many`]'s request with the
+/// query it answers.
+const QUERY_TAG: &str = "kgfuse_query";
+
+/// [`Graph::select_many`] on a server: one request, rows split by their tag.
+fn select_together(
+    endpoint: &Endpoint,
+    queries: &[spargebra::Query],
+    options: &QueryOptions,
+) -> Result<Vec<QueryOutcome>, GraphError> {
+    let tag = Variable::new_unchecked(QUERY_TAG);
+    let mut union: Option<GraphPattern> = None;
+    for (i, query) in queries.iter().enumerate() {
+        let spargebra::Query::Select {
+            pattern,
+            dataset: None,
+            ..
+        } = query
+        else {
+            return Err(GraphError::Usage(
+                "select_many takes SELECT queries without FROM".into(),
+            ));
+        };
+        if let Some(service) = crate::service_call(pattern) {
+            return Err(GraphError::Unsupported(format!(
+                "{NO_SERVICE} ({service} was not contacted; nothing was sent to the server)"
+            )));
+        }
+        let tagged = GraphPattern::Extend {
+            inner: Box::new(pattern.clone()),
+            variable: tag.clone(),
+            expression: Expression::Literal(oxigraph::model::Literal::from(i as i64)),
+        };
+        union = Some(match union {
+            None => tagged,
+            Some(left) => GraphPattern::Union {
+                left: Box::new(left),
+                right: Box::new(tagged),
+            },
+        });
+    }
+    let combined = spargebra::Query::Select {
+        dataset: None,
+        pattern: union.unwrap_or(GraphPattern::Bgp {
+            patterns: Vec::new(),
+        }),
+        base_iri: None,
+    };
+    let timeout = options
+        .timeout
+        .map(|t| t.saturating_mul(u32::try_from(queries.len()).unwrap_or(u32::MAX)));
+    let outcome = endpoint.query(
+        &combined.to_string(),
+        Form::Results,
+        timeout,
+        options.union_default_graph,
+    )?;
+    let QueryOutcome::Solutions { variables, rows } = outcome else {
+        return Err(GraphError::Evaluation(
+            "the batched queries gave no solutions".into(),
+        ));
+    };
+    let Some(at) = variables.iter().position(|v| v == QUERY_TAG) else {
+        return Err(GraphError::Evaluation(format!(
+            "no ?{QUERY_TAG} in the batched results"
+        )));
+    };
+    let mut outcomes: Vec<Vec<Vec<Option<Term>>>> = vec![Vec::new(); queries.len()];
+    for mut row in rows {
+        let tag = match row.get(at) {
+            Some(Some(Term::Literal(l))) => l.value().parse::<usize>().ok(),
+            _ => None,
+        };
+        if at < row.len() {
+            row.remove(at);
+        }
+        if let Some(rows) = tag.and_then(|i| outcomes.get_mut(i)) {
+            rows.push(row);
+        }
+    }
+    let mut variables = variables;
+    variables.remove(at);
+    Ok(outcomes
+        .into_iter()
+        .map(|rows| QueryOutcome::Solutions {
+            variables: variables.clone(),
+            rows,
+        })
+        .collect())
+}
+
 fn evaluate_remote(
     endpoint: &Endpoint,
     query: spargebra::Query,

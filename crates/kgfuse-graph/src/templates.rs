@@ -8,8 +8,8 @@
 
 use crate::sparql::parse_query;
 use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
-use oxigraph::model::{NamedNode, NamedNodeRef, NamedOrBlankNode, Term};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use oxigraph::model::{NamedNode, Term};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A canned query shipped with kgfuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,86 +115,96 @@ impl Graph {
 
     /// Breadth-first walk of up to `hops` edges from `start` in both directions,
     /// over IRI-to-IRI triples of every graph except `rdf:type` (the walk of
-    /// `queries/neighbours.rq`, read straight from the indexes: one SPARQL query per
-    /// visited node was the dominant cost of neighbourhood retrieval). Returns each
-    /// reached IRI with its distance, and the edges between reached nodes that were
-    /// read, stopping once `max_nodes` nodes are reached.
+    /// `queries/neighbours.rq`). Returns each reached IRI with its distance, and the
+    /// edges between reached nodes that were read, stopping once `max_nodes` nodes
+    /// are reached. See [`Graph::neighbourhoods`].
     pub fn neighbourhood(
         &self,
         start: &NamedNode,
         hops: usize,
         max_nodes: usize,
     ) -> Result<Neighbourhood, GraphError> {
-        let spent = self.spent.clone();
-        spent.measure(|| self.walk(start, hops, max_nodes))
+        Ok(self
+            .neighbourhoods(std::slice::from_ref(start), hops, max_nodes)?
+            .pop()
+            .unwrap_or_default())
     }
 
-    fn walk(
+    /// One [`Graph::neighbourhood`] per start, walked together level by level:
+    /// the graph is read once per hop for every walk (on a SPARQL server, one
+    /// request per hop instead of two per visited node). Each level visits its
+    /// nodes in the order they were reached and each node's edges sorted, so both
+    /// backends reach the same nodes.
+    pub fn neighbourhoods(
         &self,
-        start: &NamedNode,
+        starts: &[NamedNode],
         hops: usize,
         max_nodes: usize,
-    ) -> Result<Neighbourhood, GraphError> {
-        let rdf_type = NamedNodeRef::new_unchecked(kgfuse_core::vocab::w3c::RDF_TYPE);
-        let mut distance = BTreeMap::from([(start.as_str().to_owned(), 0usize)]);
-        let mut edges = BTreeSet::new();
-        let mut queue = VecDeque::from([start.clone()]);
-        while let Some(node) = queue.pop_front() {
+    ) -> Result<Vec<Neighbourhood>, GraphError> {
+        let spent = self.spent.clone();
+        spent.measure(|| {
+            let mut walks: Vec<Walk> = starts.iter().map(Walk::new).collect();
+            for level in 0..hops {
+                let reading: BTreeSet<&NamedNode> =
+                    walks.iter().flat_map(|w| &w.frontier).collect();
+                if reading.is_empty() {
+                    break;
+                }
+                let reading: Vec<NamedNode> = reading.into_iter().cloned().collect();
+                let around = self.edges_at(&reading, NEIGHBOURS_PER_NODE)?;
+                for walk in &mut walks {
+                    walk.step(level, &around, max_nodes);
+                }
+            }
+            Ok(walks.into_iter().map(|w| (w.distance, w.edges)).collect())
+        })
+    }
+}
+
+/// One walk of [`Graph::neighbourhoods`] in progress.
+struct Walk {
+    distance: BTreeMap<String, usize>,
+    edges: BTreeSet<Edge>,
+    /// Nodes reached at the current level, in the order they were reached.
+    frontier: Vec<NamedNode>,
+}
+
+impl Walk {
+    fn new(start: &NamedNode) -> Self {
+        Self {
+            distance: BTreeMap::from([(start.as_str().to_owned(), 0)]),
+            edges: BTreeSet::new(),
+            frontier: vec![start.clone()],
+        }
+    }
+
+    /// Takes the frontier's edges (read for every walk) one level further.
+    fn step(
+        &mut self,
+        level: usize,
+        around: &BTreeMap<String, Vec<(NamedNode, Edge)>>,
+        max_nodes: usize,
+    ) {
+        for node in std::mem::take(&mut self.frontier) {
             // Full: every reached node already has the edge it was reached by, which
             // is all an evidence path needs; reading more neighbours adds nothing.
-            if distance.len() >= max_nodes {
-                break;
+            if self.distance.len() >= max_nodes {
+                self.frontier.clear();
+                return;
             }
-            let d = distance[node.as_str()];
-            if d >= hops {
-                continue;
-            }
-            let mut neighbours: Vec<(NamedNode, Edge)> = Vec::new();
-            for quad in self
-                .quads(Some(node.as_ref().into()), None, None, None)
-                .take(NEIGHBOURS_PER_NODE)
-            {
-                let quad = quad?;
-                if let Term::NamedNode(object) = quad.object
-                    && quad.predicate.as_ref() != rdf_type
-                {
-                    let edge = Edge {
-                        subject: node.as_str().to_owned(),
-                        predicate: quad.predicate.into_string(),
-                        object: object.as_str().to_owned(),
-                    };
-                    neighbours.push((object, edge));
-                }
-            }
-            for quad in self
-                .quads(None, None, Some(node.as_ref().into()), None)
-                .take(NEIGHBOURS_PER_NODE)
-            {
-                let quad = quad?;
-                if let NamedOrBlankNode::NamedNode(subject) = quad.subject
-                    && quad.predicate.as_ref() != rdf_type
-                {
-                    let edge = Edge {
-                        subject: subject.as_str().to_owned(),
-                        predicate: quad.predicate.into_string(),
-                        object: node.as_str().to_owned(),
-                    };
-                    neighbours.push((subject, edge));
-                }
-            }
-            for (neighbour, edge) in neighbours {
-                if !distance.contains_key(neighbour.as_str()) {
-                    if distance.len() >= max_nodes {
+            for (neighbour, edge) in around.get(node.as_str()).into_iter().flatten() {
+                if !self.distance.contains_key(neighbour.as_str()) {
+                    if self.distance.len() >= max_nodes {
                         continue;
                     }
-                    distance.insert(neighbour.as_str().to_owned(), d + 1);
-                    queue.push_back(neighbour);
+                    self.distance
+                        .insert(neighbour.as_str().to_owned(), level + 1);
+                    self.frontier.push(neighbour.clone());
                 }
                 // Only edges between reached nodes can be on an evidence path.
-                edges.insert(edge);
+                self.edges.insert(edge.clone());
             }
         }
-        Ok((distance, edges))
     }
 }
 

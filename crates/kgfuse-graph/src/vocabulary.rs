@@ -15,7 +15,9 @@
 //! there is no violation.
 
 use crate::{Graph, GraphError};
-use oxigraph::model::{GraphNameRef, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, TermRef};
+use oxigraph::model::{
+    GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Term, TermRef,
+};
 use spargebra::algebra::{GraphPattern, PropertyPathExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -169,12 +171,110 @@ impl Graph {
     }
 
     fn check_vocabulary(&self, vocabulary: &QueryVocabulary) -> Result<Vec<String>, GraphError> {
+        let built_in = |iri: &str| BUILT_IN.iter().any(|ns| iri.starts_with(ns));
+        let predicates: BTreeSet<&str> = vocabulary
+            .predicates
+            .iter()
+            .chain(vocabulary.alternatives.iter().flatten())
+            .map(String::as_str)
+            .filter(|p| !built_in(p))
+            .collect();
+        let classes: BTreeSet<&str> = vocabulary
+            .classes
+            .iter()
+            .map(String::as_str)
+            .filter(|c| !built_in(c))
+            .collect();
+        let known = self.terms_known(&predicates, &classes)?;
+        let known_predicate =
+            |p: &str| built_in(p) || known.contains(&(Kind::Predicate, p.to_owned()));
         let mut unknown = Vec::new();
+        for predicate in &vocabulary.predicates {
+            if !known_predicate(predicate) {
+                unknown.push(format!("predicate <{predicate}>"));
+            }
+        }
+        for group in &vocabulary.alternatives {
+            if !group.is_empty() && !group.iter().any(|p| known_predicate(p)) {
+                let list: Vec<String> = group.iter().map(|p| format!("<{p}>")).collect();
+                unknown.push(format!("predicate {}", list.join(" | ")));
+            }
+        }
+        for class in &classes {
+            if !known.contains(&(Kind::Class, (*class).to_owned())) {
+                unknown.push(format!("class <{class}>"));
+            }
+        }
+        Ok(unknown)
+    }
+
+    /// Which of `predicates` and `classes` the store declares or uses (see the
+    /// module documentation). Embedded, a few index lookups per term; remote,
+    /// the answers the endpoint remembers and one query for the rest.
+    fn terms_known(
+        &self,
+        predicates: &BTreeSet<&str>,
+        classes: &BTreeSet<&str>,
+    ) -> Result<BTreeSet<(Kind, String)>, GraphError> {
+        let asked = predicates
+            .iter()
+            .map(|p| (Kind::Predicate, *p))
+            .chain(classes.iter().map(|c| (Kind::Class, *c)));
+        let mut known = BTreeSet::new();
+        let Some(endpoint) = self.endpoint() else {
+            for (kind, term) in asked {
+                if self.term_is_known(kind, NamedNodeRef::new_unchecked(term))? {
+                    known.insert((kind, term.to_owned()));
+                }
+            }
+            return Ok(known);
+        };
+        let mut missing: Vec<(Kind, NamedNode)> = Vec::new();
+        for (kind, term) in asked {
+            match endpoint.recall(&kind.question(term)) {
+                Some(true) => {
+                    known.insert((kind, term.to_owned()));
+                }
+                Some(false) => {}
+                // A term that is no IRI is unknown, and never sent.
+                None => missing.extend(NamedNode::new(term).ok().map(|n| (kind, n))),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(known);
+        }
+        let (variables, rows) = endpoint.select(&known_terms_query(&missing))?;
+        let at = |name: &str| variables.iter().position(|v| v == name);
+        let (Some(kind_at), Some(term_at)) = (at("kind"), at("term")) else {
+            return Err(GraphError::Evaluation(format!(
+                "the vocabulary check came back without ?kind and ?term: {variables:?}"
+            )));
+        };
+        let answered: BTreeSet<(Kind, String)> = rows
+            .into_iter()
+            .filter_map(
+                |row| match (row.get(kind_at)?.as_ref()?, row.get(term_at)?.as_ref()?) {
+                    (Term::Literal(kind), Term::NamedNode(term)) => {
+                        Some((Kind::from_tag(kind.value())?, term.as_str().to_owned()))
+                    }
+                    _ => None,
+                },
+            )
+            .collect();
+        endpoint.remember(missing.iter().map(|(kind, term)| {
+            let is_known = answered.contains(&(*kind, term.as_str().to_owned()));
+            (kind.question(term.as_str()), is_known)
+        }));
+        known.extend(answered);
+        Ok(known)
+    }
+
+    /// Whether the store declares or uses one term (embedded: index lookups).
+    fn term_is_known(&self, kind: Kind, node: NamedNodeRef<'_>) -> Result<bool, GraphError> {
         let rdf_type = NamedNodeRef::new_unchecked(RDF_TYPE);
         let any = |s: Option<NamedNodeRef<'_>>,
                    p: Option<NamedNodeRef<'_>>,
-                   o: Option<NamedNodeRef<'_>>|
-         -> Result<bool, GraphError> {
+                   o: Option<NamedNodeRef<'_>>| {
             self.holds(
                 s.map(Into::into),
                 p,
@@ -182,65 +282,98 @@ impl Graph {
                 None::<GraphNameRef<'_>>,
             )
         };
-        let known_predicate = |predicate: &str| -> Result<bool, GraphError> {
-            if BUILT_IN.iter().any(|ns| predicate.starts_with(ns)) {
-                return Ok(true);
-            }
-            let node = NamedNodeRef::new_unchecked(predicate);
-            if any(None, Some(node), None)? {
-                return Ok(true);
-            }
-            for kind in PROPERTY_TYPES {
-                if any(
-                    Some(node),
-                    Some(rdf_type),
-                    Some(NamedNodeRef::new_unchecked(kind)),
-                )? {
-                    return Ok(true);
-                }
-            }
-            Ok(false)
+        let used = match kind {
+            Kind::Predicate => any(None, Some(node), None)?,
+            Kind::Class => any(None, Some(rdf_type), Some(node))?,
         };
-        for predicate in &vocabulary.predicates {
-            if !known_predicate(predicate)? {
-                unknown.push(format!("predicate <{predicate}>"));
+        if used {
+            return Ok(true);
+        }
+        for declared in kind.declarations() {
+            if any(
+                Some(node),
+                Some(rdf_type),
+                Some(NamedNodeRef::new_unchecked(declared)),
+            )? {
+                return Ok(true);
             }
         }
-        for group in &vocabulary.alternatives {
-            let mut any_known = false;
-            for predicate in group {
-                if known_predicate(predicate)? {
-                    any_known = true;
-                    break;
-                }
-            }
-            if !any_known && !group.is_empty() {
-                let list: Vec<String> = group.iter().map(|p| format!("<{p}>")).collect();
-                unknown.push(format!("predicate {}", list.join(" | ")));
-            }
-        }
-        for class in &vocabulary.classes {
-            if BUILT_IN.iter().any(|ns| class.starts_with(ns)) {
-                continue;
-            }
-            let node = NamedNodeRef::new_unchecked(class);
-            let mut known = any(None, Some(rdf_type), Some(node))?;
-            for kind in CLASS_TYPES {
-                if known {
-                    break;
-                }
-                known = any(
-                    Some(node),
-                    Some(rdf_type),
-                    Some(NamedNodeRef::new_unchecked(kind)),
-                )?;
-            }
-            if !known {
-                unknown.push(format!("class <{class}>"));
-            }
-        }
-        Ok(unknown)
+        Ok(false)
     }
+}
+
+/// What a query term is used as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Predicate,
+    Class,
+}
+
+impl Kind {
+    /// The types that declare a term of this kind.
+    fn declarations(self) -> &'static [&'static str] {
+        match self {
+            Self::Predicate => &PROPERTY_TYPES,
+            Self::Class => &CLASS_TYPES,
+        }
+    }
+
+    /// The tag of this kind in [`known_terms_query`]'s results.
+    fn tag(self) -> &'static str {
+        match self {
+            Self::Predicate => "predicate",
+            Self::Class => "class",
+        }
+    }
+
+    fn from_tag(tag: &str) -> Option<Self> {
+        [Self::Predicate, Self::Class]
+            .into_iter()
+            .find(|kind| kind.tag() == tag)
+    }
+
+    /// The key of "is this term known?" among an endpoint's remembered answers.
+    fn question(self, term: &str) -> String {
+        format!("known {} {term}", self.tag())
+    }
+}
+
+/// One query that answers "is it known?" for every term: rows `(?kind ?term)`
+/// for those the data uses or the ontology declares. IRIs are written by
+/// `NamedNode`'s own serialisation; nothing else enters the text.
+fn known_terms_query(terms: &[(Kind, NamedNode)]) -> String {
+    let mut branches = Vec::new();
+    for kind in [Kind::Predicate, Kind::Class] {
+        let values: String = terms
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, term)| format!("{term} "))
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let used = match kind {
+            Kind::Predicate => "?s ?term ?o",
+            Kind::Class => "?s a ?term",
+        };
+        let declared: String = kind
+            .declarations()
+            .iter()
+            .map(|d| format!("<{d}> "))
+            .collect();
+        let tag = kind.tag();
+        branches.push(format!(
+            "{{ VALUES ?term {{ {values}}} FILTER EXISTS {{ GRAPH ?g {{ {used} }} }} BIND(\"{tag}\" AS ?kind) }}"
+        ));
+        branches.push(format!(
+            "{{ VALUES ?term {{ {values}}} VALUES ?declared {{ {declared}}} \
+             FILTER EXISTS {{ GRAPH ?g {{ ?term a ?declared }} }} BIND(\"{tag}\" AS ?kind) }}"
+        ));
+    }
+    format!(
+        "SELECT DISTINCT ?kind ?term WHERE {{ {} }}",
+        branches.join(" UNION ")
+    )
 }
 
 /// `rdfs:domain`.
@@ -452,11 +585,7 @@ struct DomainRangeCheck<'a> {
 }
 
 impl DomainRangeCheck<'_> {
-    fn objects(
-        &self,
-        subject: NamedNodeRef<'_>,
-        predicate: &str,
-    ) -> Result<Vec<oxigraph::model::Term>, GraphError> {
+    fn objects(&self, subject: NamedNodeRef<'_>, predicate: &str) -> Result<Vec<Term>, GraphError> {
         self.graph
             .quads(
                 Some(subject.into()),
@@ -497,9 +626,7 @@ impl DomainRangeCheck<'_> {
             position.declaration(),
         )? {
             match object {
-                oxigraph::model::Term::NamedNode(class)
-                    if !UNIVERSAL_CLASSES.contains(&class.as_str()) =>
-                {
+                Term::NamedNode(class) if !UNIVERSAL_CLASSES.contains(&class.as_str()) => {
                     classes.insert(class.into_string());
                 }
                 _ => usable = false,
@@ -537,7 +664,7 @@ impl DomainRangeCheck<'_> {
                 }
             }
             for term in next {
-                if let oxigraph::model::Term::NamedNode(n) = term
+                if let Term::NamedNode(n) = term
                     && seen.insert(n.as_str().to_owned())
                 {
                     queue.push(n.into_string());
@@ -568,7 +695,7 @@ impl DomainRangeCheck<'_> {
             .objects(node, RDF_TYPE)?
             .into_iter()
             .filter_map(|t| match t {
-                oxigraph::model::Term::NamedNode(n) => Some(n.into_string()),
+                Term::NamedNode(n) => Some(n.into_string()),
                 _ => None,
             })
             .collect())
@@ -602,7 +729,7 @@ impl DomainRangeCheck<'_> {
                         self.exists(Some(quad.subject.as_ref()), property, None)?
                     }
                     Position::Object => {
-                        let term: oxigraph::model::Term = quad.subject.clone().into();
+                        let term: Term = quad.subject.clone().into();
                         self.exists(None, property, Some(term.as_ref()))?
                     }
                 };
@@ -955,7 +1082,7 @@ impl Graph {
             Ok(rows
                 .into_iter()
                 .filter_map(|row| match row.into_iter().next().flatten() {
-                    Some(oxigraph::model::Term::NamedNode(n)) => Some(n.into_string()),
+                    Some(Term::NamedNode(n)) => Some(n.into_string()),
                     _ => None,
                 })
                 .collect())

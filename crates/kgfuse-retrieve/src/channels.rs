@@ -15,12 +15,12 @@
 //! only functions and methods (a class is reached through its `__init__`), so
 //! modules, parameters, tags and cases do not take the slots of code.
 
-use crate::functions::function_info;
+use crate::functions::functions_info;
 use crate::fusion::{Channel, Fused, fuse};
 use crate::lexicon::{Lexicon, Role};
 use crate::linking::Linked;
 use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, walk};
-use crate::sources::{source_of, text_hit};
+use crate::sources::sources_of;
 use crate::{RetrieveError, RetrieveOptions, domain, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
 use kgfuse_llm::LanguageModel;
@@ -72,6 +72,8 @@ pub(crate) struct Signals<'a> {
     pub answers: &'a [Fact],
     /// Why the question asks for code, when it does (see [`asks_for_code`]).
     pub code: Option<&'a str>,
+    /// Whether the store holds any function or method ([`crate::holds_code`]).
+    pub holds_code: bool,
 }
 
 /// Whether the question asks for code, in a store that holds functions: it says
@@ -79,10 +81,11 @@ pub(crate) struct Signals<'a> {
 /// matches are code. `None` when it does not, else why it does.
 pub(crate) fn asks_for_code(
     store: &Store,
+    holds_code: bool,
     question: &str,
     hits: &[VectorHit],
 ) -> Result<Option<String>, RetrieveError> {
-    if !crate::holds_code(store)? {
+    if !holds_code {
         return Ok(None);
     }
     Ok(code_cue(&*Lexicon::of(store)?, question, hits))
@@ -232,7 +235,7 @@ pub(crate) async fn ranking_stage(
     context: &mut FusedContext,
 ) -> Result<(), RetrieveError> {
     let lexicon = Lexicon::of(store)?;
-    let holds_code = crate::holds_code(store)?;
+    let holds_code = signals.holds_code;
     let code = signals.code;
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
@@ -261,6 +264,7 @@ pub(crate) async fn ranking_stage(
     );
     let mut dropped = Vec::new();
     let mut paths_seen: BTreeSet<Vec<String>> = BTreeSet::new();
+    let mut returned = Vec::new();
     for (rank, item) in fused.into_iter().enumerate() {
         if rank >= options.top_k {
             dropped.push(Dropped {
@@ -277,15 +281,16 @@ pub(crate) async fn ranking_stage(
         {
             context.paths.push(nodes);
         }
-        if code.is_some() {
-            let mut info = function_info(store, &item.iri)?;
+        returned.push(item);
+    }
+    if code.is_some() {
+        let iris: Vec<&str> = returned.iter().map(|item| item.iri.as_str()).collect();
+        for (item, mut info) in returned.iter().zip(functions_info(store, &iris)?) {
             info.score = item.score;
             context.functions.push(info);
-        } else {
-            context
-                .unstructured
-                .push(node_text(store, &lexicon, &texts, &item));
         }
+    } else {
+        context.unstructured = node_texts(store, &lexicon, &texts, returned);
     }
     context.trace.push(TraceStage {
         stage: "fused ranking".into(),
@@ -295,25 +300,41 @@ pub(crate) async fn ranking_stage(
     Ok(())
 }
 
-/// A fused node as a text hit: its embedded text when a channel saw it, else its
-/// names and descriptions from the lexicon.
-fn node_text(
+/// Fused nodes as text hits: each one's embedded text when a channel saw it, else
+/// its names and descriptions from the lexicon; their sources read together.
+fn node_texts(
     store: &Store,
     lexicon: &Lexicon,
     texts: &HashMap<&str, &VectorHit>,
-    item: &Fused,
-) -> TextHit {
-    if let Some(hit) = texts.get(item.iri.as_str()) {
-        return text_hit(store, (*hit).clone(), item.score);
-    }
-    let text = lexicon
-        .find(&item.iri)
-        .map(|e| lexicon.entry(e).text.clone())
-        .unwrap_or_default();
-    TextHit {
-        source: source_of(store, &item.iri, ""),
-        iri: item.iri.clone(),
-        text,
-        score: item.score,
-    }
+    items: Vec<Fused>,
+) -> Vec<TextHit> {
+    let nodes: Vec<(&str, &str)> = items
+        .iter()
+        .map(|item| {
+            let graph = texts
+                .get(item.iri.as_str())
+                .map_or("", |h| h.graph.as_str());
+            (item.iri.as_str(), graph)
+        })
+        .collect();
+    let sources = sources_of(store, &nodes);
+    items
+        .iter()
+        .zip(sources)
+        .map(|(item, source)| {
+            let text = match texts.get(item.iri.as_str()) {
+                Some(hit) => hit.text.clone(),
+                None => lexicon
+                    .find(&item.iri)
+                    .map(|e| lexicon.entry(e).text.clone())
+                    .unwrap_or_default(),
+            };
+            TextHit {
+                source,
+                iri: item.iri.clone(),
+                text,
+                score: item.score,
+            }
+        })
+        .collect()
 }

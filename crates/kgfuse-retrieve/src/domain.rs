@@ -21,7 +21,7 @@
 
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
-use crate::functions::{function_info, functions_by_package};
+use crate::functions::{functions_by_package, functions_info};
 use crate::kmeans::dot;
 use crate::sources::cell_text;
 use crate::sparql::{self, values};
@@ -449,8 +449,8 @@ pub(crate) async fn retrieve(
 
     let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options, exclude)?;
     context.trace.push(gate_stage);
-    for candidate in &kept {
-        let mut info = function_info(store, &candidate.iri)?;
+    let iris: Vec<&str> = kept.iter().map(|c| c.iri.as_str()).collect();
+    for (candidate, mut info) in kept.iter().zip(functions_info(store, &iris)?) {
         info.score = candidate.score;
         context.functions.push(info);
     }

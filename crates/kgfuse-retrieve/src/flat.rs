@@ -1,7 +1,7 @@
 //! `flat`: vector top-k over every embedded node, the baseline.
 
 use crate::RetrieveError;
-use crate::sources::text_hit;
+use crate::sources::text_hits;
 use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_store::Store;
 
@@ -13,12 +13,15 @@ pub(crate) async fn retrieve(
 ) -> Result<FusedContext, RetrieveError> {
     let hits = store.search(question, top_k, None).await?;
     let mut context = FusedContext::default();
-    let mut kept = Vec::with_capacity(hits.len());
-    for hit in hits {
-        kept.push(format!("{} ({}, {:.3})", hit.iri, hit.kind, hit.score));
+    let kept = hits
+        .iter()
+        .map(|hit| format!("{} ({}, {:.3})", hit.iri, hit.kind, hit.score))
+        .collect();
+    let scored = hits.into_iter().map(|hit| {
         let score = hit.score;
-        context.unstructured.push(text_hit(store, hit, score));
-    }
+        (hit, score)
+    });
+    context.unstructured = text_hits(store, scored.collect());
     context.trace.push(TraceStage {
         stage: "vector".into(),
         kept,

@@ -1,5 +1,5 @@
-//! Reading a function node into a [`FunctionInfo`]: everything an agent needs to
-//! call it. The node's IRI is bound as a term, never pasted into query text.
+//! Reading function nodes into [`FunctionInfo`]s: everything an agent needs to
+//! call them. The nodes' IRIs are `VALUES` terms, never pasted into query text.
 
 use crate::RetrieveError;
 use crate::sources::cell_text;
@@ -7,38 +7,48 @@ use crate::sparql;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
-use kgfuse_graph::{QueryOutcome, parse_query};
 use kgfuse_store::Store;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-/// Runs `query` with `?node` bound to `iri` and returns its rows.
-pub(crate) fn rows_for(
+/// The descriptions of function nodes, in order, `score` left at 0 for the
+/// caller. Three queries (names and places, parameters, links) with every node
+/// as a `VALUES` term, sent together: one round trip to a remote graph however
+/// many functions there are. Where a node has several names or signatures, the
+/// least row is taken, so every backend gives the same one.
+pub(crate) fn functions_info(
     store: &Store,
-    query: &str,
-    iri: &NamedNode,
-) -> Result<Vec<Vec<Option<Term>>>, RetrieveError> {
-    let options = store.query_options();
-    let parsed = parse_query(query, &options)?;
-    let bindings = [("node".to_owned(), Term::NamedNode(iri.clone()))];
-    match store.graph().query_algebra(parsed, &bindings, &options)? {
-        QueryOutcome::Solutions { rows, .. } => Ok(rows),
-        _ => Ok(Vec::new()),
+    iris: &[&str],
+) -> Result<Vec<FunctionInfo>, RetrieveError> {
+    let nodes = iris
+        .iter()
+        .map(|iri| {
+            NamedNode::new(*iri)
+                .map(Term::from)
+                .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
+        })
+        .collect::<Result<Vec<Term>, _>>()?;
+    let mut infos: Vec<FunctionInfo> = iris
+        .iter()
+        .map(|iri| FunctionInfo {
+            iri: (*iri).to_owned(),
+            ..FunctionInfo::default()
+        })
+        .collect();
+    if nodes.is_empty() {
+        return Ok(infos);
     }
-}
-
-/// The description of one function node; `score` is left at 0 for the caller.
-pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, RetrieveError> {
-    let node = NamedNode::new(iri).map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))?;
-    let mut info = FunctionInfo {
-        iri: iri.to_owned(),
-        ..FunctionInfo::default()
-    };
+    let at: HashMap<String, usize> = iris
+        .iter()
+        .enumerate()
+        .map(|(i, iri)| ((*iri).to_owned(), i))
+        .collect();
+    let values = sparql::values("node", &nodes);
     let main = format!(
-        "SELECT ?name ?signature ?returns ?module ?package ?code ?node WHERE {{ \
+        "SELECT ?node ?name ?signature ?returns ?module ?package ?code WHERE {{ {values} \
            OPTIONAL {{ ?node <{name}> ?name }} OPTIONAL {{ ?node <{signature}> ?signature }} \
            OPTIONAL {{ ?node <{returns}> ?returns }} OPTIONAL {{ ?node <{code}> ?code }} \
            OPTIONAL {{ ?node <{in_module}> ?m . ?m <{qualified}> ?module }} \
-           OPTIONAL {{ ?node <{in_package}> ?p . ?p <{qualified}> ?package }} }} LIMIT 1",
+           OPTIONAL {{ ?node <{in_package}> ?p . ?p <{qualified}> ?package }} }}",
         name = kgfuse::NAME,
         signature = kgfuse::SIGNATURE,
         returns = kgfuse::RETURNS,
@@ -47,36 +57,18 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         in_package = kgfuse::IN_PACKAGE,
         qualified = kgfuse::QUALIFIED_NAME,
     );
-    if let Some(row) = rows_for(store, &main, &node)?.first() {
-        info.name = cell_text(row.first()).unwrap_or_default();
-        info.signature = cell_text(row.get(1));
-        info.returns = cell_text(row.get(2));
-        info.module = cell_text(row.get(3));
-        info.package = cell_text(row.get(4));
-        info.code = cell_text(row.get(5));
-    }
     let params = format!(
-        "SELECT ?name ?type ?default ?node WHERE {{ ?node <{has}> ?p . ?p <{name}> ?name . \
+        "SELECT ?node ?name ?type ?default WHERE {{ {values} ?node <{has}> ?p . ?p <{name}> ?name . \
            OPTIONAL {{ ?p <{position}> ?pos }} OPTIONAL {{ ?p <{ptype}> ?type }} \
-           OPTIONAL {{ ?p <{default}> ?default }} }} ORDER BY ?pos",
+           OPTIONAL {{ ?p <{default}> ?default }} }} ORDER BY ?node ?pos",
         has = kgfuse::HAS_PARAMETER,
         name = kgfuse::NAME,
         position = kgfuse::POSITION,
         ptype = kgfuse::PARAMETER_TYPE,
         default = kgfuse::DEFAULT_VALUE,
     );
-    for row in rows_for(store, &params, &node)? {
-        let mut param = cell_text(row.first()).unwrap_or_default();
-        if let Some(t) = cell_text(row.get(1)) {
-            param.push_str(&format!(": {t}"));
-        }
-        if let Some(d) = cell_text(row.get(2)) {
-            param.push_str(&format!(" = {d}"));
-        }
-        info.params.push(param);
-    }
     let links = format!(
-        "SELECT ?callee ?sibling ?knowledge ?node WHERE {{ \
+        "SELECT ?node ?callee ?sibling ?knowledge WHERE {{ {values} \
            {{ ?node <{calls}> ?callee }} UNION \
            {{ ?owner <{has_function}> ?node . ?owner <{has_function}> ?sibling FILTER(?sibling != ?node) }} UNION \
            {{ ?node <{knowledge}> ?knowledge }} }}",
@@ -84,26 +76,74 @@ pub(crate) fn function_info(store: &Store, iri: &str) -> Result<FunctionInfo, Re
         has_function = kgfuse::HAS_FUNCTION,
         knowledge = kgfuse::KNOWLEDGE,
     );
-    for row in rows_for(store, &links, &node)? {
-        if let Some(callee) = cell_text(row.first()) {
-            info.depends_on.push(callee);
-        }
-        if let Some(sibling) = cell_text(row.get(1)) {
-            info.siblings.push(sibling);
-        }
-        if let Some(knowledge) = cell_text(row.get(2)) {
-            info.knowledge.push(knowledge);
+    let [main, params, links]: [sparql::Solutions; 3] =
+        sparql::run_all(store, vec![main, params, links])?
+            .try_into()
+            .map_err(|_| RetrieveError::Invalid("three queries, three outcomes".into()))?;
+    // Each row as its cells' text by column name, with the index of its node.
+    let rows =
+        |solutions: &sparql::Solutions, columns: &[&str]| -> Vec<(usize, Vec<Option<String>>)> {
+            let node = solutions.column("node");
+            let columns: Vec<Option<usize>> = columns.iter().map(|c| solutions.column(c)).collect();
+            solutions
+                .rows
+                .iter()
+                .filter_map(|row| {
+                    let i = *at.get(&cell_text(row.get(node?))?)?;
+                    let cells = columns
+                        .iter()
+                        .map(|c| c.and_then(|c| cell_text(row.get(c))))
+                        .collect();
+                    Some((i, cells))
+                })
+                .collect()
+        };
+    let mut best: BTreeMap<usize, Vec<Option<String>>> = BTreeMap::new();
+    let main_columns = ["name", "signature", "returns", "module", "package", "code"];
+    for (i, cells) in rows(&main, &main_columns) {
+        let slot = best.entry(i).or_insert_with(|| cells.clone());
+        if cells < *slot {
+            *slot = cells;
         }
     }
-    for list in [
-        &mut info.depends_on,
-        &mut info.siblings,
-        &mut info.knowledge,
-    ] {
-        list.sort();
-        list.dedup();
+    for (i, mut cells) in best {
+        let info = &mut infos[i];
+        let mut take = |k: usize| cells.get_mut(k).and_then(Option::take);
+        info.name = take(0).unwrap_or_default();
+        info.signature = take(1);
+        info.returns = take(2);
+        info.module = take(3);
+        info.package = take(4);
+        info.code = take(5);
     }
-    Ok(info)
+    for (i, cells) in rows(&params, &["name", "type", "default"]) {
+        let mut param = cells[0].clone().unwrap_or_default();
+        if let Some(t) = &cells[1] {
+            param.push_str(&format!(": {t}"));
+        }
+        if let Some(d) = &cells[2] {
+            param.push_str(&format!(" = {d}"));
+        }
+        infos[i].params.push(param);
+    }
+    for (i, cells) in rows(&links, &["callee", "sibling", "knowledge"]) {
+        let info = &mut infos[i];
+        let [callee, sibling, knowledge] = [&cells[0], &cells[1], &cells[2]];
+        info.depends_on.extend(callee.clone());
+        info.siblings.extend(sibling.clone());
+        info.knowledge.extend(knowledge.clone());
+    }
+    for info in &mut infos {
+        for list in [
+            &mut info.depends_on,
+            &mut info.siblings,
+            &mut info.knowledge,
+        ] {
+            list.sort();
+            list.dedup();
+        }
+    }
+    Ok(infos)
 }
 
 /// The functions and methods of every package, sorted (`domain` keeps it until the

@@ -7,7 +7,7 @@
 
 use crate::RetrieveError;
 use crate::fusion::{Channel, fuse};
-use crate::sources::text_hit;
+use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_store::{Store, VectorHit};
 use std::collections::HashMap;
@@ -33,6 +33,7 @@ pub(crate) async fn retrieve(
     let mut context = FusedContext::default();
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
+    let mut returned = Vec::new();
     for (i, item) in fused.into_iter().enumerate() {
         if i >= top_k {
             dropped.push(Dropped {
@@ -43,9 +44,10 @@ pub(crate) async fn retrieve(
         }
         kept.push(format!("{} {}", item.iri, item.describe()));
         if let Some(hit) = rows.remove(&item.iri) {
-            context.unstructured.push(text_hit(store, hit, item.score));
+            returned.push((hit, item.score));
         }
     }
+    context.unstructured = text_hits(store, returned);
     context.trace.push(TraceStage {
         stage: "rrf".into(),
         kept,

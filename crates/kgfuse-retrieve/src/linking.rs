@@ -22,7 +22,7 @@ use crate::RetrieveError;
 use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
 use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
 use crate::sources::cell_text;
-use crate::sparql::{run, values};
+use crate::sparql::{run_all, values};
 use kgfuse_core::context::{Dropped, TraceStage};
 use kgfuse_graph::model::{NamedNode, Term as RdfTerm};
 use kgfuse_store::Store;
@@ -185,9 +185,10 @@ pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveErro
         ..Linked::default()
     };
     let mut groups = mention_groups(&lexicon, &terms);
+    let neighbours = neighbour_terms(store, &lexicon, &groups)?;
     let mut evidence = Vec::with_capacity(groups.len());
-    for group in &mut groups {
-        evidence.push(break_ties(store, &lexicon, &terms, group, &linked.classes)?);
+    for (group, near) in groups.iter_mut().zip(&neighbours) {
+        evidence.push(break_ties(&lexicon, &terms, group, near, &linked.classes));
     }
     for (group, accounts_for) in groups.into_iter().zip(evidence) {
         let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
@@ -318,19 +319,19 @@ fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32,
 /// names or a linked class it belongs to account for. Returns the other terms the
 /// best candidate accounts for (empty when there was no tie to break).
 fn break_ties(
-    store: &Store,
     lexicon: &Lexicon,
     terms: &[Term],
     group: &mut [(NameMatch, f32, f32)],
+    neighbours: &BTreeMap<String, HashSet<&str>>,
     classes: &[Candidate],
-) -> Result<HashSet<String>, RetrieveError> {
+) -> HashSet<String> {
     let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
     let tied = group
         .iter()
         .filter(|c| c.1 >= best_name * TIE_SHARE)
         .count();
     if group.len() < 2 {
-        return Ok(HashSet::new());
+        return HashSet::new();
     }
     let words = group[0].0.words.clone();
     let others: BTreeMap<&str, f32> = terms
@@ -339,7 +340,7 @@ fn break_ties(
         .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
         .collect();
     if others.is_empty() {
-        return Ok(HashSet::new());
+        return HashSet::new();
     }
     // Words joined into identifiers ("department 0" -> department0) count when
     // found, but do not dilute the share when not.
@@ -358,7 +359,6 @@ fn break_ties(
             .sum();
         (found_idf / total).min(1.0)
     };
-    let neighbours = neighbour_terms(store, lexicon, group)?;
     // Classes named elsewhere in the question ("the department Sales"), not by the
     // mention's own words ("FullProfessor2" also matches the class FullProfessor).
     let class_kinds: HashSet<&str> = classes
@@ -411,33 +411,49 @@ fn break_ties(
                 .cmp(&lexicon.entry(b.0.entry).iri)
         })
     });
-    Ok(best_accounted)
+    best_accounted
 }
 
-/// For each candidate of a group, the name terms of its neighbours (both
-/// directions, one hop).
+/// For each group with a tie to break (two candidates or more), for each
+/// candidate, the name terms of its neighbours (both directions, one hop); one
+/// query per group, all sent together.
 fn neighbour_terms<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
-    group: &[(NameMatch, f32, f32)],
-) -> Result<BTreeMap<String, HashSet<&'a str>>, RetrieveError> {
-    let nodes: Vec<RdfTerm> = group
-        .iter()
-        .filter_map(|(m, _, _)| NamedNode::new(lexicon.entry(m.entry).iri.as_str()).ok())
-        .map(RdfTerm::from)
-        .collect();
-    let query = format!(
-        "SELECT ?c ?x WHERE {{ {} {{ ?c ?p ?x }} UNION {{ ?x ?p ?c }} FILTER(isIRI(?x)) }} LIMIT {MAX_NEIGHBOURS}",
-        values("c", &nodes)
-    );
-    let solutions = run(store, query)?;
-    let mut out: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
-    for row in &solutions.rows {
-        let (Some(c), Some(x)) = (cell_text(row.first()), cell_text(row.get(1))) else {
+    groups: &[Vec<(NameMatch, f32, f32)>],
+) -> Result<Vec<BTreeMap<String, HashSet<&'a str>>>, RetrieveError> {
+    let mut asked = Vec::new();
+    let mut texts = Vec::new();
+    for (i, group) in groups.iter().enumerate() {
+        if group.len() < 2 {
+            continue;
+        }
+        let nodes: Vec<RdfTerm> = group
+            .iter()
+            .filter_map(|(m, _, _)| NamedNode::new(lexicon.entry(m.entry).iri.as_str()).ok())
+            .map(RdfTerm::from)
+            .collect();
+        asked.push(i);
+        texts.push(format!(
+            "SELECT ?c ?x WHERE {{ {} {{ ?c ?p ?x }} UNION {{ ?x ?p ?c }} FILTER(isIRI(?x)) }} LIMIT {MAX_NEIGHBOURS}",
+            values("c", &nodes)
+        ));
+    }
+    let mut out: Vec<BTreeMap<String, HashSet<&str>>> = vec![BTreeMap::new(); groups.len()];
+    for (i, solutions) in asked.into_iter().zip(run_all(store, texts)?) {
+        let (Some(c_at), Some(x_at)) = (solutions.column("c"), solutions.column("x")) else {
             continue;
         };
-        if let Some(entry) = lexicon.find(&x) {
-            out.entry(c).or_default().extend(lexicon.name_terms(entry));
+        for row in &solutions.rows {
+            let (Some(c), Some(x)) = (cell_text(row.get(c_at)), cell_text(row.get(x_at))) else {
+                continue;
+            };
+            if let Some(entry) = lexicon.find(&x) {
+                out[i]
+                    .entry(c)
+                    .or_default()
+                    .extend(lexicon.name_terms(entry));
+            }
         }
     }
     Ok(out)

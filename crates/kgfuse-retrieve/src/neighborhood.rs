@@ -4,7 +4,7 @@
 //! the evidence path from a linked entity to it.
 
 use crate::RetrieveError;
-use crate::sources::text_hit;
+use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_store::Store;
@@ -123,14 +123,14 @@ pub(crate) async fn walk(
 ) -> Result<Walk, RetrieveError> {
     let mut distance: BTreeMap<String, usize> = BTreeMap::new();
     let mut adjacency: Adjacency = HashMap::new();
-    for seed in seeds {
-        let Ok(start) = NamedNode::new(seed.as_str()) else {
-            continue;
-        };
-        let (reached, edges) =
-            store
-                .graph()
-                .neighbourhood(&start, options.max_distance, options.max_nodes)?;
+    let starts: Vec<NamedNode> = seeds
+        .iter()
+        .filter_map(|seed| NamedNode::new(seed.as_str()).ok())
+        .collect();
+    let walks = store
+        .graph()
+        .neighbourhoods(&starts, options.max_distance, options.max_nodes)?;
+    for (reached, edges) in walks {
         for (node, d) in reached {
             let slot = distance.entry(node).or_insert(d);
             *slot = (*slot).min(d);
@@ -181,6 +181,7 @@ pub(crate) async fn retrieve(
     let Walk { scored, adjacency } = walk(store, question, &seeds, options).await?;
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
+    let mut returned = Vec::new();
     for (rank, (total, d, hit)) in scored.into_iter().enumerate() {
         if rank >= top_k {
             dropped.push(Dropped {
@@ -204,8 +205,9 @@ pub(crate) async fn retrieve(
             }
             context.paths.push(nodes);
         }
-        context.unstructured.push(text_hit(store, hit, total));
+        returned.push((hit, total));
     }
+    context.unstructured = text_hits(store, returned);
     context.trace.push(TraceStage {
         stage: "neighborhood".into(),
         kept,

@@ -12,7 +12,7 @@
 //! never silently falls back to similarity.
 
 use crate::RetrieveError;
-use crate::functions::function_info;
+use crate::functions::functions_info;
 use crate::sources::cell_text;
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -398,15 +398,15 @@ pub(crate) async fn retrieve(
     let mut ranked: Vec<(&str, usize)> = frequency.into_iter().collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut dropped = Vec::new();
-    for (rank, (function, count)) in ranked.iter().enumerate() {
-        if rank >= top_k {
-            dropped.push(Dropped {
-                iri: (*function).to_owned(),
-                why: format!("on {count} path(s), beyond top-k {top_k}"),
-            });
-            continue;
-        }
-        let mut info = function_info(store, function)?;
+    for (function, count) in ranked.iter().skip(top_k) {
+        dropped.push(Dropped {
+            iri: (*function).to_owned(),
+            why: format!("on {count} path(s), beyond top-k {top_k}"),
+        });
+    }
+    ranked.truncate(top_k);
+    let iris: Vec<&str> = ranked.iter().map(|(function, _)| *function).collect();
+    for ((_, count), mut info) in ranked.iter().zip(functions_info(store, &iris)?) {
         #[allow(clippy::cast_precision_loss)]
         let score = *count as f32 / paths.len().max(1) as f32;
         info.score = score;

@@ -527,6 +527,36 @@ fn row_facts(
 
 /// Builds the query graphs for what the question links to and runs them best
 /// first; the first with rows answers.
+/// On a remote graph, the outcomes of every candidate query that passes the
+/// vocabulary check, read in one request (the loop in [`construct`] then stops
+/// where it would have, and only reports what it reached); embedded, nothing:
+/// each query runs when the loop reaches it.
+fn prefetch(
+    store: &Store,
+    queries: &[Query],
+    options: &kgfuse_graph::QueryOptions,
+) -> Result<Vec<Option<Result<QueryOutcome, kgfuse_graph::GraphError>>>, RetrieveError> {
+    if !store.graph().is_remote() {
+        return Ok(Vec::new());
+    }
+    let mut runnable = Vec::new();
+    for (i, query) in queries.iter().enumerate() {
+        let vocabulary = kgfuse_graph::query_vocabulary(query);
+        if store.graph().unknown_terms(&vocabulary)?.is_empty() {
+            runnable.push(i);
+        }
+    }
+    let chosen = runnable.iter().map(|&i| queries[i].clone()).collect();
+    let mut outcomes: Vec<Option<_>> = (0..queries.len()).map(|_| None).collect();
+    for (i, outcome) in runnable
+        .into_iter()
+        .zip(store.graph().select_many(chosen, options))
+    {
+        outcomes[i] = Some(outcome);
+    }
+    Ok(outcomes)
+}
+
 pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, RetrieveError> {
     let mut out = Constructed {
         trace: TraceStage {
@@ -544,11 +574,13 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
     let mut options = store.query_options();
     options.timeout = Some(options.timeout.map_or(TIMEOUT, |t| t.min(TIMEOUT)));
     let mut answered: Option<f32> = None;
-    for graph in candidates(linked).into_iter().take(MAX_RUNS) {
+    let runs: Vec<QueryGraph> = candidates(linked).into_iter().take(MAX_RUNS).collect();
+    let queries: Vec<Query> = runs.iter().map(|g| algebra(g, linked)).collect();
+    let mut prefetched = prefetch(store, &queries, &options)?;
+    for (i, (graph, query)) in runs.iter().zip(queries).enumerate() {
         if answered.is_some_and(|best| graph.score < best - TIE_MARGIN) {
             break;
         }
-        let query = algebra(&graph, linked);
         let text = query.to_string();
         let unknown = store
             .graph()
@@ -557,7 +589,11 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
             out.rejected.push(Rejected { text, unknown });
             continue;
         }
-        let (variables, rows) = match store.graph().query_algebra(query, &[], &options) {
+        let outcome = match prefetched.get_mut(i).and_then(Option::take) {
+            Some(outcome) => outcome,
+            None => store.graph().query_algebra(query, &[], &options),
+        };
+        let (variables, rows) = match outcome {
             Ok(QueryOutcome::Solutions { variables, rows }) => (variables, rows),
             Ok(_) => continue,
             Err(e) => {

@@ -75,23 +75,48 @@ pub(crate) fn run_checked(
     store: &Store,
     text: String,
 ) -> Result<Result<Solutions, Rejected>, RetrieveError> {
+    let mut outcomes = run_checked_all(store, vec![text])?;
+    outcomes
+        .pop()
+        .ok_or_else(|| RetrieveError::Invalid("no outcome for the query".into()))
+}
+
+/// [`run_checked`] for several queries of one stage, in order: the ones that
+/// pass the check run together ([`kgfuse_graph::Graph::select_many`]: one round
+/// trip to a remote graph).
+pub(crate) fn run_checked_all(
+    store: &Store,
+    texts: Vec<String>,
+) -> Result<Vec<Result<Solutions, Rejected>>, RetrieveError> {
     let options = store.query_options();
-    let parsed = parse_query(&text, &options)?;
-    let unknown = store
-        .graph()
-        .unknown_terms(&kgfuse_graph::query_vocabulary(&parsed))?;
-    if !unknown.is_empty() {
-        return Ok(Err(Rejected { text, unknown }));
+    let mut outcomes: Vec<Option<Result<Solutions, Rejected>>> = Vec::new();
+    let mut runnable = Vec::new();
+    for text in texts {
+        let parsed = parse_query(&text, &options)?;
+        let unknown = store
+            .graph()
+            .unknown_terms(&kgfuse_graph::query_vocabulary(&parsed))?;
+        if unknown.is_empty() {
+            runnable.push((outcomes.len(), text, parsed));
+            outcomes.push(None);
+        } else {
+            outcomes.push(Some(Err(Rejected { text, unknown })));
+        }
     }
-    let (variables, rows) = match store.graph().query_algebra(parsed, &[], &options)? {
-        QueryOutcome::Solutions { variables, rows } => (variables, rows),
-        _ => (Vec::new(), Vec::new()),
-    };
-    Ok(Ok(Solutions {
-        text,
-        variables,
-        rows,
-    }))
+    let queries = runnable.iter().map(|(_, _, q)| q.clone()).collect();
+    let results = store.graph().select_many(queries, &options);
+    for ((at, text, _), result) in runnable.into_iter().zip(results) {
+        let (variables, rows) = match result? {
+            QueryOutcome::Solutions { variables, rows } => (variables, rows),
+            _ => (Vec::new(), Vec::new()),
+        };
+        outcomes[at] = Some(Ok(Solutions {
+            text,
+            variables,
+            rows,
+        }));
+    }
+    Ok(outcomes.into_iter().flatten().collect())
 }
 
 /// Parses and runs a generated SELECT.
@@ -107,6 +132,32 @@ pub(crate) fn run(store: &Store, text: String) -> Result<Solutions, RetrieveErro
         variables,
         rows,
     })
+}
+
+/// [`run`] for several queries of one stage, together
+/// ([`kgfuse_graph::Graph::select_many`]: one round trip to a remote graph).
+pub(crate) fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions>, RetrieveError> {
+    let options = store.query_options();
+    let parsed = texts
+        .iter()
+        .map(|text| parse_query(text, &options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let outcomes = store.graph().select_many(parsed, &options);
+    texts
+        .into_iter()
+        .zip(outcomes)
+        .map(|(text, outcome)| {
+            let (variables, rows) = match outcome? {
+                QueryOutcome::Solutions { variables, rows } => (variables, rows),
+                _ => (Vec::new(), Vec::new()),
+            };
+            Ok(Solutions {
+                text,
+                variables,
+                rows,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

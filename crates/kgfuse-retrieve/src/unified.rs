@@ -28,7 +28,7 @@ use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence};
 use crate::query_graphs;
 use crate::sources::cell_text;
-use crate::sparql::{Rejected, run_checked, with_values};
+use crate::sparql::{Rejected, run_checked, run_checked_all, with_values};
 use crate::text_to_sparql::{
     Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
 };
@@ -206,14 +206,12 @@ fn facts_about(
     let values: Vec<Term> = entities.iter().cloned().map(Term::from).collect();
     let mut facts = Vec::new();
     let limit = FACTS_PER_ENTITY * entities.len();
-    for (template, outgoing) in [
-        ("GRAPH ?g { ?e ?p ?x }".to_owned(), true),
-        (
-            format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE),
-            false,
-        ),
-    ] {
-        let solutions = match run_checked(store, with_values(&template, "e", &values, limit))? {
+    let outgoing = with_values("GRAPH ?g { ?e ?p ?x }", "e", &values, limit);
+    let incoming = format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE);
+    let incoming = with_values(&incoming, "e", &values, limit);
+    let both = run_checked_all(store, vec![outgoing, incoming])?;
+    for (outcome, outgoing) in both.into_iter().zip([true, false]) {
+        let solutions = match outcome {
             Ok(solutions) => solutions,
             Err(rejection) => {
                 rejected.push(rejection);
@@ -263,15 +261,6 @@ fn facts_about(
     Ok(facts)
 }
 
-/// The graph within `MAX_PAIR_HOPS` edges of an entity, as an adjacency (walked
-/// once per entity, then searched for every other entity).
-fn surroundings(store: &Store, from: &NamedNode) -> Result<Adjacency, RetrieveError> {
-    let (_, edges) = store.graph().neighbourhood(from, MAX_PAIR_HOPS, 400)?;
-    let mut adjacency = Adjacency::new();
-    add_edges(&mut adjacency, edges);
-    Ok(adjacency)
-}
-
 /// Runs the strategy, stage by stage.
 pub(crate) async fn retrieve(
     store: &Store,
@@ -311,7 +300,8 @@ pub(crate) async fn retrieve(
         )],
         dropped: rejected.iter().map(Rejected::dropped).collect(),
     });
-    let code = channels::asks_for_code(store, question, &hits)?;
+    let holds_code = crate::holds_code(store)?;
+    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
     let path_facts = match &code {
         None => path_stage(store, &entities, &mut context)?,
         Some(why) => {
@@ -330,6 +320,7 @@ pub(crate) async fn retrieve(
         linked: &linked,
         answers: &constructed.facts,
         code: code.as_deref(),
+        holds_code,
     };
     ranking_stage(store, model, &signals, options, &mut context).await?;
     let mut facts = rank_facts(
@@ -558,11 +549,13 @@ fn path_stage(
 ) -> Result<Vec<Fact>, RetrieveError> {
     let mut kept = Vec::new();
     let mut facts = Vec::new();
-    for (i, from) in entities.iter().enumerate() {
-        if i + 1 >= entities.len() {
-            break;
-        }
-        let adjacency = surroundings(store, from)?;
+    // The graph within `MAX_PAIR_HOPS` edges of every entity but the last, walked
+    // together, then searched for every later entity.
+    let starts = &entities[..entities.len().saturating_sub(1)];
+    let walks = store.graph().neighbourhoods(starts, MAX_PAIR_HOPS, 400)?;
+    for (i, (from, (_, edges))) in starts.iter().zip(walks).enumerate() {
+        let mut adjacency = Adjacency::new();
+        add_edges(&mut adjacency, edges);
         for to in entities.iter().skip(i + 1) {
             if let Some((path, path_facts)) =
                 evidence(&adjacency, &[from.as_str().to_owned()], to.as_str())

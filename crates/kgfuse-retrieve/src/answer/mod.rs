@@ -24,7 +24,7 @@
 mod grounding;
 mod metadata;
 
-use crate::sources::source_of;
+use crate::sources::sources_of;
 use crate::{RetrieveError, RetrieveOptions, Strategy, retrieve};
 use grounding::covered;
 use kgfuse_core::answer::{
@@ -922,10 +922,14 @@ async fn expand(
         .await
         .map_err(kgfuse_store::StoreError::from)?;
     let mut added = Vec::new();
-    for hit in hits {
+    let nodes: Vec<(&str, &str)> = hits
+        .iter()
+        .map(|hit| (hit.iri.as_str(), hit.graph.as_str()))
+        .collect();
+    let sources = sources_of(store, &nodes);
+    for (hit, source) in hits.into_iter().zip(sources) {
         let via = new.get(&hit.iri).cloned().unwrap_or_default();
         added.push(format!("{} via {via} ({:.2})", hit.iri, hit.score));
-        let source = source_of(store, &hit.iri, &hit.graph);
         pool.insert(
             hit.iri.clone(),
             Candidate {
