@@ -22,6 +22,7 @@
 mod http;
 mod ingest;
 mod peer;
+mod remote;
 mod retrieval;
 
 use anyhow::{Context, Result, bail};
@@ -70,6 +71,28 @@ struct Args {
     /// throughput at 1/4/16 clients) instead of the LUBM comparison.
     #[arg(long)]
     http: bool,
+    /// Remote engines against embedded ones (`bench/remote.sh` starts the servers):
+    /// retrieval on a synthetic graph of this many functions on every
+    /// `--graph-server`, the Virtuoso load comparison, LanceDB on `--vectors-s3`.
+    #[arg(long)]
+    remote: Option<usize>,
+    /// A SPARQL server for `--remote`: `NAME=QUERY[,UPDATE[,STORE]]` (repeatable).
+    #[arg(long)]
+    graph_server: Vec<remote::Server>,
+    /// For `--remote`: load this LUBM size into the server named `virtuoso`
+    /// through kgfuse and through its own Graph Store POST.
+    #[arg(long)]
+    remote_lubm: Option<u32>,
+    /// For `--remote`: `s3://bucket/prefix` to compare LanceDB on S3 with a local
+    /// directory (credentials from `AWS_*`).
+    #[arg(long)]
+    vectors_s3: Option<String>,
+    /// LanceDB storage option for `--vectors-s3`, `KEY=VALUE` (repeatable).
+    #[arg(long)]
+    vectors_option: Vec<String>,
+    /// Vector-row sizes (functions) for `--vectors-s3`.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    vector_sizes: Vec<usize>,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -213,6 +236,36 @@ async fn main() -> Result<()> {
         let outcome = peer::run(result, &args.peer_questions, &scratch).await;
         let _ = std::fs::remove_dir_all(&scratch);
         return outcome;
+    }
+    if let Some(functions) = args.remote {
+        let mut storage = std::collections::BTreeMap::new();
+        for option in &args.vectors_option {
+            let (key, value) = option
+                .split_once('=')
+                .with_context(|| format!("{option}: expected KEY=VALUE"))?;
+            storage.insert(key.to_owned(), value.to_owned());
+        }
+        let lubm = match args.remote_lubm {
+            None => None,
+            Some(size) => {
+                let server = args
+                    .graph_server
+                    .iter()
+                    .find(|s| s.name() == "virtuoso")
+                    .context("--remote-lubm needs a --graph-server named virtuoso")?;
+                Some((args.lubm.join(format!("lubm{size}.tar.gz")), server))
+            }
+        };
+        let plan = remote::Plan {
+            functions,
+            servers: &args.graph_server,
+            vectors: args.vectors_s3.clone().map(|uri| (uri, storage)),
+            vector_sizes: &args.vector_sizes,
+            lubm,
+        };
+        let result = remote::run(&plan, &scratch).await;
+        let _ = std::fs::remove_dir_all(&scratch);
+        return result;
     }
     if !args.retrieval.is_empty() {
         let result = retrieval::run(&args.retrieval, &scratch).await;

@@ -49,7 +49,7 @@ impl Lcg {
 }
 
 /// Turtle for `n` functions.
-fn generate(n: usize) -> String {
+pub(crate) fn generate(n: usize) -> String {
     let mut rng = Lcg(42);
     let mut ttl = String::from(
         "@prefix kgfuse: <https://w3id.org/kgfuse/ontology#> .\n\
@@ -102,7 +102,8 @@ fn generate(n: usize) -> String {
     ttl
 }
 
-fn questions() -> Vec<String> {
+/// The 20 benchmark questions.
+pub(crate) fn questions() -> Vec<String> {
     let mut rng = Lcg(7);
     (0..20)
         .map(|_| {
@@ -157,7 +158,7 @@ pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     kgfuse_eval::percentile(&ms, p)
 }
 
-const STRATEGIES: [Strategy; 6] = [
+pub(crate) const STRATEGIES: [Strategy; 6] = [
     Strategy::Flat,
     Strategy::Hybrid,
     Strategy::Unified,
@@ -167,20 +168,25 @@ const STRATEGIES: [Strategy; 6] = [
 ];
 
 /// One strategy's timed pass over the questions.
-struct StrategyRun {
-    strategy: Strategy,
+pub(crate) struct StrategyRun {
+    pub(crate) strategy: Strategy,
     /// Wall time per question, sorted.
-    times: Vec<Duration>,
+    pub(crate) times: Vec<Duration>,
     /// Share of the time inside Oxigraph, LanceDB and embedding, in percent.
     graph: f64,
     vectors: f64,
     embedding: f64,
     /// What each question retrieved, in question order.
-    items: Vec<BTreeSet<String>>,
+    pub(crate) items: Vec<BTreeSet<String>>,
+    /// Requests to a remote graph per question (0 when embedded).
+    pub(crate) round_trips: f64,
 }
 
 /// Every strategy answers every question twice (a warm-up pass, then the timed one).
-async fn time_strategies(engine: &Engine, questions: &[String]) -> Result<Vec<StrategyRun>> {
+pub(crate) async fn time_strategies(
+    engine: &Engine,
+    questions: &[String],
+) -> Result<Vec<StrategyRun>> {
     let mut runs = Vec::new();
     for strategy in STRATEGIES {
         let options = RetrieveOptions {
@@ -190,8 +196,12 @@ async fn time_strategies(engine: &Engine, questions: &[String]) -> Result<Vec<St
         };
         answer_all(engine, questions, &options).await?; // warm-up
         let before = engine.store().time_spent();
+        let trips_before = engine.store().graph().round_trips();
         let answers = answer_and_keep(engine, questions, &options).await?;
         let after = engine.store().time_spent();
+        #[allow(clippy::cast_precision_loss)]
+        let round_trips = (engine.store().graph().round_trips() - trips_before) as f64
+            / questions.len().max(1) as f64;
         let (mut times, items): (Vec<Duration>, Vec<BTreeSet<String>>) =
             answers.into_iter().unzip();
         let total: f64 = times.iter().map(Duration::as_secs_f64).sum();
@@ -204,6 +214,7 @@ async fn time_strategies(engine: &Engine, questions: &[String]) -> Result<Vec<St
             vectors: share(after.vectors - before.vectors),
             embedding: share(after.embedding - before.embedding),
             items,
+            round_trips,
         });
     }
     Ok(runs)

@@ -22,6 +22,13 @@ pub(crate) enum Backend {
     Remote(Arc<Endpoint>),
 }
 
+/// The end of a quad that [`Graph::quads_at`] fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    Subject,
+    Object,
+}
+
 /// Quads read from either backend.
 pub(crate) type Quads<'a> = Box<dyn Iterator<Item = Result<Quad, GraphError>> + 'a>;
 
@@ -157,6 +164,52 @@ impl Graph {
                 (node.as_str().to_owned(), edges)
             })
             .collect())
+    }
+
+    /// The quads with one of `nodes` at `end`, with one of `predicates` (any when
+    /// empty), in `graph` (any when `None`). Embedded, one index read per node
+    /// (and predicate); remote, one paged query per [`NODES_PER_READ`] nodes, so
+    /// a stage that asks about many nodes pays a few round trips, not one per node.
+    pub(crate) fn quads_at(
+        &self,
+        end: End,
+        nodes: &[Term],
+        predicates: &[NamedNode],
+        graph: Option<&NamedNode>,
+    ) -> Result<Vec<Quad>, GraphError> {
+        let mut out = Vec::new();
+        match &self.backend {
+            Backend::Embedded(store) => {
+                let any: [Option<NamedNodeRef<'_>>; 1] = [None];
+                let wanted: Vec<Option<NamedNodeRef<'_>>> = if predicates.is_empty() {
+                    any.to_vec()
+                } else {
+                    predicates.iter().map(|p| Some(p.as_ref())).collect()
+                };
+                let graph = graph.map(|g| GraphNameRef::NamedNode(g.as_ref()));
+                for node in nodes {
+                    let (subject, object) = match (end, node) {
+                        (End::Subject, Term::NamedNode(n)) => (Some(n.as_ref().into()), None),
+                        (End::Subject, Term::BlankNode(b)) => (Some(b.as_ref().into()), None),
+                        (End::Subject, Term::Literal(_)) => continue,
+                        (End::Object, term) => (None, Some(term.as_ref())),
+                    };
+                    for predicate in &wanted {
+                        for quad in store.quads_for_pattern(subject, *predicate, object, graph) {
+                            out.push(quad?);
+                        }
+                    }
+                }
+            }
+            Backend::Remote(endpoint) => {
+                for chunk in nodes.chunks(NODES_PER_READ) {
+                    for quad in endpoint.quads(Pattern::at(end, chunk, predicates, graph)) {
+                        out.push(quad?);
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Every quad.

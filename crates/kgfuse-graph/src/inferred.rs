@@ -4,7 +4,7 @@
 //! some nodes' entailments come from, every asserted triple in batches) and writes the result.
 //! Everything here skips the derived graph when it reads "asserted" triples.
 
-use crate::backend::Changes;
+use crate::backend::{Changes, End};
 use crate::{Graph, GraphError};
 use kgfuse_core::ontology::INFERRED_GRAPH;
 use oxigraph::model::{
@@ -76,15 +76,15 @@ impl Graph {
         object_typing: &[oxigraph::model::NamedNode],
     ) -> Result<Vec<Triple>, GraphError> {
         let typing: HashSet<&str> = object_typing.iter().map(|p| p.as_str()).collect();
+        let nodes: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
         let mut out = Vec::new();
-        for node in nodes {
-            push_asserted(self.quads(Some(node.as_ref()), None, None, None), &mut out)?;
-            let object = Term::from(node.clone());
-            let typed_by = self
-                .quads(None, None, Some(object.as_ref()), None)
-                .filter(|q| !matches!(q, Ok(q) if !typing.contains(q.predicate.as_str())));
-            push_asserted(typed_by, &mut out)?;
-        }
+        let from = self.quads_at(End::Subject, &nodes, &[], None)?;
+        push_asserted(from.into_iter().map(Ok), &mut out)?;
+        let typed_by = self
+            .quads_at(End::Object, &nodes, &[], None)?
+            .into_iter()
+            .filter(|q| typing.contains(q.predicate.as_str()));
+        push_asserted(typed_by.map(Ok), &mut out)?;
         Ok(dedup(out))
     }
 
@@ -96,12 +96,13 @@ impl Graph {
         inferred: &[Triple],
     ) -> Result<(), GraphError> {
         let graph = GraphNameRef::NamedNode(inferred_graph());
-        let mut old = Vec::new();
-        for node in nodes {
-            for quad in self.quads(Some(node.as_ref()), None, None, Some(graph)) {
-                old.push(quad?);
-            }
-        }
+        let subjects: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
+        let old = self.quads_at(
+            End::Subject,
+            &subjects,
+            &[],
+            Some(&inferred_graph().into_owned()),
+        )?;
         let asserted = self.asserted_among(inferred)?;
         let insert = inferred
             .iter()

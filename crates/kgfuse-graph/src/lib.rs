@@ -142,8 +142,18 @@ impl Graph {
         Ok(!self.holds(None, None, None, None)?)
     }
 
-    /// Whether the named graph `graph` holds at least one triple.
+    /// Whether the named graph `graph` holds at least one triple. On a server, a
+    /// graph kgfuse never registered holds none of kgfuse's triples, so only a
+    /// registered graph costs a request (a first load of many files asks nothing).
     pub fn contains_graph(&self, graph: &model::NamedNode) -> Result<bool, GraphError> {
+        if let Some(endpoint) = self.endpoint()
+            && endpoint
+                .graphs()
+                .binary_search(&graph.as_str().to_owned())
+                .is_err()
+        {
+            return Ok(false);
+        }
         self.holds(None, None, None, Some(graph.as_ref().into()))
     }
 

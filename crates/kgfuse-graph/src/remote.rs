@@ -24,6 +24,7 @@
 //! - Queries (idempotent) are retried with backoff on connection failures, 5xx
 //!   and 429; updates and POSTs never are.
 
+use crate::backend::End;
 use crate::{GraphError, QueryOutcome};
 use base64::Engine as _;
 pub use kgfuse_core::config::{RemoteAuth, RemoteGraphConfig};
@@ -35,7 +36,7 @@ use oxigraph::model::{
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::GroundTerm;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -147,6 +148,9 @@ pub(crate) struct Pattern {
     predicate: Option<NamedNode>,
     object: Option<Term>,
     graph: Option<NamedNode>,
+    /// Whether the scan is likely to need pages: then it is ordered from the
+    /// first page on, rather than restarted in order when the first comes back full.
+    many: bool,
 }
 
 impl Pattern {
@@ -175,7 +179,42 @@ impl Pattern {
             predicate: predicate.map(NamedNodeRef::into_owned),
             object: object.map(TermRef::into_owned),
             graph,
+            many: false,
         })
+    }
+
+    /// The quads with one of `nodes` at `end` and one of `predicates` (any when
+    /// empty) in `graph` (any when `None`), as `VALUES` blocks.
+    pub(crate) fn at(
+        end: End,
+        nodes: &[Term],
+        predicates: &[NamedNode],
+        graph: Option<&NamedNode>,
+    ) -> Self {
+        let variable = match end {
+            End::Subject => "s",
+            End::Object => "o",
+        };
+        let values: String = nodes
+            .iter()
+            .filter(|n| end == End::Object || !n.is_literal())
+            .map(|n| format!("{} ", written(n.as_ref())))
+            .collect();
+        let mut where_clause = format!("VALUES ?{variable} {{ {values}}} ");
+        if !predicates.is_empty() {
+            let list: String = predicates.iter().map(|p| format!("{p} ")).collect();
+            where_clause.push_str(&format!("VALUES ?p {{ {list}}} "));
+        }
+        let g = graph.map_or("?g".to_owned(), ToString::to_string);
+        where_clause.push_str(&format!("GRAPH {g} {{ ?s ?p ?o }}"));
+        Self {
+            where_clause,
+            subject: None,
+            predicate: None,
+            object: None,
+            graph: graph.cloned(),
+            many: true,
+        }
     }
 
     /// The quads at `nodes`, either way, in every graph, outgoing ones to IRIs
@@ -194,11 +233,12 @@ impl Pattern {
             predicate: None,
             object: None,
             graph: None,
+            many: true,
         }
     }
 
-    fn select(&self, limit: usize, offset: Option<usize>) -> String {
-        let order = if offset.is_some() {
+    fn select(&self, limit: usize, offset: Option<usize>, ordered: bool) -> String {
+        let order = if offset.is_some() && ordered {
             " ORDER BY ?s ?p ?o ?g"
         } else {
             ""
@@ -250,15 +290,27 @@ impl Pattern {
 
 /// Quads of a pattern, read page by page. The first page is asked for without an
 /// order; when it comes back full, the scan restarts ordered, so that pages
-/// never overlap or skip.
+/// never overlap or skip. A server that refuses to sort that far (Virtuoso sorts
+/// at most `MaxSortedTopRows` rows, 10,000 by default: error SR353) is scanned
+/// again from the start without an order, skipping the quads already given
+/// (which holds while nobody writes during the scan).
 pub(crate) struct RemoteQuads<'a> {
     endpoint: &'a Endpoint,
     pattern: Pattern,
     page: std::vec::IntoIter<Quad>,
-    /// The offset of the next ordered page; `None` before the first page.
+    /// The offset of the next page; `None` before the first page.
     next_offset: Option<usize>,
+    /// Whether pages after the first are asked for in order.
+    ordered: bool,
+    /// The quads given while ordered (up to [`SORT_FALLBACK_LIMIT`]); after the
+    /// fall back to an unordered scan, the ones still to skip.
+    given: HashSet<Quad>,
     done: bool,
 }
+
+/// Most quads an ordered scan may have given before a server refuses to sort
+/// further and the scan can still go on unordered.
+const SORT_FALLBACK_LIMIT: usize = 100_000;
 
 impl Iterator for RemoteQuads<'_> {
     type Item = Result<Quad, GraphError>;
@@ -266,14 +318,34 @@ impl Iterator for RemoteQuads<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some(quad) = self.page.next() {
+                if !self.ordered {
+                    if self.given.remove(&quad) {
+                        continue;
+                    }
+                } else if self.next_offset.is_some() && self.given.len() < SORT_FALLBACK_LIMIT {
+                    self.given.insert(quad.clone());
+                }
                 return Some(Ok(quad));
             }
             if self.done {
                 return None;
             }
-            let text = self.pattern.select(PAGE, self.next_offset);
+            let text = self.pattern.select(PAGE, self.next_offset, self.ordered);
             let (variables, rows) = match self.endpoint.select(&text) {
                 Ok(result) => result,
+                Err(e)
+                    if self.ordered
+                        && self
+                            .next_offset
+                            .is_some_and(|o| o > 0 && o <= SORT_FALLBACK_LIMIT) =>
+                {
+                    tracing::warn!(
+                        "the server would not sort the scan this far ({e}); scanning again without an order"
+                    );
+                    self.ordered = false;
+                    self.next_offset = Some(0);
+                    continue;
+                }
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
@@ -471,7 +543,7 @@ impl Endpoint {
 
     /// Whether a scan pattern matches anything.
     pub(crate) fn holds(&self, pattern: &Pattern) -> Result<bool, GraphError> {
-        let (_, rows) = self.select(&pattern.select(1, None))?;
+        let (_, rows) = self.select(&pattern.select(1, None, false))?;
         Ok(!rows.is_empty())
     }
 
@@ -479,9 +551,11 @@ impl Endpoint {
     pub(crate) fn quads(&self, pattern: Pattern) -> RemoteQuads<'_> {
         RemoteQuads {
             endpoint: self,
+            next_offset: pattern.many.then_some(0),
             pattern,
             page: Vec::new().into_iter(),
-            next_offset: None,
+            ordered: true,
+            given: HashSet::new(),
             done: false,
         }
     }
@@ -693,10 +767,13 @@ impl Endpoint {
         if let Some(value) = &self.authorization {
             request = request.header("Authorization", value);
         }
+        let started = Instant::now();
         let response = request
             .send_form(fields.iter().copied())
             .map_err(|e| Failure::from_transport(url, &e))?;
-        check_status(url, response)
+        let reply = check_status(url, response);
+        tracing::debug!(count, ms = started.elapsed().as_millis(), "SPARQL answer");
+        reply
     }
 }
 
@@ -797,10 +874,11 @@ fn check_status(
     let text = String::from_utf8_lossy(&bytes);
     let excerpt: String = text.chars().take(500).collect();
     let message = format!("the SPARQL server at {url} answered {status}: {excerpt}");
-    // A query that ran into the server's own time limit (Virtuoso: 500 with
-    // "SR171: Transaction timed out") would only run into it again.
-    let out_of_time = text.to_lowercase().contains("timed out");
-    if (status.is_server_error() && !out_of_time) || status.as_u16() == 429 {
+    // A query that ran into the server's own limits (Virtuoso: 500 with "SR171:
+    // Transaction timed out", or "SR353" for a sort past its cap) would only run
+    // into them again.
+    let over_a_limit = text.to_lowercase().contains("timed out") || text.contains("SR353");
+    if (status.is_server_error() && !over_a_limit) || status.as_u16() == 429 {
         Err(Failure::Transient(message))
     } else {
         Err(Failure::Final(message))

@@ -206,12 +206,17 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
         let existing = self.vectors.hashes_of(iris).await?;
-        let mut wanted = BTreeMap::new();
-        for iri in iris {
-            if let Some(node) = compose(self.graph.text_literals_of(iri, &self.text_predicates)?) {
-                wanted.insert(iri.clone(), node);
-            }
+        let mut by_subject: BTreeMap<String, Vec<TextLiteral>> = BTreeMap::new();
+        for literal in self.graph.text_literals_of(iris, &self.text_predicates)? {
+            by_subject
+                .entry(literal.subject.clone())
+                .or_default()
+                .push(literal);
         }
+        let wanted = by_subject
+            .into_iter()
+            .filter_map(|(iri, literals)| Some((iri, compose(literals)?)))
+            .collect();
         self.apply(wanted, &existing, Vec::new(), iris, progress)
             .await
     }
@@ -299,10 +304,12 @@ impl Store {
             )?;
             let mut new_rows = Vec::new();
             let mut changed_rows = Vec::new();
+            let iris: Vec<String> = batch.iter().map(|p| p.iri.clone()).collect();
+            let types = self.graph.types_of_all(&iris)?;
             for (p, vector) in batch.iter().zip(vectors) {
                 let row = VectorRow {
                     iri: p.iri.clone(),
-                    kind: kind_of(&self.graph.types_of(&p.iri)?),
+                    kind: kind_of(types.get(&p.iri).map_or(&[][..], Vec::as_slice)),
                     text: p.node.text.clone(),
                     hash: p.hash.clone(),
                     graph: p.node.graph.clone(),
