@@ -519,3 +519,40 @@ fn a_write_cut_short_by_a_lost_server_is_repaired_on_the_next_open() {
         "{context}"
     );
 }
+
+#[test]
+fn a_server_over_a_remote_graph_sees_graphs_another_process_adds() {
+    let Some(server) = SparqlServer::oxigraph("reader") else {
+        return;
+    };
+    let reader = server.init();
+    reader.load(&["fixtures/policy/policy.ttl"]);
+    let serving = crate::http::Server::start(&reader, &[]);
+    let ask = "ASK { <https://w3id.org/kgfuse/fixtures/support/Tier1> a \
+               <https://w3id.org/kgfuse/examples/support#EscalationTier> }";
+    let answer = || {
+        let response = crate::http::agent()
+            .post(serving.url("/sparql"))
+            .header("Accept", "application/sparql-results+json")
+            .send_form([("query", ask)])
+            .expect("POST /sparql");
+        let (status, _, body) = crate::http::read(response);
+        assert_eq!(status, 200, "{body}\n{}", serving.log());
+        serde_json::from_str::<Value>(&body).expect("JSON")["boolean"] == Value::Bool(true)
+    };
+    assert!(!answer(), "not loaded yet");
+    // Another process, with a data directory of its own, adds a graph on the
+    // same server; the long-running reader sees it once it reads the registry
+    // again (at most 5 s later), without a restart.
+    let writer = server.init();
+    writer.load(&["fixtures/support/support.ttl"]);
+    let started = Instant::now();
+    while !answer() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the reader never saw the new graph\n{}",
+            serving.log()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}

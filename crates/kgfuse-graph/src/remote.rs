@@ -200,17 +200,27 @@ impl Pattern {
             .filter(|n| end == End::Object || !n.is_literal())
             .map(|n| format!("{} ", written(n.as_ref())))
             .collect();
-        let mut where_clause = format!("VALUES ?{variable} {{ {values}}} ");
-        if !predicates.is_empty() {
-            let list: String = predicates.iter().map(|p| format!("{p} ")).collect();
-            where_clause.push_str(&format!("VALUES ?p {{ {list}}} "));
-        }
+        // One predicate is written in the pattern; several as a FILTER: a second
+        // VALUES block makes Oxigraph join the whole graph (500 subjects, one
+        // predicate: 2.2 s as VALUES, 0.02 s written in).
+        let (p, filter) = match predicates {
+            [] => ("?p".to_owned(), String::new()),
+            [one] => (one.to_string(), String::new()),
+            several => {
+                let list: Vec<String> = several.iter().map(ToString::to_string).collect();
+                ("?p".to_owned(), format!(" FILTER(?p IN ({}))", list.join(", ")))
+            }
+        };
         let g = graph.map_or("?g".to_owned(), ToString::to_string);
-        where_clause.push_str(&format!("GRAPH {g} {{ ?s ?p ?o }}"));
+        let where_clause =
+            format!("VALUES ?{variable} {{ {values}}} GRAPH {g} {{ ?s {p} ?o }}{filter}");
         Self {
             where_clause,
             subject: None,
-            predicate: None,
+            predicate: match predicates {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
             object: None,
             graph: graph.cloned(),
             many: true,

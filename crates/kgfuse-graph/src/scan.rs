@@ -128,6 +128,33 @@ impl Graph {
         Ok(out)
     }
 
+    /// Whether some node has one of `types` (asserted or derived). On a SPARQL
+    /// server the answer is remembered like the vocabulary check's (until this
+    /// process writes, 5 s at most), so a retrieval that asks "does the store
+    /// hold code?" pays for it once in a while, not on every request.
+    pub fn has_instances(&self, types: &[&str]) -> Result<bool, GraphError> {
+        let question = format!("instances of {}", types.join(" "));
+        let endpoint = self.endpoint();
+        if let Some(known) = endpoint.and_then(|e| e.recall(&question)) {
+            return Ok(known);
+        }
+        let rdf_type = NamedNodeRef::new_unchecked(w3c::RDF_TYPE);
+        let mut found = false;
+        for class in types {
+            let Ok(class) = NamedNodeRef::new(class) else {
+                continue;
+            };
+            if self.holds(None, Some(rdf_type), Some(class.into()), None)? {
+                found = true;
+                break;
+            }
+        }
+        if let Some(endpoint) = endpoint {
+            endpoint.remember([(question, found)]);
+        }
+        Ok(found)
+    }
+
     /// The rdf:type IRIs of each subject that has one, sorted and deduplicated,
     /// read together (on a SPARQL server, one query per 500 subjects).
     pub fn types_of_all(

@@ -620,15 +620,7 @@ fn cases(
         selected_case = kgfuse::SELECTED_CASE,
     );
     let solutions = sparql::run(store, text)?;
-    let case_base_built = !sparql::run(
-        store,
-        format!(
-            "SELECT ?base WHERE {{ ?base a <{}> }} LIMIT 1",
-            kgfuse::CASE_BASE
-        ),
-    )?
-    .rows
-    .is_empty();
+    let case_base_built = store.graph().has_instances(&[kgfuse::CASE_BASE])?;
     // case -> (exercised kept functions, selected)
     let mut found: BTreeMap<String, (BTreeSet<String>, bool)> = BTreeMap::new();
     for row in &solutions.rows {

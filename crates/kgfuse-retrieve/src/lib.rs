@@ -177,15 +177,10 @@ impl Default for RetrieveOptions {
 
 /// Whether the store has any function or method.
 pub(crate) fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
-    let found = sparql::run(
-        store,
-        format!(
-            "SELECT ?f WHERE {{ VALUES ?kind {{ <{}> <{}> }} ?f a ?kind }} LIMIT 1",
-            kgfuse_core::vocab::kgfuse::FUNCTION,
-            kgfuse_core::vocab::kgfuse::METHOD
-        ),
-    )?;
-    Ok(!found.rows.is_empty())
+    Ok(store.graph().has_instances(&[
+        kgfuse_core::vocab::kgfuse::FUNCTION,
+        kgfuse_core::vocab::kgfuse::METHOD,
+    ])?)
 }
 
 /// Removes the items whose IRI is excluded, noting each in `dropped`.
