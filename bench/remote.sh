@@ -38,7 +38,7 @@ wait_port() {
 }
 
 ox_port=$(free_port)
-"$oxigraph" serve --location "$scratch/oxigraph" --bind "127.0.0.1:$ox_port" >"$scratch/oxigraph.log" 2>&1 &
+"$oxigraph" serve --location "$scratch/oxigraph" --bind "127.0.0.1:$ox_port" --timeout-s 60 >"$scratch/oxigraph.log" 2>&1 &
 pids+=($!)
 
 sql_port=$(free_port)

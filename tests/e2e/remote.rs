@@ -106,6 +106,8 @@ impl SparqlServer {
             .arg("--location")
             .arg(dir.join("store"))
             .args(["--bind", &format!("127.0.0.1:{port}")])
+            // A query kgfuse gave up on must not run on for ever.
+            .args(["--timeout-s", "60"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("log file"))
             .spawn()

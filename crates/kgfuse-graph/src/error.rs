@@ -60,6 +60,13 @@ pub enum GraphError {
     /// A template variable or option was misused.
     #[error("{0}")]
     Usage(String),
+    /// The server cut a result at its row cap (`X-SPARQL-MaxRows`, Virtuoso's
+    /// `ResultSetMaxRows`): a short answer is never passed on as a whole one.
+    #[error(
+        "the server cut the results at its cap of {0} rows (X-SPARQL-MaxRows): add a LIMIT \
+         below it or raise the server's ResultSetMaxRows"
+    )]
+    Truncated(usize),
     /// Results or RDF could not be written.
     #[error("serialization failed: {0}")]
     Serialize(String),

@@ -52,8 +52,14 @@ pub const GENID: &str = "https://w3id.org/kgfuse/.well-known/genid/";
 pub const INSERT_BATCH: usize = 4_000;
 /// Triples per Graph Store POST.
 const STORE_BATCH: usize = 100_000;
-/// Rows per page of kgfuse's own scans (below Virtuoso's default cap of 10,000).
-const PAGE: usize = 5_000;
+/// Rows asked for at once by kgfuse's own scans on a server that has shown no
+/// row cap: most scans then take one request, and no page needs sorting.
+const FIRST_PAGE: usize = 100_000;
+/// Rows per page on a server that cut a result at its cap (half of it:
+/// Virtuoso's default cap of 10,000 gives 5,000).
+fn page_under(cap: usize) -> usize {
+    (cap / 2).max(1)
+}
 /// Longest wait for one write (an update or a Graph Store POST) before it counts
 /// as failed: a server that hangs must not hang kgfuse.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -86,6 +92,8 @@ pub(crate) struct Endpoint {
     graphs: RwLock<(Vec<String>, Instant)>,
     /// Answers about the vocabulary the data uses (see [`Endpoint::recall`]).
     memo: Mutex<Memo>,
+    /// The row cap the server cut a result at, once it has (0: none seen).
+    row_cap: AtomicU64,
 }
 
 /// Remembered answers and when the oldest was given.
@@ -208,7 +216,10 @@ impl Pattern {
             [one] => (one.to_string(), String::new()),
             several => {
                 let list: Vec<String> = several.iter().map(ToString::to_string).collect();
-                ("?p".to_owned(), format!(" FILTER(?p IN ({}))", list.join(", ")))
+                (
+                    "?p".to_owned(),
+                    format!(" FILTER(?p IN ({}))", list.join(", ")),
+                )
             }
         };
         let g = graph.map_or("?g".to_owned(), ToString::to_string);
@@ -299,8 +310,9 @@ impl Pattern {
 }
 
 /// Quads of a pattern, read page by page. The first page is asked for without an
-/// order; when it comes back full, the scan restarts ordered, so that pages
-/// never overlap or skip. A server that refuses to sort that far (Virtuoso sorts
+/// order, as [`FIRST_PAGE`] rows (or half the server's row cap, once it has cut
+/// a result); when it comes back full or cut, the scan restarts ordered, so
+/// that pages never overlap or skip. A server that refuses to sort that far (Virtuoso sorts
 /// at most `MaxSortedTopRows` rows, 10,000 by default: error SR353) is scanned
 /// again from the start without an order, skipping the quads already given
 /// (which holds while nobody writes during the scan).
@@ -310,6 +322,8 @@ pub(crate) struct RemoteQuads<'a> {
     page: std::vec::IntoIter<Quad>,
     /// The offset of the next page; `None` before the first page.
     next_offset: Option<usize>,
+    /// Rows per page.
+    page_size: usize,
     /// Whether pages after the first are asked for in order.
     ordered: bool,
     /// The quads given while ordered (up to [`SORT_FALLBACK_LIMIT`]); after the
@@ -340,9 +354,18 @@ impl Iterator for RemoteQuads<'_> {
             if self.done {
                 return None;
             }
-            let text = self.pattern.select(PAGE, self.next_offset, self.ordered);
+            let text = self
+                .pattern
+                .select(self.page_size, self.next_offset, self.ordered);
             let (variables, rows) = match self.endpoint.select(&text) {
                 Ok(result) => result,
+                Err(GraphError::Truncated(cap)) if page_under(cap) < self.page_size => {
+                    // The server caps results: page below its cap, in order.
+                    self.endpoint.row_cap.store(cap as u64, Ordering::Relaxed);
+                    self.page_size = page_under(cap);
+                    self.next_offset = Some(0);
+                    continue;
+                }
                 Err(e)
                     if self.ordered
                         && self
@@ -361,7 +384,7 @@ impl Iterator for RemoteQuads<'_> {
                     return Some(Err(e));
                 }
             };
-            let full = rows.len() >= PAGE;
+            let full = rows.len() >= self.page_size;
             let quads: Vec<Quad> = rows
                 .into_iter()
                 .filter_map(|row| self.pattern.quad(&variables, row))
@@ -374,7 +397,7 @@ impl Iterator for RemoteQuads<'_> {
                 }
                 None => self.done = true,
                 Some(offset) => {
-                    self.next_offset = Some(offset + PAGE);
+                    self.next_offset = Some(offset + self.page_size);
                     self.done = !full;
                 }
             }
@@ -414,6 +437,7 @@ impl Endpoint {
                 answers: HashMap::new(),
                 since: Instant::now(),
             }),
+            row_cap: AtomicU64::new(0),
         };
         endpoint.reload_registry()?;
         Ok(endpoint)
@@ -559,9 +583,17 @@ impl Endpoint {
 
     /// The quads of a pattern, page by page.
     pub(crate) fn quads(&self, pattern: Pattern) -> RemoteQuads<'_> {
+        let cap = usize::try_from(self.row_cap.load(Ordering::Relaxed)).unwrap_or(0);
+        let page_size = if cap == 0 {
+            FIRST_PAGE
+        } else {
+            page_under(cap)
+        };
         RemoteQuads {
             endpoint: self,
-            next_offset: pattern.many.then_some(0),
+            // A scan that will likely need pages starts ordered on a capped server.
+            next_offset: (pattern.many && cap > 0).then_some(0),
+            page_size,
             pattern,
             page: Vec::new().into_iter(),
             ordered: true,
@@ -924,10 +956,7 @@ fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<QueryOutcome, 
             if let Some(cap) = max_rows
                 && rows.len() >= cap
             {
-                return Err(GraphError::Evaluation(format!(
-                    "the server cut the results at its cap of {cap} rows (X-SPARQL-MaxRows): \
-                     add a LIMIT below it or raise the server's ResultSetMaxRows"
-                )));
+                return Err(GraphError::Truncated(cap));
             }
             Ok(QueryOutcome::Solutions { variables, rows })
         }

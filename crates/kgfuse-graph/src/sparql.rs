@@ -705,13 +705,12 @@ fn select_together(
         }),
         base_iri: None,
     };
-    let timeout = options
-        .timeout
-        .map(|t| t.saturating_mul(u32::try_from(queries.len()).unwrap_or(u32::MAX)));
+    // The queries' own timeout holds for all of them together: a batch that runs
+    // out of time is sent again one query at a time, each with that timeout.
     let outcome = endpoint.query(
         &combined.to_string(),
         Form::Results,
-        timeout,
+        options.timeout,
         options.union_default_graph,
     )?;
     let QueryOutcome::Solutions { variables, rows } = outcome else {

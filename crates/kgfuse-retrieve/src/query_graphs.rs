@@ -525,38 +525,46 @@ fn row_facts(
     facts
 }
 
-/// Builds the query graphs for what the question links to and runs them best
-/// first; the first with rows answers.
-/// On a remote graph, the outcomes of every candidate query that passes the
-/// vocabulary check, read in one request (the loop in [`construct`] then stops
-/// where it would have, and only reports what it reached); embedded, nothing:
-/// each query runs when the loop reaches it.
-fn prefetch(
+/// On a remote graph, the outcomes of candidate `from` and of the candidates
+/// after it that score within [`TIE_MARGIN`] of it and pass the vocabulary
+/// check, read in one request: the loop in [`construct`] runs all of them
+/// unless an earlier one answered, so the tier costs one round trip and no
+/// query the loop would not have run. Embedded, nothing: each query runs when
+/// the loop reaches it.
+fn prefetch_tier(
     store: &Store,
+    runs: &[QueryGraph],
     queries: &[Query],
+    from: usize,
     options: &kgfuse_graph::QueryOptions,
-) -> Result<Vec<Option<Result<QueryOutcome, kgfuse_graph::GraphError>>>, RetrieveError> {
-    if !store.graph().is_remote() {
-        return Ok(Vec::new());
+    fetched: &mut [Option<Result<QueryOutcome, kgfuse_graph::GraphError>>],
+) -> Result<(), RetrieveError> {
+    if !store.graph().is_remote() || fetched.get(from).is_none_or(Option::is_some) {
+        return Ok(());
     }
-    let mut runnable = Vec::new();
-    for (i, query) in queries.iter().enumerate() {
-        let vocabulary = kgfuse_graph::query_vocabulary(query);
-        if store.graph().unknown_terms(&vocabulary)?.is_empty() {
-            runnable.push(i);
+    let floor = runs[from].score - TIE_MARGIN;
+    let mut tier = Vec::new();
+    for i in from..runs.len() {
+        if runs[i].score < floor {
+            break;
+        }
+        let vocabulary = kgfuse_graph::query_vocabulary(&queries[i]);
+        if fetched[i].is_none() && store.graph().unknown_terms(&vocabulary)?.is_empty() {
+            tier.push(i);
         }
     }
-    let chosen = runnable.iter().map(|&i| queries[i].clone()).collect();
-    let mut outcomes: Vec<Option<_>> = (0..queries.len()).map(|_| None).collect();
-    for (i, outcome) in runnable
+    let chosen = tier.iter().map(|&i| queries[i].clone()).collect();
+    for (i, outcome) in tier
         .into_iter()
         .zip(store.graph().select_many(chosen, options))
     {
-        outcomes[i] = Some(outcome);
+        fetched[i] = Some(outcome);
     }
-    Ok(outcomes)
+    Ok(())
 }
 
+/// Builds the query graphs for what the question links to and runs them best
+/// first; the first with rows answers.
 pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, RetrieveError> {
     let mut out = Constructed {
         trace: TraceStage {
@@ -576,8 +584,9 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
     let mut answered: Option<f32> = None;
     let runs: Vec<QueryGraph> = candidates(linked).into_iter().take(MAX_RUNS).collect();
     let queries: Vec<Query> = runs.iter().map(|g| algebra(g, linked)).collect();
-    let mut prefetched = prefetch(store, &queries, &options)?;
-    for (i, (graph, query)) in runs.iter().zip(queries).enumerate() {
+    let mut prefetched: Vec<Option<_>> = (0..queries.len()).map(|_| None).collect();
+    for (i, graph) in runs.iter().enumerate() {
+        let query = queries[i].clone();
         if answered.is_some_and(|best| graph.score < best - TIE_MARGIN) {
             break;
         }
@@ -589,6 +598,7 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
             out.rejected.push(Rejected { text, unknown });
             continue;
         }
+        prefetch_tier(store, &runs, &queries, i, &options, &mut prefetched)?;
         let outcome = match prefetched.get_mut(i).and_then(Option::take) {
             Some(outcome) => outcome,
             None => store.graph().query_algebra(query, &[], &options),
