@@ -775,11 +775,76 @@ fn evaluate_remote(
     let on_kgfuse_graphs = options.union_default_graph && !has_dataset;
     let query = remote::with_bindings(query, bindings)?;
     let (query, was_ask) = remote::ask_as_select(query);
-    let outcome = endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)?;
+    let run = |query: &spargebra::Query| {
+        endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)
+    };
+    let outcome = match run(&query) {
+        Err(GraphError::Truncated(cap)) => in_pages(&query, cap, run)?,
+        other => other?,
+    };
     Ok(match outcome {
         QueryOutcome::Solutions { rows, .. } if was_ask => QueryOutcome::Boolean(!rows.is_empty()),
         other => other,
     })
+}
+
+/// A SELECT that a server cut at its row cap, asked again in pages of half the
+/// cap (its own LIMIT and OFFSET kept). The pages have no order of their own
+/// (Virtuoso sorts at most 10,000 rows), which holds while the data does not
+/// change between them.
+fn in_pages(
+    query: &spargebra::Query,
+    cap: usize,
+    run: impl Fn(&spargebra::Query) -> Result<QueryOutcome, GraphError>,
+) -> Result<QueryOutcome, GraphError> {
+    let spargebra::Query::Select {
+        dataset,
+        pattern,
+        base_iri,
+    } = query
+    else {
+        return Err(GraphError::Truncated(cap));
+    };
+    let (inner, first, limit) = match pattern {
+        GraphPattern::Slice {
+            inner,
+            start,
+            length,
+        } => (inner.as_ref(), *start, *length),
+        other => (other, 0, None),
+    };
+    let page = (cap / 2).max(1);
+    let mut variables = Vec::new();
+    let mut rows = Vec::new();
+    loop {
+        let wanted = limit.map_or(page, |l| l.saturating_sub(rows.len()).min(page));
+        if wanted == 0 {
+            break;
+        }
+        let paged = spargebra::Query::Select {
+            dataset: dataset.clone(),
+            pattern: GraphPattern::Slice {
+                inner: Box::new(inner.clone()),
+                start: first + rows.len(),
+                length: Some(wanted),
+            },
+            base_iri: base_iri.clone(),
+        };
+        let QueryOutcome::Solutions {
+            variables: names,
+            rows: more,
+        } = run(&paged)?
+        else {
+            return Err(GraphError::Truncated(cap));
+        };
+        let done = more.len() < wanted;
+        variables = names;
+        rows.extend(more);
+        if done {
+            break;
+        }
+    }
+    Ok(QueryOutcome::Solutions { variables, rows })
 }
 
 /// An update sent to a SPARQL server. It writes named graphs only (kgfuse's
