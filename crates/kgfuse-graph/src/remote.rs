@@ -309,13 +309,13 @@ impl Pattern {
     }
 }
 
-/// Quads of a pattern, read page by page. The first page is asked for without an
-/// order, as [`FIRST_PAGE`] rows (or half the server's row cap, once it has cut
-/// a result); when it comes back full or cut, the scan restarts ordered, so
-/// that pages never overlap or skip. A server that refuses to sort that far (Virtuoso sorts
-/// at most `MaxSortedTopRows` rows, 10,000 by default: error SR353) is scanned
-/// again from the start without an order, skipping the quads already given
-/// (which holds while nobody writes during the scan).
+/// Quads of a pattern, read page by page. The first page is asked for without
+/// an order, as [`FIRST_PAGE`] rows (or half the server's row cap, once it has
+/// cut a result); when it comes back full or cut, the scan restarts ordered, so
+/// that pages never overlap or skip. A server that refuses to sort that far
+/// (Virtuoso sorts at most `MaxSortedTopRows` rows, 10,000 by default: error
+/// SR353) is scanned again from the start without an order, skipping the quads
+/// already given (which holds while nobody writes during the scan).
 pub(crate) struct RemoteQuads<'a> {
     endpoint: &'a Endpoint,
     pattern: Pattern,
