@@ -12,7 +12,7 @@
 //! 3. **LanceDB on S3** (Ceph RGW) against a local directory: the time LanceDB
 //!    spends writing the vector rows of a load, and search latency.
 
-use crate::retrieval::{StrategyRun, generate, percentile, questions, time_strategies};
+use crate::retrieval::{agreement, generate, percentile, questions, time_strategies};
 use anyhow::{Context, Result, bail};
 use kgfuse::{
     CaseBaseOptions, Engine, EngineInit, NoProgress, RemoteGraphConfig, RemoteVectorsConfig,
@@ -152,18 +152,6 @@ async fn retrieval(n: usize, servers: &[Server], scratch: &Path) -> Result<()> {
     }
     let _ = std::fs::remove_file(&file);
     Ok(())
-}
-
-/// The share of what `base` retrieved that `run` also retrieved.
-fn agreement(run: &StrategyRun, base: &StrategyRun) -> f64 {
-    let (mut kept, mut wanted) = (0usize, 0usize);
-    for (now, before) in run.items.iter().zip(&base.items) {
-        wanted += before.len();
-        kept += before.intersection(now).count();
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let share = kept as f64 / wanted.max(1) as f64;
-    share
 }
 
 /// The same N-Triples into Virtuoso by its own Graph Store POST and by `kgfuse

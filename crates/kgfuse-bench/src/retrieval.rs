@@ -288,6 +288,19 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The share of what `base` retrieved that `run` also retrieved, over all
+/// questions.
+pub(crate) fn agreement(run: &StrategyRun, base: &StrategyRun) -> f64 {
+    let (mut kept, mut wanted) = (0usize, 0usize);
+    for (now, before) in run.items.iter().zip(&base.items) {
+        wanted += before.len();
+        kept += before.intersection(now).count();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let share = kept as f64 / wanted.max(1) as f64;
+    share
+}
+
 /// The strategies again, now that the vector index exists: latency against the
 /// exact run above, and how much of what the exact run retrieved they still find.
 async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]) -> Result<()> {
@@ -296,13 +309,7 @@ async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]
     println!("|---|---|---|---|---|---|");
     let indexed = time_strategies(engine, questions).await?;
     for (run, base) in indexed.iter().zip(exact) {
-        let (mut kept, mut wanted) = (0usize, 0usize);
-        for (now, before) in run.items.iter().zip(&base.items) {
-            wanted += before.len();
-            kept += before.intersection(now).count();
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let agreement = kept as f64 / wanted.max(1) as f64;
+        let agreement = agreement(run, base);
         let p50 = percentile(&run.times, 0.5);
         println!(
             "| {} | {p50:.1} | {:.1} | {:.2}x | {:.0}% | {:.3} |",

@@ -40,6 +40,19 @@ pub(crate) struct Solutions {
 }
 
 impl Solutions {
+    /// The rows of a query's outcome (none for an ASK or CONSTRUCT).
+    fn of(text: String, outcome: QueryOutcome) -> Self {
+        let (variables, rows) = match outcome {
+            QueryOutcome::Solutions { variables, rows } => (variables, rows),
+            _ => (Vec::new(), Vec::new()),
+        };
+        Self {
+            text,
+            variables,
+            rows,
+        }
+    }
+
     /// Index of a projected variable.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.variables.iter().position(|v| v == name)
@@ -106,15 +119,7 @@ pub(crate) fn run_checked_all(
     let queries = runnable.iter().map(|(_, _, q)| q.clone()).collect();
     let results = store.graph().select_many(queries, &options);
     for ((at, text, _), result) in runnable.into_iter().zip(results) {
-        let (variables, rows) = match result? {
-            QueryOutcome::Solutions { variables, rows } => (variables, rows),
-            _ => (Vec::new(), Vec::new()),
-        };
-        outcomes[at] = Some(Ok(Solutions {
-            text,
-            variables,
-            rows,
-        }));
+        outcomes[at] = Some(Ok(Solutions::of(text, result?)));
     }
     Ok(outcomes.into_iter().flatten().collect())
 }
@@ -123,15 +128,8 @@ pub(crate) fn run_checked_all(
 pub(crate) fn run(store: &Store, text: String) -> Result<Solutions, RetrieveError> {
     let options = store.query_options();
     let parsed = parse_query(&text, &options)?;
-    let (variables, rows) = match store.graph().query_algebra(parsed, &[], &options)? {
-        QueryOutcome::Solutions { variables, rows } => (variables, rows),
-        _ => (Vec::new(), Vec::new()),
-    };
-    Ok(Solutions {
-        text,
-        variables,
-        rows,
-    })
+    let outcome = store.graph().query_algebra(parsed, &[], &options)?;
+    Ok(Solutions::of(text, outcome))
 }
 
 /// [`run`] for several queries of one stage, together
@@ -146,17 +144,7 @@ pub(crate) fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions
     texts
         .into_iter()
         .zip(outcomes)
-        .map(|(text, outcome)| {
-            let (variables, rows) = match outcome? {
-                QueryOutcome::Solutions { variables, rows } => (variables, rows),
-                _ => (Vec::new(), Vec::new()),
-            };
-            Ok(Solutions {
-                text,
-                variables,
-                rows,
-            })
-        })
+        .map(|(text, outcome)| Ok(Solutions::of(text, outcome?)))
         .collect()
 }
 
