@@ -130,35 +130,63 @@ impl Graph {
             .unwrap_or_default())
     }
 
-    /// One [`Graph::neighbourhood`] per start, walked together level by level:
-    /// the graph is read once per hop for every walk (on a SPARQL server, one
-    /// request per hop instead of two per visited node). Each level visits its
-    /// nodes in the order they were reached and each node's edges sorted, so both
-    /// backends reach the same nodes.
+    /// One [`Graph::neighbourhood`] per start, all with the same limits. See
+    /// [`Graph::walks`].
     pub fn neighbourhoods(
         &self,
         starts: &[NamedNode],
         hops: usize,
         max_nodes: usize,
     ) -> Result<Vec<Neighbourhood>, GraphError> {
+        let limits = WalkLimits { hops, max_nodes };
+        let starts: Vec<(NamedNode, WalkLimits)> =
+            starts.iter().map(|start| (start.clone(), limits)).collect();
+        self.walks(&starts)
+    }
+
+    /// One [`Graph::neighbourhood`] per start, each with its own limits, walked
+    /// together level by level: the graph is read once per hop for every walk
+    /// still going (on a SPARQL server, one request per hop instead of two per
+    /// visited node, and one for the walks of several stages). Each level visits
+    /// its nodes in the order they were reached and each node's edges sorted, so
+    /// both backends reach the same nodes.
+    pub fn walks(
+        &self,
+        starts: &[(NamedNode, WalkLimits)],
+    ) -> Result<Vec<Neighbourhood>, GraphError> {
         let spent = self.spent.clone();
         spent.measure(|| {
-            let mut walks: Vec<Walk> = starts.iter().map(Walk::new).collect();
-            for level in 0..hops {
-                let reading: BTreeSet<&NamedNode> =
-                    walks.iter().flat_map(|w| &w.frontier).collect();
+            let mut walks: Vec<Walk> = starts
+                .iter()
+                .map(|(start, limits)| Walk::new(start, *limits))
+                .collect();
+            for level in 0.. {
+                let reading: BTreeSet<&NamedNode> = walks
+                    .iter()
+                    .filter(|w| level < w.limits.hops)
+                    .flat_map(|w| &w.frontier)
+                    .collect();
                 if reading.is_empty() {
                     break;
                 }
                 let reading: Vec<NamedNode> = reading.into_iter().cloned().collect();
                 let around = self.edges_at(&reading, NEIGHBOURS_PER_NODE)?;
-                for walk in &mut walks {
-                    walk.step(level, &around, max_nodes);
+                for walk in walks.iter_mut().filter(|w| level < w.limits.hops) {
+                    walk.step(level, &around);
                 }
             }
             Ok(walks.into_iter().map(|w| (w.distance, w.edges)).collect())
         })
     }
+}
+
+/// How far one walk of [`Graph::walks`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkLimits {
+    /// Most edges from the start.
+    pub hops: usize,
+    /// The walk stops growing once it has reached this many nodes.
+    pub max_nodes: usize,
 }
 
 /// One walk of [`Graph::neighbourhoods`] in progress.
@@ -167,24 +195,22 @@ struct Walk {
     edges: BTreeSet<Edge>,
     /// Nodes reached at the current level, in the order they were reached.
     frontier: Vec<NamedNode>,
+    limits: WalkLimits,
 }
 
 impl Walk {
-    fn new(start: &NamedNode) -> Self {
+    fn new(start: &NamedNode, limits: WalkLimits) -> Self {
         Self {
             distance: BTreeMap::from([(start.as_str().to_owned(), 0)]),
             edges: BTreeSet::new(),
             frontier: vec![start.clone()],
+            limits,
         }
     }
 
     /// Takes the frontier's edges (read for every walk) one level further.
-    fn step(
-        &mut self,
-        level: usize,
-        around: &BTreeMap<String, Vec<(NamedNode, Edge)>>,
-        max_nodes: usize,
-    ) {
+    fn step(&mut self, level: usize, around: &BTreeMap<String, Vec<(NamedNode, Edge)>>) {
+        let max_nodes = self.limits.max_nodes;
         for node in std::mem::take(&mut self.frontier) {
             // Full: every reached node already has the edge it was reached by, which
             // is all an evidence path needs; reading more neighbours adds nothing.

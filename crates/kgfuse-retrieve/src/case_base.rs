@@ -17,11 +17,11 @@ use crate::RetrieveError;
 use crate::functions::functions_by_package;
 use crate::kmeans::{cluster_count, kmeans, unit_mean};
 use crate::sources::cell_text;
-use crate::sparql;
+use crate::sparql::{self, Solutions};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
-use kgfuse_graph::model::{Literal, NamedNode, Triple};
+use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -345,62 +345,90 @@ pub async fn search(
         kept: vec![format!("nearest among {among}")],
         dropped: Vec::new(),
     };
-    let mut cases = Vec::new();
+    let mut iris = Vec::new();
     for hit in hits.into_iter().take(k) {
         stage.kept.push(format!("{} ({:.3})", hit.iri, hit.score));
-        cases.push(case_info(store, &hit.iri)?);
+        iris.push(hit.iri);
     }
-    Ok((cases, stage))
+    Ok((case_infos(store, &iris)?, stage))
 }
 
-/// A case node with its title, code and the functions it exercises (sorted).
-pub(crate) fn case_info(
+/// Case nodes with their titles, code and the functions each exercises (sorted),
+/// in the order given; read together (one round trip to a remote graph).
+pub(crate) fn case_infos(
     store: &Store,
-    iri: &str,
-) -> Result<kgfuse_core::context::CaseInfo, RetrieveError> {
-    let case = kgfuse_graph::model::Term::NamedNode(named(iri)?);
-    let details = sparql::run(
-        store,
-        sparql::with_values(
-            &format!(
-                "OPTIONAL {{ ?case <{}> ?title }} OPTIONAL {{ ?case <{}> ?code }}",
-                w3c::RDFS_LABEL,
-                kgfuse::CODE
-            ),
-            "case",
-            std::slice::from_ref(&case),
-            1,
-        ),
-    )?;
-    let title = details
-        .column("title")
-        .and_then(|i| details.rows.first().and_then(|row| cell_text(row.get(i))));
-    let code = details
-        .column("code")
-        .and_then(|i| details.rows.first().and_then(|row| cell_text(row.get(i))));
-    let exercises = sparql::run(
-        store,
-        sparql::with_values(
-            &format!("?case <{}> ?function .", kgfuse::EXERCISES),
-            "case",
-            &[case],
-            1000,
-        ),
-    )?;
-    let column = exercises.column("function");
-    let mut functions: Vec<String> = exercises
-        .rows
+    iris: &[String],
+) -> Result<Vec<kgfuse_core::context::CaseInfo>, RetrieveError> {
+    if iris.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cases = iris
         .iter()
-        .filter_map(|row| column.and_then(|i| cell_text(row.get(i))))
-        .collect();
-    functions.sort();
-    Ok(kgfuse_core::context::CaseInfo {
-        iri: iri.to_owned(),
-        title: title.unwrap_or_else(|| iri.rsplit(['/', '#']).next().unwrap_or(iri).to_owned()),
-        code,
-        exercises: functions,
-    })
+        .map(|iri| named(iri).map(Term::NamedNode))
+        .collect::<Result<Vec<_>, _>>()?;
+    let details = sparql::with_values(
+        &format!(
+            "OPTIONAL {{ ?case <{}> ?title }} OPTIONAL {{ ?case <{}> ?code }}",
+            w3c::RDFS_LABEL,
+            kgfuse::CODE
+        ),
+        "case",
+        &cases,
+        DETAIL_ROWS_PER_CASE * cases.len(),
+    );
+    let exercises = sparql::with_values(
+        &format!("?case <{}> ?function .", kgfuse::EXERCISES),
+        "case",
+        &cases,
+        FUNCTIONS_PER_CASE * cases.len(),
+    );
+    let [details, exercises]: [Solutions; 2] = sparql::run_all(store, vec![details, exercises])?
+        .try_into()
+        .map_err(|_| RetrieveError::Invalid("two outcomes expected".into()))?;
+    let cell = |solutions: &Solutions, row: &[Option<Term>], name: &str| {
+        solutions.column(name).and_then(|i| cell_text(row.get(i)))
+    };
+    // The first title and code read, and the exercised functions.
+    type Read = (Option<String>, Option<String>, Vec<String>);
+    let mut found: BTreeMap<String, Read> = BTreeMap::new();
+    for row in &details.rows {
+        if let Some(case) = cell(&details, row, "case") {
+            let (title, code, _) = found.entry(case).or_default();
+            title.get_or_insert_with(|| cell(&details, row, "title").unwrap_or_default());
+            if code.is_none() {
+                *code = cell(&details, row, "code");
+            }
+        }
+    }
+    for row in &exercises.rows {
+        if let (Some(case), Some(function)) = (
+            cell(&exercises, row, "case"),
+            cell(&exercises, row, "function"),
+        ) {
+            found.entry(case).or_default().2.push(function);
+        }
+    }
+    Ok(iris
+        .iter()
+        .map(|iri| {
+            let (title, code, mut exercises) = found.remove(iri).unwrap_or_default();
+            exercises.sort();
+            kgfuse_core::context::CaseInfo {
+                iri: iri.clone(),
+                title: title
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| iri.rsplit(['/', '#']).next().unwrap_or(iri).to_owned()),
+                code,
+                exercises,
+            }
+        })
+        .collect())
 }
+
+/// Most title/code rows read per case (a case has one of each; a few spare).
+const DETAIL_ROWS_PER_CASE: usize = 4;
+/// Most exercised functions read per case.
+const FUNCTIONS_PER_CASE: usize = 1000;
 
 #[cfg(test)]
 mod tests {

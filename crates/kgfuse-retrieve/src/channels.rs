@@ -19,10 +19,11 @@ use crate::functions::functions_info;
 use crate::fusion::{Channel, Fused, fuse};
 use crate::lexicon::{Lexicon, Role};
 use crate::linking::Linked;
-use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, walk};
+use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, rank_reached};
 use crate::sources::sources_of;
 use crate::{RetrieveError, RetrieveOptions, domain, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
+use kgfuse_graph::templates::Neighbourhood;
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
@@ -133,30 +134,52 @@ fn answer_nodes(signals: &Signals<'_>) -> Vec<String> {
     answers
 }
 
-/// Where the walk starts: the best instance vector hits, then the best lexical
-/// hits not among them.
-async fn walk_seeds(
-    store: &Store,
-    question: &str,
-    lexical: &[String],
-    options: &RetrieveOptions,
-) -> Result<Vec<String>, RetrieveError> {
-    let mut seeds: Vec<String> = store
-        .search(question, options.neighborhood.seeds, Some(INSTANCE_FILTER))
-        .await?
-        .into_iter()
-        .map(|h| h.iri)
-        .collect();
-    for iri in lexical.iter().take(LEXICAL_SEEDS) {
-        if !seeds.contains(iri) {
-            seeds.push(iri.clone());
+/// Where the `walk` channel starts, known before the graph is read: the
+/// question's best lexical entities (also the `lexical` channel), and the walk's
+/// seeds: the best instance vector hits, then the best lexical hits not among them.
+pub(crate) struct WalkStart {
+    /// The `lexical` channel, best first.
+    pub lexical: Vec<String>,
+    /// The walk's seeds.
+    pub seeds: Vec<String>,
+}
+
+impl WalkStart {
+    /// The lexical hits and seeds of `question`.
+    pub(crate) async fn new(
+        store: &Store,
+        question: &str,
+        options: &RetrieveOptions,
+    ) -> Result<Self, RetrieveError> {
+        let lexicon = Lexicon::of(store)?;
+        let lexical: Vec<String> = lexicon
+            .bm25(question, depth(options), &|e| e.role == Role::Entity)
+            .iter()
+            .map(|h| lexicon.entry(h.entry).iri.clone())
+            .collect();
+        let mut seeds: Vec<String> = store
+            .search(question, options.neighborhood.seeds, Some(INSTANCE_FILTER))
+            .await?
+            .into_iter()
+            .map(|h| h.iri)
+            .collect();
+        for iri in lexical.iter().take(LEXICAL_SEEDS) {
+            if !seeds.contains(iri) {
+                seeds.push(iri.clone());
+            }
         }
+        Ok(Self { lexical, seeds })
     }
-    Ok(seeds)
+}
+
+/// How many candidates each channel keeps.
+fn depth(options: &RetrieveOptions) -> usize {
+    (options.top_k * DEPTH_PER_K).max(MIN_DEPTH)
 }
 
 /// The `domain` and `paths` channels: the functions DomAgent ranks and the
-/// functions on dependency paths.
+/// functions on dependency paths (their rankings only: the fused ranking reads
+/// the descriptions of the functions it keeps).
 async fn code_channels(
     store: &Store,
     model: &dyn LanguageModel,
@@ -164,10 +187,7 @@ async fn code_channels(
     depth: usize,
     options: &RetrieveOptions,
 ) -> Result<[Channel; 2], RetrieveError> {
-    let functions = |context: FusedContext| -> Vec<String> {
-        context.functions.into_iter().map(|f| f.iri).collect()
-    };
-    let domain = domain::retrieve(
+    let domain = domain::ranked_functions(
         store,
         model,
         question,
@@ -176,32 +196,28 @@ async fn code_channels(
         &options.exclude,
     )
     .await?;
-    let paths = paths::retrieve(store, question, depth, options.paths).await?;
-    Ok([
-        Channel::new("domain", functions(domain)),
-        Channel::new("paths", functions(paths)),
-    ])
+    let paths = paths::ranked_functions(store, question, depth, options.paths)?;
+    Ok([Channel::new("domain", domain), Channel::new("paths", paths)])
 }
 
 /// Every channel's list for this question, each cut to what `keep` allows and to
-/// the channel depth; also the walk (for evidence paths) and its seeds.
+/// the channel depth; also the ranked walk (for evidence paths).
 async fn channels(
     store: &Store,
     model: &dyn LanguageModel,
     signals: &Signals<'_>,
     options: &RetrieveOptions,
-    holds_code: bool,
+    walk_from: Walked,
     keep: &(dyn Fn(&str) -> bool + Sync),
-) -> Result<(Vec<Channel>, Walk, Vec<String>), RetrieveError> {
-    let depth = (options.top_k * DEPTH_PER_K).max(MIN_DEPTH);
-    let lexicon = Lexicon::of(store)?;
-    let lexical: Vec<String> = lexicon
-        .bm25(signals.question, depth, &|e| e.role == Role::Entity)
-        .iter()
-        .map(|h| lexicon.entry(h.entry).iri.clone())
-        .collect();
-    let seeds = walk_seeds(store, signals.question, &lexical, options).await?;
-    let walked = walk(store, signals.question, &seeds, options.neighborhood).await?;
+) -> Result<(Vec<Channel>, Walk), RetrieveError> {
+    let depth = depth(options);
+    let walked = rank_reached(
+        store,
+        signals.question,
+        walk_from.reached,
+        options.neighborhood,
+    )
+    .await?;
     let walk_list: Vec<String> = walked
         .scored
         .iter()
@@ -209,10 +225,10 @@ async fn channels(
         .collect();
     let mut lists = vec![
         Channel::new("answers", answer_nodes(signals)),
-        Channel::new("lexical", lexical),
+        Channel::new("lexical", walk_from.start.lexical),
         Channel::new("walk", walk_list),
     ];
-    if holds_code {
+    if signals.holds_code {
         lists.extend(code_channels(store, model, signals.question, depth, options).await?);
     }
     for channel in &mut lists {
@@ -221,7 +237,16 @@ async fn channels(
             .retain(|iri| keep(iri) && !options.exclude.contains(iri));
         channel.ranked.truncate(depth);
     }
-    Ok((lists, walked, seeds))
+    Ok((lists, walked))
+}
+
+/// The `walk` channel's start and what its walks reached, one per seed (read by
+/// `unified` together with its path walks).
+pub(crate) struct Walked {
+    /// Where the walks started.
+    pub start: WalkStart,
+    /// What each seed's walk reached, in seed order.
+    pub reached: Vec<Neighbourhood>,
 }
 
 /// Stage 6, the node side: the channels fused into one ranking, the best
@@ -232,10 +257,10 @@ pub(crate) async fn ranking_stage(
     model: &dyn LanguageModel,
     signals: &Signals<'_>,
     options: &RetrieveOptions,
+    walked: Walked,
     context: &mut FusedContext,
 ) -> Result<(), RetrieveError> {
     let lexicon = Lexicon::of(store)?;
-    let holds_code = signals.holds_code;
     let code = signals.code;
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
@@ -245,8 +270,8 @@ pub(crate) async fn ranking_stage(
     };
     let keep =
         |iri: &str| code.is_none() || kinds_of(iri).iter().any(|k| CALLABLE.contains(&k.as_str()));
-    let (lists, walked, seeds) =
-        channels(store, model, signals, options, holds_code, &keep).await?;
+    let seeds = walked.start.seeds.clone();
+    let (lists, walked) = channels(store, model, signals, options, walked, &keep).await?;
     let fused = fuse(&lists);
     let mut texts: HashMap<&str, &VectorHit> =
         signals.hits.iter().map(|h| (h.iri.as_str(), h)).collect();

@@ -260,34 +260,29 @@ async fn classify(
 /// How many of the store's nearest functions inform package choice.
 const NEAREST_FUNCTIONS: usize = 50;
 
-/// The package of each of these functions.
-fn package_of_functions(
-    store: &Store,
-    functions: &[String],
-) -> Result<BTreeMap<String, String>, RetrieveError> {
-    if functions.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let solutions = sparql::run(
-        store,
-        sparql::with_values(
-            &format!("?function <{}> ?package .", kgfuse::IN_PACKAGE),
-            "function",
-            &terms(functions)?,
-            functions.len() * 2,
-        ),
-    )?;
-    let (f, p) = (solutions.column("function"), solutions.column("package"));
-    Ok(solutions
-        .rows
-        .iter()
-        .filter_map(|row| {
-            Some((
-                f.and_then(|i| cell_text(row.get(i)))?,
-                p.and_then(|i| cell_text(row.get(i)))?,
-            ))
+/// The functions of every package and the package of every function, read
+/// once per store version (not per question).
+struct Members {
+    by_package: BTreeMap<String, Vec<String>>,
+    package_of: BTreeMap<String, String>,
+}
+
+impl Members {
+    fn read(store: &Store) -> Result<Self, RetrieveError> {
+        let by_package = functions_by_package(store)?;
+        let package_of = by_package
+            .iter()
+            .flat_map(|(package, functions)| {
+                functions
+                    .iter()
+                    .map(move |function| (function.clone(), package.clone()))
+            })
+            .collect();
+        Ok(Self {
+            by_package,
+            package_of,
         })
-        .collect())
+    }
 }
 
 /// A candidate function with what the gate needs.
@@ -372,6 +367,47 @@ pub(crate) async fn retrieve(
     options: DomainOptions,
     exclude: &BTreeSet<String>,
 ) -> Result<FusedContext, RetrieveError> {
+    let (mut context, kept) = ranking(store, model, question, top_k, options, exclude).await?;
+    if context.status.is_some() {
+        return Ok(context);
+    }
+    let iris: Vec<&str> = kept.iter().map(|c| c.iri.as_str()).collect();
+    for (candidate, mut info) in kept.iter().zip(functions_info(store, &iris)?) {
+        info.score = candidate.score;
+        context.functions.push(info);
+    }
+
+    let (cases, case_stage) = cases(store, &kept, options.max_cases, exclude)?;
+    context.cases = cases;
+    context.trace.push(case_stage);
+    Ok(context)
+}
+
+/// The functions the strategy returns, best first, without their descriptions
+/// or cases (for `unified`'s `domain` channel).
+pub(crate) async fn ranked_functions(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    top_k: usize,
+    options: DomainOptions,
+    exclude: &BTreeSet<String>,
+) -> Result<Vec<String>, RetrieveError> {
+    let (_, kept) = ranking(store, model, question, top_k, options, exclude).await?;
+    Ok(kept.into_iter().map(|c| c.iri).collect())
+}
+
+/// The package choice, the chosen packages' functions and the gate: the kept
+/// functions, best first, and the context traced so far (status `no_packages`
+/// when none was chosen).
+async fn ranking(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    top_k: usize,
+    options: DomainOptions,
+    exclude: &BTreeSet<String>,
+) -> Result<(FusedContext, Vec<Candidate>), RetrieveError> {
     let mut context = FusedContext::default();
     let query = store.embed(question)?;
     // The store's nearest functions: evidence for package choice, and candidates
@@ -385,16 +421,13 @@ pub(crate) async fn retrieve(
         )
         .await
         .map_err(StoreError::from)?;
-    let nearest_packages = package_of_functions(
-        store,
-        &nearest.iter().map(|h| h.iri.clone()).collect::<Vec<_>>(),
-    )?;
+    let members = store.derived("domain/members", || Members::read(store))?;
     let evidence: Vec<(String, Option<String>, f32)> = nearest
         .iter()
         .map(|h| {
             (
                 h.iri.clone(),
-                nearest_packages.get(&h.iri).cloned(),
+                members.package_of.get(&h.iri).cloned(),
                 h.score,
             )
         })
@@ -404,15 +437,14 @@ pub(crate) async fn retrieve(
     context.trace.push(package_stage);
     if chosen.is_empty() {
         context.status = Some("no_packages".into());
-        return Ok(context);
+        return Ok((context, Vec::new()));
     }
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
-    let members = store.derived("domain/members", || functions_by_package(store))?;
     let mut package_of: BTreeMap<String, String> = BTreeMap::new();
     for package in &chosen_iris {
-        for function in members.get(package).into_iter().flatten() {
+        for function in members.by_package.get(package).into_iter().flatten() {
             package_of.insert(function.clone(), package.clone());
         }
     }
@@ -449,16 +481,7 @@ pub(crate) async fn retrieve(
 
     let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options, exclude)?;
     context.trace.push(gate_stage);
-    let iris: Vec<&str> = kept.iter().map(|c| c.iri.as_str()).collect();
-    for (candidate, mut info) in kept.iter().zip(functions_info(store, &iris)?) {
-        info.score = candidate.score;
-        context.functions.push(info);
-    }
-
-    let (cases, case_stage) = cases(store, &kept, options.max_cases, exclude)?;
-    context.cases = cases;
-    context.trace.push(case_stage);
-    Ok(context)
+    Ok((context, kept))
 }
 
 /// The refinement gate; returns the kept candidates (best first) and its trace.
@@ -664,8 +687,9 @@ fn cases(
             continue;
         }
         stage.kept.push(format!("{case} (weight {weight:.3})"));
-        out.push(crate::case_base::case_info(store, &case)?);
+        out.push(case);
     }
+    let out = crate::case_base::case_infos(store, &out)?;
     if !case_base_built {
         stage
             .kept

@@ -7,6 +7,7 @@ use crate::RetrieveError;
 use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
+use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -121,17 +122,39 @@ pub(crate) async fn walk(
     seeds: &[String],
     options: NeighborhoodOptions,
 ) -> Result<Walk, RetrieveError> {
-    let mut distance: BTreeMap<String, usize> = BTreeMap::new();
-    let mut adjacency: Adjacency = HashMap::new();
-    let starts: Vec<NamedNode> = seeds
+    let reached = store.graph().walks(&walk_starts(seeds, options))?;
+    rank_reached(store, question, reached, options).await
+}
+
+/// The walks from `seeds` within `options`' limits, for [`kgfuse_graph::Graph::walks`].
+pub(crate) fn walk_starts(
+    seeds: &[String],
+    options: NeighborhoodOptions,
+) -> Vec<(NamedNode, WalkLimits)> {
+    let limits = WalkLimits {
+        hops: options.max_distance,
+        max_nodes: options.max_nodes,
+    };
+    seeds
         .iter()
         .filter_map(|seed| NamedNode::new(seed.as_str()).ok())
-        .collect();
-    let walks = store
-        .graph()
-        .neighbourhoods(&starts, options.max_distance, options.max_nodes)?;
-    for (reached, edges) in walks {
-        for (node, d) in reached {
+        .map(|start| (start, limits))
+        .collect()
+}
+
+/// Ranks every node the walks from the seeds reached that has text: the
+/// Graph-RAG score of its distance to the nearest seed and its similarity to the
+/// question.
+pub(crate) async fn rank_reached(
+    store: &Store,
+    question: &str,
+    reached: Vec<Neighbourhood>,
+    options: NeighborhoodOptions,
+) -> Result<Walk, RetrieveError> {
+    let mut distance: BTreeMap<String, usize> = BTreeMap::new();
+    let mut adjacency: Adjacency = HashMap::new();
+    for (nodes, edges) in reached {
+        for (node, d) in nodes {
             let slot = distance.entry(node).or_insert(d);
             *slot = (*slot).min(d);
         }

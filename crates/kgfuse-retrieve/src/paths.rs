@@ -324,6 +324,39 @@ pub(crate) async fn retrieve(
     top_k: usize,
     limits: PathLimits,
 ) -> Result<FusedContext, RetrieveError> {
+    let (mut context, ranked) = ranking(store, question, top_k, limits)?;
+    let iris: Vec<&str> = ranked
+        .iter()
+        .map(|(function, _)| function.as_str())
+        .collect();
+    for ((_, score), mut info) in ranked.iter().zip(functions_info(store, &iris)?) {
+        info.score = *score;
+        context.functions.push(info);
+    }
+    Ok(context)
+}
+
+/// The functions on the paths, best first, without their descriptions (for
+/// `unified`'s `paths` channel).
+pub(crate) fn ranked_functions(
+    store: &Store,
+    question: &str,
+    top_k: usize,
+    limits: PathLimits,
+) -> Result<Vec<String>, RetrieveError> {
+    let (_, ranked) = ranking(store, question, top_k, limits)?;
+    Ok(ranked.into_iter().map(|(function, _)| function).collect())
+}
+
+/// The tags of the question, the paths between them and the functions on the
+/// paths, best first with their share of the paths; the context so far holds the
+/// trace, the paths and the status.
+fn ranking(
+    store: &Store,
+    question: &str,
+    top_k: usize,
+    limits: PathLimits,
+) -> Result<(FusedContext, Vec<(String, f32)>), RetrieveError> {
     let mut context = FusedContext::default();
     let all_tags = store.derived("paths/tags", || tags(store))?;
     let matched = matched_tags(question, &all_tags);
@@ -360,7 +393,7 @@ pub(crate) async fn retrieve(
     });
     if inputs.is_empty() && outputs.is_empty() {
         context.status = Some("no_tags".into());
-        return Ok(context);
+        return Ok((context, Vec::new()));
     }
     // Read once per write of the store, not once per question.
     let flow = store.derived("paths/flow", || flow_graph(store).map(Flow::new))?;
@@ -405,20 +438,22 @@ pub(crate) async fn retrieve(
         });
     }
     ranked.truncate(top_k);
-    let iris: Vec<&str> = ranked.iter().map(|(function, _)| *function).collect();
-    for ((_, count), mut info) in ranked.iter().zip(functions_info(store, &iris)?) {
-        #[allow(clippy::cast_precision_loss)]
-        let score = *count as f32 / paths.len().max(1) as f32;
-        info.score = score;
-        context.functions.push(info);
-    }
+    #[allow(clippy::cast_precision_loss)]
+    let share = |count: usize| count as f32 / paths.len().max(1) as f32;
+    let ranked: Vec<(String, f32)> = ranked
+        .into_iter()
+        .map(|(function, count)| (function.to_owned(), share(count)))
+        .collect();
     context.trace.push(TraceStage {
         stage: "paths".into(),
-        kept: context.functions.iter().map(|f| f.iri.clone()).collect(),
+        kept: ranked
+            .iter()
+            .map(|(function, _)| function.clone())
+            .collect(),
         dropped,
     });
     context.paths = paths;
-    Ok(context)
+    Ok((context, ranked))
 }
 
 #[cfg(test)]

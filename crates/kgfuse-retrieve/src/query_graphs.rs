@@ -622,7 +622,7 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
             continue;
         }
         for row in &rows {
-            for fact in row_facts(&graph, &variables, row) {
+            for fact in row_facts(graph, &variables, row) {
                 if !out.facts.contains(&fact) {
                     out.facts.push(fact);
                 }

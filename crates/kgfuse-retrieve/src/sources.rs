@@ -71,7 +71,7 @@ fn source_rows(store: &Store, nodes: &[Term]) -> Vec<(String, SourceRef)> {
         has_chunk = kgfuse::HAS_CHUNK,
         part_of = w3c::DCTERMS_IS_PART_OF,
         title = w3c::DCTERMS_TITLE,
-        values = values("node", &nodes),
+        values = values("node", nodes),
     );
     let options = store.query_options();
     let Ok(parsed) = parse_query(&query, &options) else {

@@ -22,10 +22,10 @@
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 
-use crate::channels::{self, Signals, ranking_stage};
+use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
 use crate::lexicon::{Lexicon, local_name};
 use crate::linking::{self, Linked};
-use crate::neighborhood::{Adjacency, add_edges, evidence};
+use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
 use crate::query_graphs;
 use crate::sources::cell_text;
 use crate::sparql::{Rejected, run_checked, run_checked_all, with_values};
@@ -36,6 +36,7 @@ use crate::{RetrieveError, RetrieveOptions};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
+use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, VectorHit};
 use std::collections::BTreeSet;
@@ -73,6 +74,8 @@ const BOOKKEEPING: &[&str] = &[
 
 /// Longest path searched between two linked entities.
 const MAX_PAIR_HOPS: usize = 3;
+/// Most nodes a path walk reaches from one entity.
+const PAIR_WALK_NODES: usize = 400;
 
 /// The spellings under which a name may be stored as a label: as written,
 /// lowercased, capitalised, and, for identifiers, split into words
@@ -302,8 +305,14 @@ pub(crate) async fn retrieve(
     });
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question, &hits)?;
+    let walk_start = WalkStart::new(store, question, options).await?;
+    let path_from = match &code {
+        None => &entities[..entities.len().saturating_sub(1)],
+        Some(_) => &[],
+    };
+    let (path_walks, walked) = walk_stage(store, path_from, walk_start, options)?;
     let path_facts = match &code {
-        None => path_stage(store, &entities, &mut context)?,
+        None => path_stage(&entities, path_walks, &mut context),
         Some(why) => {
             context.trace.push(TraceStage {
                 stage: "paths".into(),
@@ -322,7 +331,7 @@ pub(crate) async fn retrieve(
         code: code.as_deref(),
         holds_code,
     };
-    ranking_stage(store, model, &signals, options, &mut context).await?;
+    ranking_stage(store, model, &signals, options, walked, &mut context).await?;
     let mut facts = rank_facts(
         constructed.facts,
         generated,
@@ -541,19 +550,45 @@ fn template_stage(
     Ok(template)
 }
 
-/// Stage 4, paths between pairs of entities, as evidence; their facts are returned.
-fn path_stage(
+/// The graph around the entities (for stage 4) and around the walk's seeds (for
+/// stage 6), read together level by level: one read per hop for both.
+fn walk_stage(
     store: &Store,
+    path_from: &[NamedNode],
+    walk_start: WalkStart,
+    options: &RetrieveOptions,
+) -> Result<(Vec<Neighbourhood>, Walked), RetrieveError> {
+    let pair_walk = WalkLimits {
+        hops: MAX_PAIR_HOPS,
+        max_nodes: PAIR_WALK_NODES,
+    };
+    let mut starts: Vec<(NamedNode, WalkLimits)> = path_from
+        .iter()
+        .map(|entity| (entity.clone(), pair_walk))
+        .collect();
+    starts.extend(walk_starts(&walk_start.seeds, options.neighborhood));
+    let mut path_walks = store.graph().walks(&starts)?;
+    let reached = path_walks.split_off(path_from.len());
+    Ok((
+        path_walks,
+        Walked {
+            start: walk_start,
+            reached,
+        },
+    ))
+}
+
+/// Stage 4, paths between pairs of entities, as evidence; their facts are
+/// returned. `walks` holds the graph within `MAX_PAIR_HOPS` edges of every entity
+/// but the last, in entity order; each is searched for every later entity.
+fn path_stage(
     entities: &[NamedNode],
+    walks: Vec<Neighbourhood>,
     context: &mut FusedContext,
-) -> Result<Vec<Fact>, RetrieveError> {
+) -> Vec<Fact> {
     let mut kept = Vec::new();
     let mut facts = Vec::new();
-    // The graph within `MAX_PAIR_HOPS` edges of every entity but the last, walked
-    // together, then searched for every later entity.
-    let starts = &entities[..entities.len().saturating_sub(1)];
-    let walks = store.graph().neighbourhoods(starts, MAX_PAIR_HOPS, 400)?;
-    for (i, (from, (_, edges))) in starts.iter().zip(walks).enumerate() {
+    for (i, (from, (_, edges))) in entities.iter().zip(walks).enumerate() {
         let mut adjacency = Adjacency::new();
         add_edges(&mut adjacency, edges);
         for to in entities.iter().skip(i + 1) {
@@ -571,7 +606,7 @@ fn path_stage(
         kept,
         dropped: Vec::new(),
     });
-    Ok(facts)
+    facts
 }
 
 /// What makes a fact relevant to this question.

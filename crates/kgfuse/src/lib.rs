@@ -39,7 +39,7 @@ pub use kgfuse_shacl::{
 pub use kgfuse_store::{
     CheckReport, Derivation, FileValidation, LoadSummary, Provenance, StoreStats, SyncReport,
 };
-pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
+pub use kgfuse_vector::{VectorHit, VectorIndexStatus, VectorRow};
 
 mod builder;
 mod describe;
