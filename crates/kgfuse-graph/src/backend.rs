@@ -102,8 +102,7 @@ impl Graph {
         nodes: &[NamedNode],
         per_direction: usize,
     ) -> Result<BTreeMap<String, Vec<(NamedNode, Edge)>>, GraphError> {
-        let mut outgoing: BTreeMap<String, BTreeSet<Edge>> = BTreeMap::new();
-        let mut incoming: BTreeMap<String, BTreeSet<Edge>> = BTreeMap::new();
+        let mut sides = Sides::new(nodes);
         match &self.backend {
             Backend::Embedded(store) => {
                 for node in nodes {
@@ -118,52 +117,72 @@ impl Graph {
                         Ok(edges)
                     };
                     let key = node.as_str().to_owned();
-                    outgoing.insert(key.clone(), read(Some(node.as_ref().into()), None)?);
-                    incoming.insert(key, read(None, Some(node.as_ref().into()))?);
+                    sides
+                        .outgoing
+                        .insert(key.clone(), read(Some(node.as_ref().into()), None)?);
+                    sides
+                        .incoming
+                        .insert(key, read(None, Some(node.as_ref().into()))?);
                 }
             }
             Backend::Remote(endpoint) => {
-                let wanted: BTreeSet<&str> = nodes.iter().map(NamedNode::as_str).collect();
                 for chunk in nodes.chunks(NODES_PER_READ) {
                     for quad in endpoint.quads(Pattern::around(chunk)) {
-                        let Some(edge) = edge_of(quad?) else {
-                            continue;
-                        };
-                        if [&edge.subject, &edge.object]
-                            .iter()
-                            .any(|end| end.starts_with(crate::remote::GENID))
-                        {
-                            // A blank node, as the server stores it.
-                            continue;
-                        }
-                        for (node, side) in [
-                            (&edge.subject, &mut outgoing),
-                            (&edge.object, &mut incoming),
-                        ] {
-                            if wanted.contains(node.as_str()) {
-                                side.entry(node.clone()).or_default().insert(edge.clone());
-                            }
-                        }
+                        sides.add(quad?);
                     }
                 }
             }
         }
-        let side = |edges: Option<&BTreeSet<Edge>>, far: fn(&Edge) -> &String| {
-            edges
-                .into_iter()
-                .flatten()
-                .take(per_direction)
-                .map(|e| (NamedNode::new_unchecked(far(e).clone()), e.clone()))
-                .collect::<Vec<_>>()
-        };
-        Ok(nodes
-            .iter()
-            .map(|node| {
-                let mut edges = side(outgoing.get(node.as_str()), |e| &e.object);
-                edges.extend(side(incoming.get(node.as_str()), |e| &e.subject));
-                (node.as_str().to_owned(), edges)
-            })
-            .collect())
+        Ok(sides.around(nodes, per_direction))
+    }
+
+    /// The reads of [`Graph::edges_at`] on a remote graph as queries, to send with
+    /// other queries ([`crate::Rounds`]): one per [`NODES_PER_READ`] nodes, each
+    /// with the pattern its rows are quads of. `None` embedded.
+    pub(crate) fn edge_queries(&self, nodes: &[NamedNode]) -> Option<Vec<(Pattern, String)>> {
+        self.endpoint()?;
+        Some(
+            nodes
+                .chunks(NODES_PER_READ)
+                .map(|chunk| {
+                    let pattern = Pattern::around(chunk);
+                    let text = pattern.first_page();
+                    (pattern, text)
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Graph::edges_at`] from the answers to its [`Graph::edge_queries`]; an
+    /// answer that failed or may be cut short (a full first page) is read again
+    /// page by page.
+    pub(crate) fn edges_from(
+        &self,
+        nodes: &[NamedNode],
+        answers: Vec<(Pattern, Result<crate::QueryOutcome, GraphError>)>,
+        per_direction: usize,
+    ) -> Result<BTreeMap<String, Vec<(NamedNode, Edge)>>, GraphError> {
+        let mut sides = Sides::new(nodes);
+        for (pattern, answer) in answers {
+            match answer {
+                Ok(crate::QueryOutcome::Solutions { variables, rows })
+                    if !pattern.may_be_cut(rows.len()) =>
+                {
+                    for row in rows {
+                        sides.extend(pattern.quad(&variables, row));
+                    }
+                }
+                _ => {
+                    let Some(endpoint) = self.endpoint() else {
+                        continue;
+                    };
+                    for quad in endpoint.quads(pattern) {
+                        sides.add(quad?);
+                    }
+                }
+            }
+        }
+        Ok(sides.around(nodes, per_direction))
     }
 
     /// The quads with one of `nodes` at `end`, with one of `predicates` (any when
@@ -324,6 +343,76 @@ impl Graph {
 
 /// Most nodes named in one remote read of [`Graph::edges_at`].
 const NODES_PER_READ: usize = 500;
+
+/// The walkable edges read at some nodes, outgoing and incoming apart.
+struct Sides<'a> {
+    wanted: BTreeSet<&'a str>,
+    outgoing: BTreeMap<String, BTreeSet<Edge>>,
+    incoming: BTreeMap<String, BTreeSet<Edge>>,
+}
+
+impl<'a> Sides<'a> {
+    fn new(nodes: &'a [NamedNode]) -> Self {
+        Self {
+            wanted: nodes.iter().map(NamedNode::as_str).collect(),
+            outgoing: BTreeMap::new(),
+            incoming: BTreeMap::new(),
+        }
+    }
+
+    /// A quad read at either end: an edge of each end that is a wanted node.
+    /// Skolem IRIs (blank nodes as a server stores them) are not walked.
+    fn add(&mut self, quad: Quad) {
+        let Some(edge) = edge_of(quad) else {
+            return;
+        };
+        if [&edge.subject, &edge.object]
+            .iter()
+            .any(|end| end.starts_with(crate::remote::GENID))
+        {
+            return;
+        }
+        for (node, side) in [
+            (&edge.subject, &mut self.outgoing),
+            (&edge.object, &mut self.incoming),
+        ] {
+            if self.wanted.contains(node.as_str()) {
+                side.entry(node.clone()).or_default().insert(edge.clone());
+            }
+        }
+    }
+
+    fn extend(&mut self, quad: Option<Quad>) {
+        if let Some(quad) = quad {
+            self.add(quad);
+        }
+    }
+
+    /// Each node's edges: its outgoing ones, then its incoming ones, each
+    /// direction sorted and at most `per_direction` long.
+    fn around(
+        &self,
+        nodes: &[NamedNode],
+        per_direction: usize,
+    ) -> BTreeMap<String, Vec<(NamedNode, Edge)>> {
+        let side = |edges: Option<&BTreeSet<Edge>>, far: fn(&Edge) -> &String| {
+            edges
+                .into_iter()
+                .flatten()
+                .take(per_direction)
+                .map(|e| (NamedNode::new_unchecked(far(e).clone()), e.clone()))
+                .collect::<Vec<_>>()
+        };
+        nodes
+            .iter()
+            .map(|node| {
+                let mut edges = side(self.outgoing.get(node.as_str()), |e| &e.object);
+                edges.extend(side(self.incoming.get(node.as_str()), |e| &e.subject));
+                (node.as_str().to_owned(), edges)
+            })
+            .collect()
+    }
+}
 
 /// The walkable edge a quad states: IRI to IRI, not `rdf:type`.
 fn edge_of(quad: Quad) -> Option<Edge> {

@@ -271,8 +271,20 @@ impl Pattern {
         )
     }
 
+    /// The query for the pattern's first page, unordered, to send with other
+    /// queries ([`crate::Rounds`]).
+    pub(crate) fn first_page(&self) -> String {
+        self.select(FIRST_PAGE, None, false)
+    }
+
+    /// Whether a first page of `rows` rows may have been cut short (then the
+    /// pattern is read again page by page).
+    pub(crate) fn may_be_cut(&self, rows: usize) -> bool {
+        rows >= FIRST_PAGE
+    }
+
     /// The quad of one result row, the fixed terms filled in.
-    fn quad(&self, variables: &[String], row: Vec<Option<Term>>) -> Option<Quad> {
+    pub(crate) fn quad(&self, variables: &[String], row: Vec<Option<Term>>) -> Option<Quad> {
         let mut cells: HashMap<&str, Term> = variables
             .iter()
             .map(String::as_str)

@@ -662,7 +662,7 @@ impl Graph {
 const QUERY_TAG: &str = "kgfuse_query";
 
 /// [`Graph::select_many`] on a server: one request, rows split by their tag.
-fn select_together(
+pub(crate) fn select_together(
     endpoint: &Endpoint,
     queries: &[spargebra::Query],
     options: &QueryOptions,

@@ -7,7 +7,7 @@
 //! parameters last.
 
 use crate::sparql::parse_query;
-use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
+use crate::{Graph, GraphError, QueryOptions, QueryOutcome, Rounds};
 use oxigraph::model::{NamedNode, Term};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,36 +147,110 @@ impl Graph {
     /// One [`Graph::neighbourhood`] per start, each with its own limits, walked
     /// together level by level: the graph is read once per hop for every walk
     /// still going (on a SPARQL server, one request per hop instead of two per
-    /// visited node, and one for the walks of several stages). Each level visits
-    /// its nodes in the order they were reached and each node's edges sorted, so
-    /// both backends reach the same nodes.
+    /// visited node). Each level visits its nodes in the order they were reached
+    /// and each node's edges sorted, so both backends reach the same nodes. To
+    /// read the hops together with other stages' queries, use [`WalkRounds`].
     pub fn walks(
         &self,
         starts: &[(NamedNode, WalkLimits)],
     ) -> Result<Vec<Neighbourhood>, GraphError> {
-        let spent = self.spent.clone();
-        spent.measure(|| {
-            let mut walks: Vec<Walk> = starts
+        let mut walks = WalkRounds::new(starts);
+        self.read_in_rounds(&mut [&mut walks], &QueryOptions::default())?;
+        Ok(walks.into_neighbourhoods())
+    }
+}
+
+/// The walks of [`Graph::walks`] as [`Rounds`]: one round per hop on a SPARQL
+/// server; embedded, the whole walk in the first call.
+pub struct WalkRounds {
+    walks: Vec<Walk>,
+    level: usize,
+    /// The nodes this round reads, and the patterns of its queries.
+    reading: Vec<NamedNode>,
+    patterns: Vec<crate::remote::Pattern>,
+}
+
+impl WalkRounds {
+    /// Walks from `starts`, each within its limits.
+    pub fn new(starts: &[(NamedNode, WalkLimits)]) -> Self {
+        Self {
+            walks: starts
                 .iter()
                 .map(|(start, limits)| Walk::new(start, *limits))
-                .collect();
-            for level in 0.. {
-                let reading: BTreeSet<&NamedNode> = walks
-                    .iter()
-                    .filter(|w| level < w.limits.hops)
-                    .flat_map(|w| &w.frontier)
-                    .collect();
-                if reading.is_empty() {
-                    break;
-                }
-                let reading: Vec<NamedNode> = reading.into_iter().cloned().collect();
-                let around = self.edges_at(&reading, NEIGHBOURS_PER_NODE)?;
-                for walk in walks.iter_mut().filter(|w| level < w.limits.hops) {
-                    walk.step(level, &around);
-                }
+                .collect(),
+            level: 0,
+            reading: Vec::new(),
+            patterns: Vec::new(),
+        }
+    }
+
+    /// What each walk reached, in the order of the starts.
+    pub fn into_neighbourhoods(self) -> Vec<Neighbourhood> {
+        self.walks
+            .into_iter()
+            .map(|w| (w.distance, w.edges))
+            .collect()
+    }
+
+    /// The nodes the next hop reads: the frontiers of the walks not yet at their
+    /// hop limit.
+    fn frontier(&self) -> Vec<NamedNode> {
+        let reading: BTreeSet<&NamedNode> = self
+            .walks
+            .iter()
+            .filter(|w| self.level < w.limits.hops)
+            .flat_map(|w| &w.frontier)
+            .collect();
+        reading.into_iter().cloned().collect()
+    }
+
+    /// Takes the walks not yet at their hop limit one hop further.
+    fn step(&mut self, around: &BTreeMap<String, Vec<(NamedNode, Edge)>>) {
+        let level = self.level;
+        for walk in self.walks.iter_mut().filter(|w| level < w.limits.hops) {
+            walk.step(level, around);
+        }
+        self.level += 1;
+    }
+}
+
+impl Rounds for WalkRounds {
+    fn next_round(
+        &mut self,
+        graph: &Graph,
+        answers: Vec<Result<QueryOutcome, GraphError>>,
+    ) -> Result<Vec<spargebra::Query>, GraphError> {
+        if !self.reading.is_empty() {
+            let patterns = std::mem::take(&mut self.patterns);
+            let answers = patterns.into_iter().zip(answers).collect();
+            let around = graph
+                .spent
+                .clone()
+                .measure(|| graph.edges_from(&self.reading, answers, NEIGHBOURS_PER_NODE))?;
+            self.step(&around);
+        }
+        self.reading = self.frontier();
+        if self.reading.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(reads) = graph.edge_queries(&self.reading) else {
+            // Embedded: every hop now, read from the indexes.
+            while !self.reading.is_empty() {
+                let around = graph
+                    .spent
+                    .clone()
+                    .measure(|| graph.edges_at(&self.reading, NEIGHBOURS_PER_NODE))?;
+                self.step(&around);
+                self.reading = self.frontier();
             }
-            Ok(walks.into_iter().map(|w| (w.distance, w.edges)).collect())
-        })
+            return Ok(Vec::new());
+        };
+        let mut queries = Vec::with_capacity(reads.len());
+        for (pattern, text) in reads {
+            queries.push(parse_query(&text, &QueryOptions::default())?);
+            self.patterns.push(pattern);
+        }
+        Ok(queries)
     }
 }
 
@@ -346,5 +420,23 @@ mod tests {
                 .iter()
                 .any(|e| e.subject == "urn:f2" && e.object == "urn:f3")
         );
+    }
+
+    #[test]
+    fn walks_read_together_keep_their_own_limits() {
+        let graph = chain();
+        let f1 = NamedNode::new("urn:f1").expect("iri");
+        let limits = |hops, max_nodes| WalkLimits { hops, max_nodes };
+        let walks = graph
+            .walks(&[
+                (f1.clone(), limits(1, 100)),
+                (f1.clone(), limits(2, 100)),
+                (f1, limits(2, 2)),
+            ])
+            .expect("walks");
+        let reached = |i: usize| walks[i].0.keys().cloned().collect::<Vec<_>>();
+        assert!(!reached(0).contains(&"urn:f3".to_owned()), "one hop");
+        assert_eq!(walks[1].0.get("urn:f3"), Some(&2), "two hops");
+        assert_eq!(reached(2).len(), 2, "two nodes at most: {:?}", reached(2));
     }
 }

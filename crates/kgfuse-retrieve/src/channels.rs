@@ -21,10 +21,9 @@ use crate::lexicon::{Lexicon, Role};
 use crate::linking::Linked;
 use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, rank_reached};
 use crate::sources::sources_of;
-use crate::{RetrieveError, RetrieveOptions, domain, paths};
+use crate::{RetrieveError, RetrieveOptions, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
 use kgfuse_graph::templates::Neighbourhood;
-use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
 
@@ -75,6 +74,9 @@ pub(crate) struct Signals<'a> {
     pub code: Option<&'a str>,
     /// Whether the store holds any function or method ([`crate::holds_code`]).
     pub holds_code: bool,
+    /// The functions DomAgent's ranking keeps, best first (the `domain`
+    /// channel; empty when the store holds no code).
+    pub domain: &'a [String],
 }
 
 /// Whether the question asks for code, in a store that holds functions: it says
@@ -173,38 +175,26 @@ impl WalkStart {
 }
 
 /// How many candidates each channel keeps.
-fn depth(options: &RetrieveOptions) -> usize {
+pub(crate) fn depth(options: &RetrieveOptions) -> usize {
     (options.top_k * DEPTH_PER_K).max(MIN_DEPTH)
 }
 
-/// The `domain` and `paths` channels: the functions DomAgent ranks and the
-/// functions on dependency paths (their rankings only: the fused ranking reads
-/// the descriptions of the functions it keeps).
-async fn code_channels(
+/// The `paths` channel: the functions on dependency paths (the ranking only:
+/// the fused ranking reads the descriptions of the functions it keeps).
+fn paths_channel(
     store: &Store,
-    model: &dyn LanguageModel,
     question: &str,
     depth: usize,
     options: &RetrieveOptions,
-) -> Result<[Channel; 2], RetrieveError> {
-    let domain = domain::ranked_functions(
-        store,
-        model,
-        question,
-        depth,
-        options.domain,
-        &options.exclude,
-    )
-    .await?;
+) -> Result<Channel, RetrieveError> {
     let paths = paths::ranked_functions(store, question, depth, options.paths)?;
-    Ok([Channel::new("domain", domain), Channel::new("paths", paths)])
+    Ok(Channel::new("paths", paths))
 }
 
 /// Every channel's list for this question, each cut to what `keep` allows and to
 /// the channel depth; also the ranked walk (for evidence paths).
 async fn channels(
     store: &Store,
-    model: &dyn LanguageModel,
     signals: &Signals<'_>,
     options: &RetrieveOptions,
     walk_from: Walked,
@@ -229,7 +219,8 @@ async fn channels(
         Channel::new("walk", walk_list),
     ];
     if signals.holds_code {
-        lists.extend(code_channels(store, model, signals.question, depth, options).await?);
+        lists.push(Channel::new("domain", signals.domain.to_vec()));
+        lists.push(paths_channel(store, signals.question, depth, options)?);
     }
     for channel in &mut lists {
         channel
@@ -254,7 +245,6 @@ pub(crate) struct Walked {
 /// walk result with its evidence path; the trace lists every kept node's ranks.
 pub(crate) async fn ranking_stage(
     store: &Store,
-    model: &dyn LanguageModel,
     signals: &Signals<'_>,
     options: &RetrieveOptions,
     walked: Walked,
@@ -271,7 +261,7 @@ pub(crate) async fn ranking_stage(
     let keep =
         |iri: &str| code.is_none() || kinds_of(iri).iter().any(|k| CALLABLE.contains(&k.as_str()));
     let seeds = walked.start.seeds.clone();
-    let (lists, walked) = channels(store, model, signals, options, walked, &keep).await?;
+    let (lists, walked) = channels(store, signals, options, walked, &keep).await?;
     let fused = fuse(&lists);
     let mut texts: HashMap<&str, &VectorHit> =
         signals.hits.iter().map(|h| (h.iri.as_str(), h)).collect();

@@ -24,7 +24,7 @@ use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
 use crate::functions::{functions_by_package, functions_info};
 use crate::kmeans::dot;
 use crate::sources::cell_text;
-use crate::sparql::{self, values};
+use crate::sparql::{self, Solutions, values};
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
@@ -298,13 +298,9 @@ struct Candidate {
 /// reads each candidate's callees, callers, owners (module or class) and cases; the
 /// pairs are matched here, which is linear in the links instead of a query over
 /// every pair of candidates.
-fn ties(
-    store: &Store,
-    candidates: &[Candidate],
-    exclude: &BTreeSet<String>,
-) -> Result<BTreeMap<(String, String), String>, RetrieveError> {
+fn ties_query(candidates: &[Candidate]) -> Result<String, RetrieveError> {
     let iris: Vec<String> = candidates.iter().map(|c| c.iri.clone()).collect();
-    let text = format!(
+    Ok(format!(
         "SELECT ?a ?x ?link WHERE {{ {a} \
            {{ ?a <{calls}>|<{by_name}> ?x BIND(\"calls\" AS ?link) }} \
            UNION {{ ?x <{calls}>|<{by_name}> ?a BIND(\"is called by\" AS ?link) }} \
@@ -315,21 +311,29 @@ fn ties(
         by_name = kgfuse::CALLS_BY_NAME,
         has_function = kgfuse::HAS_FUNCTION,
         exercises = kgfuse::EXERCISES,
-    );
-    let solutions = sparql::run(store, text)?;
+    ))
+}
+
+/// The pairs of candidates tied in the answer to [`ties_query`].
+fn ties_from(
+    solutions: &Solutions,
+    candidates: &[Candidate],
+    exclude: &BTreeSet<String>,
+) -> BTreeMap<(String, String), String> {
+    let iris: Vec<&str> = candidates.iter().map(|c| c.iri.as_str()).collect();
     let mut out = BTreeMap::new();
     // owner or case -> candidates linked to it
     let mut shared: BTreeMap<(String, &'static str), BTreeSet<String>> = BTreeMap::new();
+    // By name: read with other stages' queries, the rows carry their variables too.
+    let at = |name: &str, row: &[Option<Term>]| {
+        solutions.column(name).and_then(|i| cell_text(row.get(i)))
+    };
     for row in &solutions.rows {
-        let (Some(a), Some(x), Some(link)) = (
-            cell_text(row.first()),
-            cell_text(row.get(1)),
-            cell_text(row.get(2)),
-        ) else {
+        let (Some(a), Some(x), Some(link)) = (at("a", row), at("x", row), at("link", row)) else {
             continue;
         };
         match link.as_str() {
-            "calls" | "is called by" if x != a && iris.contains(&x) => {
+            "calls" | "is called by" if x != a && iris.contains(&x.as_str()) => {
                 out.entry((a, x)).or_insert(link);
             }
             "owner" => {
@@ -355,7 +359,7 @@ fn ties(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Runs the strategy.
@@ -383,20 +387,6 @@ pub(crate) async fn retrieve(
     Ok(context)
 }
 
-/// The functions the strategy returns, best first, without their descriptions
-/// or cases (for `unified`'s `domain` channel).
-pub(crate) async fn ranked_functions(
-    store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
-    top_k: usize,
-    options: DomainOptions,
-    exclude: &BTreeSet<String>,
-) -> Result<Vec<String>, RetrieveError> {
-    let (_, kept) = ranking(store, model, question, top_k, options, exclude).await?;
-    Ok(kept.into_iter().map(|c| c.iri).collect())
-}
-
 /// The package choice, the chosen packages' functions and the gate: the kept
 /// functions, best first, and the context traced so far (status `no_packages`
 /// when none was chosen).
@@ -408,6 +398,81 @@ async fn ranking(
     options: DomainOptions,
     exclude: &BTreeSet<String>,
 ) -> Result<(FusedContext, Vec<Candidate>), RetrieveError> {
+    let shortlist = shortlist(store, model, question, top_k, options).await?;
+    let ties = match shortlist.ties_query(model)? {
+        Some(text) => Some(sparql::run(store, text)?),
+        None => None,
+    };
+    shortlist.gate(model, question, top_k, options, exclude, ties.as_ref())
+}
+
+/// The strategy's ranking before the gate: the chosen packages and their
+/// functions. The gate's one graph read ([`Shortlist::ties_query`]) can then go
+/// with other stages' reads (`unified` reads it with its own).
+pub(crate) struct Shortlist {
+    context: FusedContext,
+    candidates: Vec<Candidate>,
+}
+
+impl Shortlist {
+    /// The query the offline gate reads the candidates' structural ties with;
+    /// none when no package was chosen or a model judges relevance instead.
+    pub(crate) fn ties_query(
+        &self,
+        model: &dyn LanguageModel,
+    ) -> Result<Option<String>, RetrieveError> {
+        if self.context.status.is_some() || !model.is_offline() || self.candidates.is_empty() {
+            return Ok(None);
+        }
+        ties_query(&self.candidates).map(Some)
+    }
+
+    /// The refinement gate, given the answer to [`Shortlist::ties_query`]: the
+    /// kept functions, best first, and the context traced so far.
+    fn gate(
+        mut self,
+        model: &dyn LanguageModel,
+        question: &str,
+        top_k: usize,
+        options: DomainOptions,
+        exclude: &BTreeSet<String>,
+        ties: Option<&Solutions>,
+    ) -> Result<(FusedContext, Vec<Candidate>), RetrieveError> {
+        if self.context.status.is_some() {
+            return Ok((self.context, Vec::new()));
+        }
+        let tie_map = ties.map_or_else(BTreeMap::new, |solutions| {
+            ties_from(solutions, &self.candidates, exclude)
+        });
+        let (kept, gate_stage) = gate(model, question, &self.candidates, &tie_map, top_k, options)?;
+        self.context.trace.push(gate_stage);
+        Ok((self.context, kept))
+    }
+
+    /// The gate's kept functions, best first.
+    pub(crate) fn ranked_functions(
+        self,
+        model: &dyn LanguageModel,
+        question: &str,
+        top_k: usize,
+        options: DomainOptions,
+        exclude: &BTreeSet<String>,
+        ties: Option<&Solutions>,
+    ) -> Result<Vec<String>, RetrieveError> {
+        let (_, kept) = self.gate(model, question, top_k, options, exclude, ties)?;
+        Ok(kept.into_iter().map(|c| c.iri).collect())
+    }
+}
+
+/// The package choice and the chosen packages' functions ranked by cosine,
+/// plus the store-wide best (status `no_packages` when none was chosen).
+pub(crate) async fn shortlist(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    top_k: usize,
+    options: DomainOptions,
+) -> Result<Shortlist, RetrieveError> {
     let mut context = FusedContext::default();
     let query = store.embed(question)?;
     // The store's nearest functions: evidence for package choice, and candidates
@@ -437,7 +502,10 @@ async fn ranking(
     context.trace.push(package_stage);
     if chosen.is_empty() {
         context.status = Some("no_packages".into());
-        return Ok((context, Vec::new()));
+        return Ok(Shortlist {
+            context,
+            candidates: Vec::new(),
+        });
     }
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
@@ -478,21 +546,20 @@ async fn ranking(
             .collect(),
         dropped: Vec::new(),
     });
-
-    let (kept, gate_stage) = gate(store, model, question, &candidates, top_k, options, exclude)?;
-    context.trace.push(gate_stage);
-    Ok((context, kept))
+    Ok(Shortlist {
+        context,
+        candidates,
+    })
 }
 
 /// The refinement gate; returns the kept candidates (best first) and its trace.
 fn gate(
-    store: &Store,
     model: &dyn LanguageModel,
     question: &str,
     candidates: &[Candidate],
+    tie_map: &BTreeMap<(String, String), String>,
     top_k: usize,
     options: DomainOptions,
-    exclude: &BTreeSet<String>,
 ) -> Result<(Vec<Candidate>, TraceStage), RetrieveError> {
     let mut stage = TraceStage {
         stage: "gate".into(),
@@ -505,11 +572,6 @@ fn gate(
         .iter()
         .find(|c| c.package.is_some())
         .map_or(0.0, |c| c.score);
-    let tie_map = if model.is_offline() {
-        ties(store, candidates, exclude)?
-    } else {
-        BTreeMap::new()
-    };
     let tie_to = |candidate: &Candidate, kept: &[&Candidate]| {
         kept.iter().find_map(|k| {
             tie_map

@@ -28,14 +28,13 @@
 //! checked against the store's vocabulary like every generated query, runs with a
 //! row limit and a short timeout.
 
-use crate::RetrieveError;
 use crate::linking::{Candidate, Linked};
 use crate::sources::cell_text;
 use crate::sparql::Rejected;
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
-use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::{NamedNode, Variable};
+use kgfuse_graph::{GraphError, QueryOutcome, Rounds};
 use kgfuse_store::Store;
 use spargebra::Query;
 use spargebra::algebra::{GraphPattern, PropertyPathExpression};
@@ -525,110 +524,113 @@ fn row_facts(
     facts
 }
 
-/// On a remote graph, the outcomes of candidate `from` and of the candidates
-/// after it that score within [`TIE_MARGIN`] of it and pass the vocabulary
-/// check, read in one request: the loop in [`construct`] runs all of them
-/// unless an earlier one answered, so the tier costs one round trip and no
-/// query the loop would not have run. Embedded, nothing: each query runs when
-/// the loop reaches it.
-fn prefetch_tier(
-    store: &Store,
-    runs: &[QueryGraph],
-    queries: &[Query],
-    from: usize,
-    options: &kgfuse_graph::QueryOptions,
-    fetched: &mut [Option<Result<QueryOutcome, kgfuse_graph::GraphError>>],
-) -> Result<(), RetrieveError> {
-    if !store.graph().is_remote() || fetched.get(from).is_none_or(Option::is_some) {
-        return Ok(());
-    }
-    let floor = runs[from].score - TIE_MARGIN;
-    let mut tier = Vec::new();
-    for i in from..runs.len() {
-        if runs[i].score < floor {
-            break;
-        }
-        let vocabulary = kgfuse_graph::query_vocabulary(&queries[i]);
-        if fetched[i].is_none() && store.graph().unknown_terms(&vocabulary)?.is_empty() {
-            tier.push(i);
-        }
-    }
-    let chosen = tier.iter().map(|&i| queries[i].clone()).collect();
-    for (i, outcome) in tier
-        .into_iter()
-        .zip(store.graph().select_many(chosen, options))
-    {
-        fetched[i] = Some(outcome);
-    }
-    Ok(())
+/// The query graphs for what the question links to, run best first as
+/// [`Rounds`]: the first with rows answers, with any scored within `TIE_MARGIN`
+/// of it. On a SPARQL server each round asks a whole tier of equally scored
+/// candidates (what the loop would run anyway); embedded, one candidate per round.
+pub(crate) struct Construction<'a> {
+    store: &'a Store,
+    runs: Vec<QueryGraph>,
+    queries: Vec<Query>,
+    /// The answers read so far, by candidate.
+    fetched: Vec<Option<Result<QueryOutcome, GraphError>>>,
+    /// The candidates the last round asked for.
+    asked: Vec<usize>,
+    /// The next candidate to look at.
+    at: usize,
+    /// The score of the first candidate that answered.
+    answered: Option<f32>,
+    out: Constructed,
 }
 
-/// Builds the query graphs for what the question links to and runs them best
-/// first; the first with rows answers.
-pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, RetrieveError> {
-    let mut out = Constructed {
-        trace: TraceStage {
-            stage: "query graphs".into(),
-            ..TraceStage::default()
-        },
-        ..Constructed::default()
-    };
-    if linked.mentions.is_empty() {
-        out.trace
-            .kept
-            .push("no linked entity to anchor a query".into());
-        return Ok(out);
-    }
-    let mut options = store.query_options();
-    options.timeout = Some(options.timeout.map_or(TIMEOUT, |t| t.min(TIMEOUT)));
-    let mut answered: Option<f32> = None;
-    let runs: Vec<QueryGraph> = candidates(linked).into_iter().take(MAX_RUNS).collect();
-    let queries: Vec<Query> = runs.iter().map(|g| algebra(g, linked)).collect();
-    let mut prefetched: Vec<Option<_>> = (0..queries.len()).map(|_| None).collect();
-    for (i, graph) in runs.iter().enumerate() {
-        let query = queries[i].clone();
-        if answered.is_some_and(|best| graph.score < best - TIE_MARGIN) {
-            break;
-        }
-        let text = query.to_string();
-        let unknown = store
-            .graph()
-            .unknown_terms(&kgfuse_graph::query_vocabulary(&query))?;
-        if !unknown.is_empty() {
-            out.rejected.push(Rejected { text, unknown });
-            continue;
-        }
-        prefetch_tier(store, &runs, &queries, i, &options, &mut prefetched)?;
-        let outcome = match prefetched.get_mut(i).and_then(Option::take) {
-            Some(outcome) => outcome,
-            None => store.graph().query_algebra(query, &[], &options),
+impl<'a> Construction<'a> {
+    /// The candidates for `linked`, none run yet.
+    pub(crate) fn new(store: &'a Store, linked: &Linked) -> Self {
+        let mut out = Constructed {
+            trace: TraceStage {
+                stage: "query graphs".into(),
+                ..TraceStage::default()
+            },
+            ..Constructed::default()
         };
+        let runs: Vec<QueryGraph> = if linked.mentions.is_empty() {
+            out.trace
+                .kept
+                .push("no linked entity to anchor a query".into());
+            Vec::new()
+        } else {
+            candidates(linked).into_iter().take(MAX_RUNS).collect()
+        };
+        let queries: Vec<Query> = runs.iter().map(|g| algebra(g, linked)).collect();
+        Self {
+            store,
+            fetched: (0..runs.len()).map(|_| None).collect(),
+            runs,
+            queries,
+            asked: Vec::new(),
+            at: 0,
+            answered: None,
+            out,
+        }
+    }
+
+    /// What answered and what was tried.
+    pub(crate) fn finish(self) -> Constructed {
+        self.out
+    }
+
+    /// The candidates of the tier starting at `from` whose vocabulary the store
+    /// knows and that are not read yet (only `from` itself, embedded).
+    fn tier(&self, from: usize) -> Result<Vec<usize>, GraphError> {
+        if !self.store.graph().is_remote() {
+            return Ok(vec![from]);
+        }
+        let floor = self.runs[from].score - TIE_MARGIN;
+        let mut tier = Vec::new();
+        for i in from..self.runs.len() {
+            if self.runs[i].score < floor {
+                break;
+            }
+            let vocabulary = kgfuse_graph::query_vocabulary(&self.queries[i]);
+            if self.fetched[i].is_none()
+                && self.store.graph().unknown_terms(&vocabulary)?.is_empty()
+            {
+                tier.push(i);
+            }
+        }
+        Ok(tier)
+    }
+
+    /// Takes one candidate's answer into the result.
+    fn take(&mut self, i: usize, outcome: Result<QueryOutcome, GraphError>) {
+        let graph = &self.runs[i];
+        let text = self.queries[i].to_string();
         let (variables, rows) = match outcome {
             Ok(QueryOutcome::Solutions { variables, rows }) => (variables, rows),
-            Ok(_) => continue,
+            Ok(_) => return,
             Err(e) => {
-                out.trace.dropped.push(Dropped {
+                self.out.trace.dropped.push(Dropped {
                     iri: text,
                     why: format!("failed: {e}"),
                 });
-                continue;
+                return;
             }
         };
         if rows.is_empty() {
-            out.trace.dropped.push(Dropped {
+            self.out.trace.dropped.push(Dropped {
                 iri: text,
                 why: format!("{} ({:.2}): no rows", graph.shape, graph.score),
             });
-            continue;
+            return;
         }
         for row in &rows {
             for fact in row_facts(graph, &variables, row) {
-                if !out.facts.contains(&fact) {
-                    out.facts.push(fact);
+                if !self.out.facts.contains(&fact) {
+                    self.out.facts.push(fact);
                 }
             }
         }
-        out.trace.kept.push(format!(
+        self.out.trace.kept.push(format!(
             "{} ({:.2}): {} rows{}: {text}",
             graph.shape,
             graph.score,
@@ -639,10 +641,58 @@ pub(crate) fn construct(store: &Store, linked: &Linked) -> Result<Constructed, R
                 ""
             }
         ));
-        out.queries.push(text);
-        answered.get_or_insert(graph.score);
+        self.out.queries.push(text);
+        self.answered.get_or_insert(graph.score);
     }
-    Ok(out)
+}
+
+impl Rounds for Construction<'_> {
+    fn next_round(
+        &mut self,
+        _graph: &kgfuse_graph::Graph,
+        answers: Vec<Result<QueryOutcome, GraphError>>,
+    ) -> Result<Vec<Query>, GraphError> {
+        for (i, answer) in std::mem::take(&mut self.asked).into_iter().zip(answers) {
+            self.fetched[i] = Some(answer);
+        }
+        while self.at < self.runs.len() {
+            let i = self.at;
+            if self
+                .answered
+                .is_some_and(|best| self.runs[i].score < best - TIE_MARGIN)
+            {
+                break;
+            }
+            let vocabulary = kgfuse_graph::query_vocabulary(&self.queries[i]);
+            let unknown = self.store.graph().unknown_terms(&vocabulary)?;
+            if !unknown.is_empty() {
+                let text = self.queries[i].to_string();
+                self.out.rejected.push(Rejected { text, unknown });
+                self.at += 1;
+                continue;
+            }
+            let Some(outcome) = self.fetched[i].take() else {
+                self.asked = self.tier(i)?;
+                return Ok(self
+                    .asked
+                    .iter()
+                    .map(|&j| self.queries[j].clone())
+                    .collect());
+            };
+            self.take(i, outcome);
+            self.at += 1;
+        }
+        Ok(Vec::new())
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(
+            self.store
+                .query_options()
+                .timeout
+                .map_or(TIMEOUT, |t| t.min(TIMEOUT)),
+        )
+    }
 }
 
 #[cfg(test)]

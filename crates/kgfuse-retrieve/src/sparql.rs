@@ -9,7 +9,7 @@
 
 use crate::RetrieveError;
 use kgfuse_graph::model::Term;
-use kgfuse_graph::{QueryOutcome, parse_query};
+use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds, parse_query};
 use kgfuse_store::Store;
 
 /// A graph pattern plus the values of one variable, as a runnable, limited SELECT.
@@ -41,7 +41,7 @@ pub(crate) struct Solutions {
 
 impl Solutions {
     /// The rows of a query's outcome (none for an ASK or CONSTRUCT).
-    fn of(text: String, outcome: QueryOutcome) -> Self {
+    pub(crate) fn of(text: String, outcome: QueryOutcome) -> Self {
         let (variables, rows) = match outcome {
             QueryOutcome::Solutions { variables, rows } => (variables, rows),
             _ => (Vec::new(), Vec::new()),
@@ -146,6 +146,47 @@ pub(crate) fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions
         .zip(outcomes)
         .map(|(text, outcome)| Ok(Solutions::of(text, outcome?)))
         .collect()
+}
+
+/// One generated SELECT read as [`Rounds`], with other stages' reads.
+pub(crate) struct OneRead {
+    text: Option<String>,
+    options: QueryOptions,
+    answer: Option<Solutions>,
+}
+
+impl OneRead {
+    /// Reads `text`, if any, parsed with the store's options.
+    pub(crate) fn new(store: &Store, text: Option<String>) -> Self {
+        Self {
+            text,
+            options: store.query_options(),
+            answer: None,
+        }
+    }
+
+    /// The answer, once read.
+    pub(crate) fn finish(self) -> Option<Solutions> {
+        self.answer
+    }
+}
+
+impl Rounds for OneRead {
+    fn next_round(
+        &mut self,
+        _graph: &kgfuse_graph::Graph,
+        answers: Vec<Result<QueryOutcome, GraphError>>,
+    ) -> Result<Vec<spargebra::Query>, GraphError> {
+        if let Some(answer) = answers.into_iter().next() {
+            let text = self.text.take().unwrap_or_default();
+            self.answer = Some(Solutions::of(text, answer?));
+            return Ok(Vec::new());
+        }
+        match &self.text {
+            Some(text) if self.answer.is_none() => Ok(vec![parse_query(text, &self.options)?]),
+            _ => Ok(Vec::new()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -26,17 +26,18 @@ use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
 use crate::lexicon::{Lexicon, local_name};
 use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
-use crate::query_graphs;
+use crate::query_graphs::{Constructed, Construction};
 use crate::sources::cell_text;
-use crate::sparql::{Rejected, run_checked, run_checked_all, with_values};
+use crate::sparql::{OneRead, Rejected, Solutions, run_checked, with_values};
 use crate::text_to_sparql::{
     Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
 };
-use crate::{RetrieveError, RetrieveOptions};
+use crate::{RetrieveError, RetrieveOptions, domain};
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
-use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
+use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
+use kgfuse_graph::{GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Store, VectorHit};
 use std::collections::BTreeSet;
@@ -199,69 +200,165 @@ fn second_round_entities(facts: &[Fact], entities: &[String]) -> Vec<NamedNode> 
         .collect()
 }
 
-/// Facts about the entities, both directions, with the graph each lives in.
-fn facts_about(
-    store: &Store,
-    entities: &[NamedNode],
-    sparql: &mut Vec<String>,
-    rejected: &mut Vec<Rejected>,
-) -> Result<Vec<Fact>, RetrieveError> {
-    let values: Vec<Term> = entities.iter().cloned().map(Term::from).collect();
-    let mut facts = Vec::new();
-    let limit = FACTS_PER_ENTITY * entities.len();
-    let outgoing = with_values("GRAPH ?g { ?e ?p ?x }", "e", &values, limit);
-    let incoming = format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE);
-    let incoming = with_values(&incoming, "e", &values, limit);
-    let both = run_checked_all(store, vec![outgoing, incoming])?;
-    for (outcome, outgoing) in both.into_iter().zip([true, false]) {
-        let solutions = match outcome {
-            Ok(solutions) => solutions,
-            Err(rejection) => {
-                rejected.push(rejection);
-                continue;
-            }
-        };
-        let at = |name: &str| solutions.column(name);
-        let (Some(e), Some(p), Some(x), Some(g)) = (at("e"), at("p"), at("x"), at("g")) else {
-            sparql.push(solutions.text);
-            continue;
-        };
-        for row in &solutions.rows {
-            let (Some(entity), Some(predicate), Some(other), Some(graph)) = (
-                cell_text(row.get(e)),
-                cell_text(row.get(p)),
-                cell_text(row.get(x)),
-                cell_text(row.get(g)),
-            ) else {
-                continue;
-            };
-            // Prose and code belong to the unstructured side; facts are relations
-            // and short values.
-            if LONG_TEXT.contains(&predicate.as_str()) || other.len() > 400 {
-                continue;
-            }
-            let (subject, object) = if outgoing {
-                (entity, other)
+/// Stage 3c, the templates, as [`Rounds`]: the facts about each entity (both
+/// directions, with the graph each lives in), then a second round about the
+/// nodes the first round ties to two of them.
+struct TemplateRounds<'a> {
+    store: &'a Store,
+    entities: Vec<String>,
+    round: u8,
+    /// The current round's queries that passed the check: text, and whether it
+    /// reads the outgoing side.
+    sent: Vec<(String, bool)>,
+    facts: Vec<Fact>,
+    /// The second round's entities.
+    fresh: Vec<NamedNode>,
+    sparql: Vec<String>,
+    rejected: Vec<Rejected>,
+}
+
+impl<'a> TemplateRounds<'a> {
+    fn new(store: &'a Store, entities: &[NamedNode]) -> Self {
+        Self {
+            store,
+            entities: entities.iter().map(|e| e.as_str().to_owned()).collect(),
+            round: 0,
+            sent: Vec::new(),
+            facts: Vec::new(),
+            fresh: Vec::new(),
+            sparql: Vec::new(),
+            rejected: Vec::new(),
+        }
+    }
+
+    /// The facts both rounds found; their queries, rejections and the second
+    /// round's entities go to the context.
+    fn finish(self, context: &mut FusedContext, rejected: &mut Vec<Rejected>) -> Vec<Fact> {
+        context.sparql.extend(self.sparql);
+        rejected.extend(self.rejected);
+        if !self.fresh.is_empty() {
+            context.trace.push(TraceStage {
+                stage: "second round".into(),
+                kept: self
+                    .fresh
+                    .iter()
+                    .map(|n| format!("entity {}", n.as_str()))
+                    .collect(),
+                dropped: Vec::new(),
+            });
+        }
+        self.facts
+    }
+
+    /// The outgoing and incoming facts of `nodes`, checked against the store's
+    /// vocabulary like every generated query.
+    fn ask(&mut self, nodes: &[NamedNode]) -> Result<Vec<spargebra::Query>, GraphError> {
+        let values: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
+        let limit = FACTS_PER_ENTITY * nodes.len();
+        let outgoing = with_values("GRAPH ?g { ?e ?p ?x }", "e", &values, limit);
+        let incoming = format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE);
+        let incoming = with_values(&incoming, "e", &values, limit);
+        let options = self.store.query_options();
+        let mut queries = Vec::new();
+        for (text, outgoing) in [(outgoing, true), (incoming, false)] {
+            let parsed = parse_query(&text, &options)?;
+            let unknown = self
+                .store
+                .graph()
+                .unknown_terms(&kgfuse_graph::query_vocabulary(&parsed))?;
+            if unknown.is_empty() {
+                self.sent.push((text, outgoing));
+                queries.push(parsed);
             } else {
-                (other, entity)
-            };
-            let fact = Fact {
-                subject,
-                predicate,
-                object,
-                graph,
-            };
-            if !facts.iter().any(|f: &Fact| {
-                f.subject == fact.subject
-                    && f.predicate == fact.predicate
-                    && f.object == fact.object
-            }) {
-                facts.push(fact);
+                self.rejected.push(Rejected { text, unknown });
             }
         }
-        sparql.push(solutions.text);
+        Ok(queries)
     }
-    Ok(facts)
+
+    /// The facts in the answers to the last round's queries.
+    fn read(
+        &mut self,
+        answers: Vec<Result<QueryOutcome, GraphError>>,
+    ) -> Result<Vec<Fact>, GraphError> {
+        let mut facts = Vec::new();
+        for ((text, outgoing), answer) in std::mem::take(&mut self.sent).into_iter().zip(answers) {
+            let solutions = Solutions::of(text, answer?);
+            let at = |name: &str| solutions.column(name);
+            if let (Some(e), Some(p), Some(x), Some(g)) = (at("e"), at("p"), at("x"), at("g")) {
+                for row in &solutions.rows {
+                    let cells = [e, p, x, g].map(|i| cell_text(row.get(i)));
+                    let [Some(entity), Some(predicate), Some(other), Some(graph)] = cells else {
+                        continue;
+                    };
+                    // Prose and code belong to the unstructured side; facts are
+                    // relations and short values.
+                    if LONG_TEXT.contains(&predicate.as_str()) || other.len() > 400 {
+                        continue;
+                    }
+                    let (subject, object) = if outgoing {
+                        (entity, other)
+                    } else {
+                        (other, entity)
+                    };
+                    let fact = Fact {
+                        subject,
+                        predicate,
+                        object,
+                        graph,
+                    };
+                    if !facts.iter().any(|f: &Fact| {
+                        f.subject == fact.subject
+                            && f.predicate == fact.predicate
+                            && f.object == fact.object
+                    }) {
+                        facts.push(fact);
+                    }
+                }
+            }
+            self.sparql.push(solutions.text);
+        }
+        Ok(facts)
+    }
+}
+
+impl Rounds for TemplateRounds<'_> {
+    fn next_round(
+        &mut self,
+        _graph: &kgfuse_graph::Graph,
+        answers: Vec<Result<QueryOutcome, GraphError>>,
+    ) -> Result<Vec<spargebra::Query>, GraphError> {
+        self.round += 1;
+        match self.round {
+            1 if self.entities.is_empty() => Ok(Vec::new()),
+            1 => {
+                let entities: Vec<NamedNode> = self
+                    .entities
+                    .iter()
+                    .filter_map(|e| NamedNode::new(e.as_str()).ok())
+                    .collect();
+                self.ask(&entities)
+            }
+            2 => {
+                self.facts = self.read(answers)?;
+                self.fresh = second_round_entities(&self.facts, &self.entities);
+                let fresh = self.fresh.clone();
+                if fresh.is_empty() {
+                    Ok(Vec::new())
+                } else {
+                    self.ask(&fresh)
+                }
+            }
+            _ => {
+                let more = self.read(answers)?;
+                self.facts.extend(
+                    more.into_iter()
+                        .filter(|f| !BOOKKEEPING.contains(&f.predicate.as_str())),
+                );
+                Ok(Vec::new())
+            }
+        }
+    }
 }
 
 /// Runs the strategy, stage by stage.
@@ -287,14 +384,59 @@ pub(crate) async fn retrieve(
         &mut context,
         &mut rejected,
     )?;
-    let constructed = query_graphs::construct(store, &linked)?;
+    let holds_code = crate::holds_code(store)?;
+    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
+    let walk_start = WalkStart::new(store, question, options).await?;
+    // Entity paths only for a question that does not ask for code.
+    let path_from = match &code {
+        None => &entities[..entities.len().saturating_sub(1)],
+        Some(_) => &[],
+    };
+    let shortlist = match holds_code {
+        true => Some(
+            domain::shortlist(
+                store,
+                model,
+                question,
+                channels::depth(options),
+                options.domain,
+            )
+            .await?,
+        ),
+        false => None,
+    };
+    let ties = match &shortlist {
+        Some(shortlist) => shortlist.ties_query(model)?,
+        None => None,
+    };
+    let read = graph_stage(
+        store,
+        &linked,
+        &entities,
+        path_from,
+        walk_start,
+        OneRead::new(store, ties),
+        options,
+    )?;
+    let domain_functions = match shortlist {
+        Some(shortlist) => shortlist.ranked_functions(
+            model,
+            question,
+            channels::depth(options),
+            options.domain,
+            &options.exclude,
+            read.ties.as_ref(),
+        )?,
+        None => Vec::new(),
+    };
+    let constructed = read.constructed;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
     let generated =
         model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
     let budget = fact_budget(dispatch, top_k);
-    let template = template_stage(store, &entities, &mut context, &mut rejected)?;
+    let template = read.templates.finish(&mut context, &mut rejected);
     context.trace.push(TraceStage {
         stage: "ontology check".into(),
         kept: vec![format!(
@@ -303,16 +445,8 @@ pub(crate) async fn retrieve(
         )],
         dropped: rejected.iter().map(Rejected::dropped).collect(),
     });
-    let holds_code = crate::holds_code(store)?;
-    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
-    let walk_start = WalkStart::new(store, question, options).await?;
-    let path_from = match &code {
-        None => &entities[..entities.len().saturating_sub(1)],
-        Some(_) => &[],
-    };
-    let (path_walks, walked) = walk_stage(store, path_from, walk_start, options)?;
     let path_facts = match &code {
-        None => path_stage(&entities, path_walks, &mut context),
+        None => path_stage(&entities, read.path_walks, &mut context),
         Some(why) => {
             context.trace.push(TraceStage {
                 stage: "paths".into(),
@@ -330,8 +464,9 @@ pub(crate) async fn retrieve(
         answers: &constructed.facts,
         code: code.as_deref(),
         holds_code,
+        domain: &domain_functions,
     };
-    ranking_stage(store, model, &signals, options, walked, &mut context).await?;
+    ranking_stage(store, &signals, options, read.walked, &mut context).await?;
     let mut facts = rank_facts(
         constructed.facts,
         generated,
@@ -518,46 +653,32 @@ async fn model_query_stage(
     Ok(generated.facts)
 }
 
-/// Stage 3c, the templates: facts about each entity, then a second round about
-/// the nodes tied to two of them.
-fn template_stage(
-    store: &Store,
-    entities: &[NamedNode],
-    context: &mut FusedContext,
-    rejected: &mut Vec<Rejected>,
-) -> Result<Vec<Fact>, RetrieveError> {
-    if entities.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut template = facts_about(store, entities, &mut context.sparql, rejected)?;
-    let entity_iris: Vec<String> = entities.iter().map(|e| e.as_str().to_owned()).collect();
-    let fresh = second_round_entities(&template, &entity_iris);
-    if !fresh.is_empty() {
-        let more = facts_about(store, &fresh, &mut context.sparql, rejected)?;
-        template.extend(
-            more.into_iter()
-                .filter(|f| !BOOKKEEPING.contains(&f.predicate.as_str())),
-        );
-        context.trace.push(TraceStage {
-            stage: "second round".into(),
-            kept: fresh
-                .iter()
-                .map(|n| format!("entity {}", n.as_str()))
-                .collect(),
-            dropped: Vec::new(),
-        });
-    }
-    Ok(template)
+/// What stages 3a, 3c, 4 and the walk of stage 6 read from the graph.
+struct GraphReads<'a> {
+    constructed: Constructed,
+    templates: TemplateRounds<'a>,
+    /// The graph around every entity but the last (empty when no paths are
+    /// wanted), in entity order.
+    path_walks: Vec<Neighbourhood>,
+    walked: Walked,
+    /// The answer to the `domain` channel's gate query, when it has one.
+    ties: Option<Solutions>,
 }
 
-/// The graph around the entities (for stage 4) and around the walk's seeds (for
-/// stage 6), read together level by level: one read per hop for both.
-fn walk_stage(
-    store: &Store,
+/// Stages 3a (the query graphs), 3c (the templates), 4 (the graph around the
+/// entities, for paths) and the walk of stage 6 (around its seeds) read the graph
+/// together, round by round ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL
+/// server one request per round for all of them (three rounds: the walks'
+/// hops), instead of one per stage, tier, round and hop.
+fn graph_stage<'a>(
+    store: &'a Store,
+    linked: &Linked,
+    entities: &[NamedNode],
     path_from: &[NamedNode],
     walk_start: WalkStart,
+    mut ties: OneRead,
     options: &RetrieveOptions,
-) -> Result<(Vec<Neighbourhood>, Walked), RetrieveError> {
+) -> Result<GraphReads<'a>, RetrieveError> {
     let pair_walk = WalkLimits {
         hops: MAX_PAIR_HOPS,
         max_nodes: PAIR_WALK_NODES,
@@ -567,15 +688,25 @@ fn walk_stage(
         .map(|entity| (entity.clone(), pair_walk))
         .collect();
     starts.extend(walk_starts(&walk_start.seeds, options.neighborhood));
-    let mut path_walks = store.graph().walks(&starts)?;
+    let mut construction = Construction::new(store, linked);
+    let mut templates = TemplateRounds::new(store, entities);
+    let mut walks = WalkRounds::new(&starts);
+    store.graph().read_in_rounds(
+        &mut [&mut construction, &mut templates, &mut walks, &mut ties],
+        &store.query_options(),
+    )?;
+    let mut path_walks = walks.into_neighbourhoods();
     let reached = path_walks.split_off(path_from.len());
-    Ok((
+    Ok(GraphReads {
+        constructed: construction.finish(),
+        templates,
         path_walks,
-        Walked {
+        walked: Walked {
             start: walk_start,
             reached,
         },
-    ))
+        ties: ties.finish(),
+    })
 }
 
 /// Stage 4, paths between pairs of entities, as evidence; their facts are
