@@ -216,7 +216,7 @@ fn oversized_post(server: &Server, path: &str, size: usize, chunked: bool) -> St
     status
 }
 
-fn post_json(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+pub(crate) fn post_json(server: &Server, path: &str, body: &Value) -> (u16, Value) {
     let response = agent()
         .post(server.url(path))
         .send_json(body)

@@ -542,14 +542,27 @@ fn a_server_over_a_remote_graph_sees_graphs_another_process_adds() {
         assert_eq!(status, 200, "{body}\n{}", serving.log());
         serde_json::from_str::<Value>(&body).expect("JSON")["boolean"] == Value::Bool(true)
     };
+    // What the reader derives from the graph (the lexicon retrieval links
+    // with) is built by its first retrieval.
+    let lexical = || {
+        let (status, context) = crate::http::post_json(
+            &serving,
+            "/retrieve",
+            &serde_json::json!({"question": "Tier 1 frontline support", "strategy": "bm25"}),
+        );
+        assert_eq!(status, 200, "{context}");
+        context.to_string().contains("fixtures/support/Tier1")
+    };
     assert!(!answer(), "not loaded yet");
+    assert!(!lexical(), "not loaded yet");
     // Another process, with a data directory of its own, adds a graph on the
     // same server; the long-running reader sees it once it reads the registry
-    // again (at most 5 s later), without a restart.
+    // again (at most 5 s later), without a restart: in its queries, and in what
+    // it derived from the graph (the write's change stamp tells it).
     let writer = server.init();
     writer.load(&["fixtures/support/support.ttl"]);
     let started = Instant::now();
-    while !answer() {
+    while !answer() || !lexical() {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the reader never saw the new graph\n{}",

@@ -318,6 +318,26 @@ impl Graph {
         }
     }
 
+    /// Tells readers in other processes that this process finished a write: on
+    /// a SPARQL server, replaces the registry's change stamp; embedded, nothing
+    /// (one process writes a store directory).
+    pub fn mark_changed(&self) -> Result<(), GraphError> {
+        match &self.backend {
+            Backend::Embedded(_) => Ok(()),
+            Backend::Remote(endpoint) => endpoint.mark_changed(),
+        }
+    }
+
+    /// How many writes of other processes to the same SPARQL server this process
+    /// has noticed, at most 5 s late (0 embedded):
+    /// when it grows, whatever was derived from the graph is stale.
+    pub fn changes_elsewhere(&self) -> u64 {
+        match &self.backend {
+            Backend::Embedded(_) => 0,
+            Backend::Remote(endpoint) => endpoint.changes_elsewhere(),
+        }
+    }
+
     /// Whether the graph is kept on a SPARQL server.
     pub fn is_remote(&self) -> bool {
         matches!(self.backend, Backend::Remote(_))

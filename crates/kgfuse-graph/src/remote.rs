@@ -43,6 +43,10 @@ use std::time::{Duration, Instant};
 
 /// The graph that lists kgfuse's graphs on a server (`<registry> rdfs:member <g>`).
 pub const REGISTRY_GRAPH: &str = "https://w3id.org/kgfuse/graph/registry";
+/// The registry's change stamp (`<registry> <stamp> "…"`): every kgfuse write
+/// ends by replacing it, so a reader in another process that sees a new stamp
+/// knows that what it derived from the graph is stale.
+const CHANGE_STAMP: &str = "https://w3id.org/kgfuse/graph/registry#changed";
 /// A graph nobody writes: the dataset of a query while the registry is empty, so
 /// that it sees nothing rather than the server's whole default graph.
 const EMPTY_GRAPH: &str = "https://w3id.org/kgfuse/graph/empty";
@@ -94,6 +98,10 @@ pub(crate) struct Endpoint {
     memo: Mutex<Memo>,
     /// The row cap the server cut a result at, once it has (0: none seen).
     row_cap: AtomicU64,
+    /// The change stamp last read from the registry or written by this process.
+    stamp: Mutex<Option<String>>,
+    /// How many times the registry showed a stamp this process did not write.
+    changes_elsewhere: AtomicU64,
 }
 
 /// Remembered answers and when the oldest was given.
@@ -450,6 +458,8 @@ impl Endpoint {
                 since: Instant::now(),
             }),
             row_cap: AtomicU64::new(0),
+            stamp: Mutex::new(None),
+            changes_elsewhere: AtomicU64::new(0),
         };
         endpoint.reload_registry()?;
         Ok(endpoint)
@@ -512,24 +522,67 @@ impl Endpoint {
         }
     }
 
-    /// Reads the registry.
+    /// Reads the registry: kgfuse's graphs and the change stamp. A stamp this
+    /// process has not seen counts as a change made elsewhere, and the
+    /// remembered answers go.
     fn reload_registry(&self) -> Result<(), GraphError> {
         let text = format!(
-            "SELECT ?g WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{RDFS_MEMBER}> ?g }} }}"
+            "SELECT ?g ?stamp WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ \
+               {{ <{REGISTRY_GRAPH}> <{RDFS_MEMBER}> ?g }} UNION {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} }}"
         );
-        let (_, rows) =
+        let (variables, rows) =
             self.query_with(&text, Form::Results, None, &[REGISTRY_GRAPH.to_owned()])?;
-        let mut graphs: Vec<String> = rows
-            .into_iter()
-            .filter_map(|row| match row.into_iter().next().flatten() {
-                Some(Term::NamedNode(g)) => Some(g.into_string()),
-                _ => None,
-            })
-            .collect();
+        let column = |name: &str| variables.iter().position(|v| v == name);
+        let (g, stamp_at) = (column("g"), column("stamp"));
+        let mut graphs = Vec::new();
+        let mut stamp = None;
+        for row in rows {
+            match (
+                g.and_then(|i| row.get(i).cloned().flatten()),
+                stamp_at.and_then(|i| row.get(i).cloned().flatten()),
+            ) {
+                (Some(Term::NamedNode(graph)), _) => graphs.push(graph.into_string()),
+                (_, Some(Term::Literal(value))) => stamp = Some(value.value().to_owned()),
+                _ => {}
+            }
+        }
         graphs.sort();
         graphs.dedup();
+        let mut seen = self.stamp.lock().unwrap_or_else(|p| p.into_inner());
+        if stamp.is_some() && *seen != stamp {
+            if seen.is_some() {
+                self.changes_elsewhere.fetch_add(1, Ordering::SeqCst);
+                self.forget();
+            }
+            *seen = stamp;
+        }
+        drop(seen);
         *self.graphs.write().unwrap_or_else(|p| p.into_inner()) = (graphs, Instant::now());
         Ok(())
+    }
+
+    /// Replaces the registry's change stamp: the end of a write, for readers in
+    /// other processes ([`Endpoint::changes_elsewhere`]).
+    pub(crate) fn mark_changed(&self) -> Result<(), GraphError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let stamp = format!("{}-{nanos}", std::process::id());
+        let literal = oxigraph::model::Literal::new_simple_literal(stamp.as_str());
+        self.update(&format!(
+            "DELETE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} \
+             WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} ; \
+             INSERT DATA {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> {literal} }} }}"
+        ))?;
+        *self.stamp.lock().unwrap_or_else(|p| p.into_inner()) = Some(stamp);
+        Ok(())
+    }
+
+    /// How many writes of other processes this one has noticed (the registry is
+    /// read again at most every [`REGISTRY_REFRESH`]).
+    pub(crate) fn changes_elsewhere(&self) -> u64 {
+        let _ = self.graphs();
+        self.changes_elsewhere.load(Ordering::SeqCst)
     }
 
     /// Adds graphs to the registry (before anything is written into them, so a

@@ -21,6 +21,12 @@
 //!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
+//!
+//! The graph reads of stages 3 (query graphs, templates), 4 (the walks around
+//! the entities) and the fused ranking's walk and gate depend only on the linked
+//! entities and the question, so they are read together, round by round
+//! ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL server a retrieval
+//! costs five requests (ARCHITECTURE.md, "Round trips").
 
 use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
 use crate::lexicon::{Lexicon, local_name};
@@ -386,29 +392,17 @@ pub(crate) async fn retrieve(
     )?;
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question, &hits)?;
-    let walk_start = WalkStart::new(store, question, options).await?;
+    let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
+    let ties = match &shortlist {
+        Some(shortlist) => shortlist.ties_query(model)?,
+        None => None,
+    };
     // Entity paths only for a question that does not ask for code.
     let path_from = match &code {
         None => &entities[..entities.len().saturating_sub(1)],
         Some(_) => &[],
     };
-    let shortlist = match holds_code {
-        true => Some(
-            domain::shortlist(
-                store,
-                model,
-                question,
-                channels::depth(options),
-                options.domain,
-            )
-            .await?,
-        ),
-        false => None,
-    };
-    let ties = match &shortlist {
-        Some(shortlist) => shortlist.ties_query(model)?,
-        None => None,
-    };
+    let walk_start = WalkStart::new(store, question, options).await?;
     let read = graph_stage(
         store,
         &linked,
@@ -418,44 +412,16 @@ pub(crate) async fn retrieve(
         OneRead::new(store, ties),
         options,
     )?;
-    let domain_functions = match shortlist {
-        Some(shortlist) => shortlist.ranked_functions(
-            model,
-            question,
-            channels::depth(options),
-            options.domain,
-            &options.exclude,
-            read.ties.as_ref(),
-        )?,
-        None => Vec::new(),
-    };
+    let domain_functions = domain_ranking(shortlist, model, question, options, read.ties.as_ref())?;
     let constructed = read.constructed;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
     let generated =
         model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
-    let budget = fact_budget(dispatch, top_k);
     let template = read.templates.finish(&mut context, &mut rejected);
-    context.trace.push(TraceStage {
-        stage: "ontology check".into(),
-        kept: vec![format!(
-            "{} generated queries use only known predicates and classes",
-            context.sparql.len()
-        )],
-        dropped: rejected.iter().map(Rejected::dropped).collect(),
-    });
-    let path_facts = match &code {
-        None => path_stage(&entities, read.path_walks, &mut context),
-        Some(why) => {
-            context.trace.push(TraceStage {
-                stage: "paths".into(),
-                kept: vec![format!("no entity paths: {why}")],
-                dropped: Vec::new(),
-            });
-            Vec::new()
-        }
-    };
+    ontology_check_stage(&rejected, &mut context);
+    let path_facts = path_stage(&entities, read.path_walks, code.as_deref(), &mut context);
     let relevance = Relevance::new(store, &linked, &entities)?;
     let signals = Signals {
         question,
@@ -478,8 +444,67 @@ pub(crate) async fn retrieve(
     if code.is_some() {
         (facts, off_code) = about_returned_code(facts, &context);
     }
-    budget_stage(facts, off_code, budget, dispatch, &mut context);
+    budget_stage(
+        facts,
+        off_code,
+        fact_budget(dispatch, top_k),
+        dispatch,
+        &mut context,
+    );
     Ok(context)
+}
+
+/// The `domain` channel's first half (stage 6), when the store holds code:
+/// DomAgent's package choice and candidates, before its gate reads the graph.
+async fn domain_shortlist(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    holds_code: bool,
+    options: &RetrieveOptions,
+) -> Result<Option<domain::Shortlist>, RetrieveError> {
+    if !holds_code {
+        return Ok(None);
+    }
+    let depth = channels::depth(options);
+    Ok(Some(
+        domain::shortlist(store, model, question, depth, options.domain).await?,
+    ))
+}
+
+/// The `domain` channel's second half: the gate, given the ties read with the
+/// other stages; empty when the store holds no code.
+fn domain_ranking(
+    shortlist: Option<domain::Shortlist>,
+    model: &dyn LanguageModel,
+    question: &str,
+    options: &RetrieveOptions,
+    ties: Option<&Solutions>,
+) -> Result<Vec<String>, RetrieveError> {
+    let Some(shortlist) = shortlist else {
+        return Ok(Vec::new());
+    };
+    shortlist.ranked_functions(
+        model,
+        question,
+        channels::depth(options),
+        options.domain,
+        &options.exclude,
+        ties,
+    )
+}
+
+/// Stage 3's verdict: how many generated queries passed the vocabulary check,
+/// and which were rejected.
+fn ontology_check_stage(rejected: &[Rejected], context: &mut FusedContext) {
+    context.trace.push(TraceStage {
+        stage: "ontology check".into(),
+        kept: vec![format!(
+            "{} generated queries use only known predicates and classes",
+            context.sparql.len()
+        )],
+        dropped: rejected.iter().map(Rejected::dropped).collect(),
+    });
 }
 
 /// A candidate fact and why it ranks where it does.
@@ -711,12 +736,22 @@ fn graph_stage<'a>(
 
 /// Stage 4, paths between pairs of entities, as evidence; their facts are
 /// returned. `walks` holds the graph within `MAX_PAIR_HOPS` edges of every entity
-/// but the last, in entity order; each is searched for every later entity.
+/// but the last, in entity order; each is searched for every later entity. None
+/// for a question that asks for code (`code` says why).
 fn path_stage(
     entities: &[NamedNode],
     walks: Vec<Neighbourhood>,
+    code: Option<&str>,
     context: &mut FusedContext,
 ) -> Vec<Fact> {
+    if let Some(why) = code {
+        context.trace.push(TraceStage {
+            stage: "paths".into(),
+            kept: vec![format!("no entity paths: {why}")],
+            dropped: Vec::new(),
+        });
+        return Vec::new();
+    }
     let mut kept = Vec::new();
     let mut facts = Vec::new();
     for (i, (from, (_, edges))) in entities.iter().zip(walks).enumerate() {

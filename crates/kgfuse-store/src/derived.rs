@@ -16,6 +16,8 @@ pub(crate) struct Derived {
     /// Bumped when a write starts and when it ends, so a value built while a write
     /// was under way is never kept.
     generation: Arc<AtomicU64>,
+    /// The graph's count of changes made elsewhere when last looked at.
+    changes_seen: Arc<AtomicU64>,
 }
 
 /// Clears the cache when created and again when dropped (the end of a write,
@@ -35,6 +37,15 @@ impl Derived {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+    }
+
+    /// Clears the cache when the graph has changed elsewhere (another process
+    /// writing to the same SPARQL server) since it was last looked at.
+    pub(crate) fn follow(&self, changes_elsewhere: u64) {
+        let seen = self.changes_seen.swap(changes_elsewhere, Ordering::SeqCst);
+        if seen != changes_elsewhere {
+            self.clear();
+        }
     }
 
     /// Call at the start of every write; keep the scope until the write is done.

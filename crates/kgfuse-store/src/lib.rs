@@ -158,6 +158,18 @@ pub struct Store {
 struct WriteGuard {
     _scope: derived::WriteScope,
     _lock: tokio::sync::OwnedMutexGuard<()>,
+    /// Told at the end of the write, for readers in other processes.
+    graph: Graph,
+}
+
+impl Drop for WriteGuard {
+    fn drop(&mut self) {
+        if let Err(error) = self.graph.mark_changed() {
+            tracing::warn!(
+                "other processes reading this graph may not notice this write for a while: {error}"
+            );
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -291,6 +303,7 @@ impl Store {
         WriteGuard {
             _scope: self.derived.write_scope(),
             _lock: lock,
+            graph: self.graph.clone(),
         }
     }
 
@@ -610,6 +623,7 @@ impl Store {
     where
         T: std::any::Any + Send + Sync,
     {
+        self.derived.follow(self.graph.changes_elsewhere());
         self.derived.get_or_build(key, build)
     }
 
