@@ -189,6 +189,38 @@ impl Schema {
         out
     }
 
+    /// The predicates whose triples give a derived triple about their subject:
+    /// those with a super-property or a domain (their own or a super-property's),
+    /// and `rdf:type` when a class has a super-class. What is inferred about a node
+    /// comes from its triples with these predicates and from the triples typing it
+    /// as an object ([`Schema::object_typing_predicates`]), nothing else.
+    pub fn subject_deriving_predicates(&self) -> Vec<NamedNode> {
+        let mut out: BTreeSet<NamedNode> = self
+            .super_properties
+            .iter()
+            .filter(|(_, supers)| !supers.is_empty())
+            .map(|(property, _)| property.clone())
+            .collect();
+        out.extend(self.domains.keys().cloned());
+        if self.super_classes.values().any(|supers| !supers.is_empty()) {
+            out.insert(rdf::TYPE.into_owned());
+        }
+        out.into_iter().collect()
+    }
+
+    /// Whether a triple `predicate object` derives something about its subject:
+    /// its predicate is among [`Schema::subject_deriving_predicates`], and for
+    /// `rdf:type` (with no domain or super-property of its own) the class has a
+    /// super-class.
+    pub fn derives_about_subject(&self, predicate: &NamedNode, object: &Term) -> bool {
+        let by_property =
+            !self.super_properties(predicate).is_empty() || self.domains.contains_key(predicate);
+        by_property
+            || (predicate.as_ref() == rdf::TYPE
+                && matches!(object, Term::NamedNode(class)
+                    if self.super_classes(class).iter().any(|c| !is_universal(c))))
+    }
+
     /// The schema triples the closure adds (rdfs5, rdfs11): `A rdfs:subClassOf C`
     /// from `A rdfs:subClassOf B` and `B rdfs:subClassOf C`, likewise for
     /// properties; never a reflexive one.

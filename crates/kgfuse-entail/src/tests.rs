@@ -301,7 +301,7 @@ fn expanding_each_triple_alone_gives_the_naive_fixpoint() {
 }
 
 #[test]
-fn what_a_node_entails_comes_from_its_subject_triples_and_object_typing_ones() {
+fn what_a_node_entails_comes_from_its_deriving_subject_triples_and_object_typing_ones() {
     // The locality the store's incremental update relies on: the derived triples
     // about x are the expansions of the triples with x as subject, plus those with
     // x as object whose predicate types objects (a range, own or inherited).
@@ -309,6 +309,17 @@ fn what_a_node_entails_comes_from_its_subject_triples_and_object_typing_ones() {
     let schema = Schema::from_triples(&schema_triples);
     let typing = schema.object_typing_predicates();
     assert_eq!(typing, [iri("p1"), iri("p2"), iri("p3"), iri("p4")]);
+    // Of a node's subject triples, only these predicates derive anything about
+    // it (`q` and `p3`, which has a range only, do not).
+    let deriving = schema.subject_deriving_predicates();
+    assert_eq!(
+        deriving,
+        [iri("p1"), iri("p2"), iri("p4"), rdf::TYPE.into_owned()]
+    );
+    // ...and `rdf:type` only for a class with a super-class (C6 has none).
+    let c6 = Term::from(iri("C6"));
+    assert!(!schema.derives_about_subject(&rdf::TYPE.into_owned(), &c6));
+    assert!(schema.derives_about_subject(&rdf::TYPE.into_owned(), &Term::from(iri("C5"))));
     let mut all = schema_triples.clone();
     all.extend(instances.iter().cloned());
     let naive = saturate_naively(&all);
@@ -316,7 +327,8 @@ fn what_a_node_entails_comes_from_its_subject_triples_and_object_typing_ones() {
         let node = iri(&format!("x{x}"));
         let about = |t: &Triple| t.subject == NamedOrBlankNode::from(node.clone());
         let local = instances.iter().filter(|t| {
-            about(t) || (t.object == Term::from(node.clone()) && typing.contains(&t.predicate))
+            (about(t) && schema.derives_about_subject(&t.predicate, &t.object))
+                || (t.object == Term::from(node.clone()) && typing.contains(&t.predicate))
         });
         let ours: BTreeSet<String> = local
             .flat_map(|t| schema.expand(t))

@@ -68,18 +68,27 @@ impl Graph {
     }
 
     /// The asserted triples a node's entailments come from: those with one of
-    /// `nodes` as subject, and those with one as object whose predicate is among
-    /// `object_typing` (the predicates with a range).
+    /// `nodes` as subject whose predicate is among `subject_deriving` (the
+    /// predicates with a domain or a super-property, `rdf:type` with a
+    /// class hierarchy), and those with one as object whose predicate is among
+    /// `object_typing` (the predicates with a range). Nothing is read for an
+    /// empty list.
     pub fn asserted_about(
         &self,
         nodes: &HashSet<NamedOrBlankNode>,
+        subject_deriving: &[oxigraph::model::NamedNode],
         object_typing: &[oxigraph::model::NamedNode],
     ) -> Result<Vec<Triple>, GraphError> {
         let typing: HashSet<&str> = object_typing.iter().map(|p| p.as_str()).collect();
         let nodes: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
         let mut out = Vec::new();
-        let from = self.quads_at(End::Subject, &nodes, &[], None)?;
-        push_asserted(from.into_iter().map(Ok), &mut out)?;
+        if !subject_deriving.is_empty() {
+            let from = self.quads_at(End::Subject, &nodes, subject_deriving, None)?;
+            push_asserted(from.into_iter().map(Ok), &mut out)?;
+        }
+        if typing.is_empty() {
+            return Ok(dedup(out));
+        }
         let typed_by = self
             .quads_at(End::Object, &nodes, &[], None)?
             .into_iter()

@@ -18,11 +18,13 @@ pub(crate) const MAX_TOUCHED: usize = 200_000;
 /// The nodes a write touched and whether it touched the schema (nothing is noted
 /// for a store that infers nothing: the load callback stays cheap).
 ///
-/// A changed triple touches its subject, and its object only when its predicate
-/// types objects (a range, own or inherited): what is inferred about a node comes
-/// from its subject triples and those object-typing ones alone (tested in
-/// `kgfuse-entail`). So `?f a kgfuse:Function` does not make `kgfuse:Function`, with
-/// its thousands of instances, a node to recompute.
+/// A changed triple touches its subject when its predicate derives something
+/// about it (a domain or a super-property, own or inherited, or `rdf:type` with a
+/// class hierarchy), and its object when its predicate types objects (a range,
+/// own or inherited): what is inferred about a node comes from those triples
+/// alone (tested in `kgfuse-entail`). So `?f a kgfuse:Function` does not make
+/// `kgfuse:Function`, with its thousands of instances, a node to recompute, and a
+/// label or a value of a property the schema says nothing about touches nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Touched {
     enabled: bool,
@@ -32,6 +34,9 @@ pub(crate) struct Touched {
     /// IRIs for the per-quad lookup.
     typing: Vec<NamedNode>,
     object_typing: HashSet<String>,
+    /// The predicates that derive something about their subject, likewise.
+    deriving: Vec<NamedNode>,
+    subject_deriving: HashSet<String>,
     nodes: HashSet<NamedOrBlankNode>,
     schema: bool,
     overflow: bool,
@@ -59,7 +64,13 @@ impl Touched {
         if self.overflow {
             return;
         }
-        self.nodes.insert(subject.into_owned());
+        if self.subject_deriving.contains(predicate)
+            && self
+                .schema_before
+                .derives_about_subject(&NamedNode::new_unchecked(predicate), &object.into_owned())
+        {
+            self.nodes.insert(subject.into_owned());
+        }
         if self.object_typing.contains(predicate) {
             match object {
                 TermRef::NamedNode(n) => {
@@ -97,10 +108,13 @@ impl Store {
         }
         let schema = Schema::from_triples(&self.graph.schema_triples()?);
         let typing = schema.object_typing_predicates();
+        let deriving = schema.subject_deriving_predicates();
         Ok(Touched {
             enabled: true,
             object_typing: typing.iter().map(|p| p.as_str().to_owned()).collect(),
             typing,
+            subject_deriving: deriving.iter().map(|p| p.as_str().to_owned()).collect(),
+            deriving,
             schema_before: schema,
             ..Touched::default()
         })
@@ -125,7 +139,10 @@ impl Store {
             .map(|i| i.triple)
             .filter(about_touched)
             .collect();
-        for asserted in self.graph.asserted_about(&touched.nodes, &touched.typing)? {
+        for asserted in
+            self.graph
+                .asserted_about(&touched.nodes, &touched.deriving, &touched.typing)?
+        {
             inferred.extend(
                 schema
                     .expand(&asserted)
@@ -228,7 +245,8 @@ impl Store {
             around.insert(triple.subject.clone());
             let closure = schema.closure();
             let typing = schema.object_typing_predicates();
-            for premise in self.graph.asserted_about(&around, &typing)? {
+            let deriving = schema.subject_deriving_predicates();
+            for premise in self.graph.asserted_about(&around, &deriving, &typing)? {
                 let rule = schema
                     .expand(&premise)
                     .into_iter()
