@@ -186,6 +186,20 @@ impl SparqlServer {
         self.init_with(Vec::new(), Vec::new())
     }
 
+    /// The error of an `init` on this server (hash embedder of `dimension`)
+    /// with more arguments and the RGW environment; checks it wrote no data
+    /// directory.
+    fn init_fails(&self, dimension: &str, more: Vec<String>) -> String {
+        let mut k = Kgfuse::empty();
+        k.env = CephRgw::env();
+        let mut args = vec!["init", "--embedder", "hash", "--dimension", dimension];
+        args.extend(self.endpoints.iter().map(String::as_str));
+        args.extend(more.iter().map(String::as_str));
+        let error = k.fails(&args);
+        assert!(!k.data().exists(), "nothing written: {error}");
+        error
+    }
+
     /// [`SparqlServer::init`] with more `init` arguments and environment.
     fn init_with(&self, more: Vec<String>, env: Vec<(String, String)>) -> Kgfuse {
         let mut k = Kgfuse::empty();
@@ -317,6 +331,18 @@ fn a_graph_on_virtuoso_and_vectors_on_ceph_rgw_answer_like_an_embedded_store() {
         answer
     };
     assert_eq!(ask(&remote), ask(&embedded));
+    // A second data directory cannot take over the same vectors by accident;
+    // with --attach it shares the store (another server of it) and answers
+    // alike, writing nothing. An embedder of another dimension is refused.
+    let mut second = rgw.vectors_args("kg");
+    let error = virtuoso.init_fails("128", second.clone());
+    assert!(error.contains("--attach"), "{error}");
+    second.push("--attach".into());
+    let error = virtuoso.init_fails("64", second.clone());
+    assert!(error.contains("128-dimensional"), "{error}");
+    let attached = virtuoso.init_with(second, CephRgw::env());
+    assert_eq!(ask(&attached), ask(&remote));
+    assert!(attached.ok(&["check"]).contains("check ok"));
     // A missing bucket is named, and nothing is written.
     let mut missing = Kgfuse::empty();
     missing.env = CephRgw::env();

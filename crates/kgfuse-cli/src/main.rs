@@ -132,6 +132,11 @@ enum Command {
         /// aws_region=us-east-1, allow_http=true; repeatable; no secrets.
         #[arg(long, value_name = "KEY=VALUE", requires = "vectors")]
         vectors_option: Vec<String>,
+        /// Share the store already on --graph and --vectors from this data
+        /// directory (another server of the same store) instead of creating one;
+        /// nothing is written to either.
+        #[arg(long, requires_all = ["graph", "vectors"])]
+        attach: bool,
     },
     /// Load RDF files (.ttl .nt .nq .trig .rdf/.owl .jsonld); atomic per call.
     Load {
@@ -841,6 +846,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             graph_auth,
             vectors,
             vectors_option,
+            attach,
         } => {
             let init = match embedder {
                 EmbedderKind::Hash => EngineInit::hash(dimension),
@@ -877,7 +883,11 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 None => init,
             };
-            let engine = Engine::init(&cli.data, init).await?;
+            let engine = if attach {
+                Engine::attach(&cli.data, init).await?
+            } else {
+                Engine::init(&cli.data, init).await?
+            };
             let config = engine.store().config();
             let mut graph = match &config.graph {
                 Some(remote) => format!(", graph on {}", remote.query),
@@ -887,7 +897,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 graph.push_str(&format!(", vectors on {}", vectors.uri));
             }
             println!(
-                "initialised {} (embedder {}, {} dimensions, entailment {:?}{graph})",
+                "{} {} (embedder {}, {} dimensions, entailment {:?}{graph})",
+                if attach { "attached" } else { "initialised" },
                 cli.data.display(),
                 config.embedder.kind,
                 config.embedder.dimension,

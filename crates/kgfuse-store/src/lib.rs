@@ -74,6 +74,11 @@ pub enum StoreError {
     /// `init` on a directory that already holds a store.
     #[error("{0} already holds a kgfuse store; use it, or pick another --data directory")]
     AlreadyInitialised(String),
+    /// `init` against object storage that already holds another store's vectors.
+    #[error(
+        "{0} already holds a kgfuse store's vectors: pass --attach to share that store from this data directory (the same --graph, embedder and dimension), or pick another --vectors prefix"
+    )]
+    VectorsInUse(String),
     /// File system trouble outside the two stores.
     #[error("{path}: {source}")]
     Io {
@@ -249,7 +254,13 @@ impl Store {
         // An interrupted earlier init may have left an empty table behind.
         let vectors = match VectorStore::open(&location, config.embedder.dimension).await {
             Ok(v) if v.is_empty().await? => v,
-            Ok(_) => return Err(StoreError::AlreadyInitialised(dir.display().to_string())),
+            Ok(_) => {
+                let _ = std::fs::remove_dir(dir);
+                return Err(match &config.vectors {
+                    Some(remote) => StoreError::VectorsInUse(remote.uri.clone()),
+                    None => StoreError::AlreadyInitialised(dir.display().to_string()),
+                });
+            }
             Err(_) => VectorStore::create(&location, config.embedder.dimension).await?,
         };
         // Its presence marks a complete store. The vocabulary is loaded after it:
@@ -260,6 +271,57 @@ impl Store {
             .carry_ontology(&kgfuse_core::progress::NoProgress)
             .await?;
         Ok(store)
+    }
+
+    /// Creates a data directory that shares an existing store whose graph is on a
+    /// SPARQL server and whose vectors are on object storage (another server
+    /// behind the same load balancer, say): nothing is written to either, the
+    /// vector table must exist with this embedder's dimension, and each data
+    /// directory keeps its own journal. Concurrent writers are as safe as the
+    /// object store's conditional PUT (checked here as at `init`).
+    pub async fn attach(dir: &Path, config: StoreConfig) -> Result<Self, StoreError> {
+        if dir.join(CONFIG_FILE).exists() {
+            return Err(StoreError::AlreadyInitialised(dir.display().to_string()));
+        }
+        let (Some(_), Some(remote)) = (&config.graph, &config.vectors) else {
+            return Err(StoreError::Invalid(
+                "--attach shares a store whose graph is on a SPARQL server (--graph) and whose vectors are on object storage (--vectors s3://…)".into(),
+            ));
+        };
+        let embedder: Arc<dyn Embedder> =
+            Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
+        let text_predicates = parse_predicates(&config)?;
+        let location = vector_location(dir, &config);
+        location.check_for_writers().await?;
+        let vectors = match VectorStore::open(&location, config.embedder.dimension).await {
+            Ok(vectors) => vectors,
+            Err(VectorError::DimensionMismatch { expected, found }) => {
+                return Err(StoreError::Invalid(format!(
+                    "{} holds {found}-dimensional vectors; this embedder gives {expected}: attach with the embedder and --dimension the store was made with",
+                    remote.uri
+                )));
+            }
+            Err(error) => {
+                return Err(StoreError::Invalid(format!(
+                    "there is no kgfuse store to attach to at {} ({error}): run `kgfuse init` without --attach to create one",
+                    remote.uri
+                )));
+            }
+        };
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let graph = open_graph(dir, &config)?;
+        config.write(dir)?;
+        Ok(Self::assemble(
+            dir,
+            config,
+            graph,
+            vectors,
+            embedder,
+            text_predicates,
+        ))
     }
 
     fn assemble(

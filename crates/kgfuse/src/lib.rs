@@ -162,6 +162,14 @@ impl Engine {
         ))
     }
 
+    /// Creates a data directory that shares an existing store on a SPARQL server
+    /// and object storage ([`Store::attach`]).
+    pub async fn attach(dir: impl AsRef<Path>, init: EngineInit) -> Result<Self, Error> {
+        Ok(Self::from_store(
+            Store::attach(dir.as_ref(), init.config).await?,
+        ))
+    }
+
     /// Opens an existing data directory (repairing it after a crash if needed).
     pub async fn open(dir: impl AsRef<Path>) -> Result<Self, Error> {
         Self::open_with_progress(dir, &NoProgress).await
