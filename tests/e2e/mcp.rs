@@ -213,3 +213,71 @@ fn mcp_over_stdio_initializes_lists_tools_runs_sparql_and_exits_on_eof() {
         message(&line);
     }
 }
+
+#[test]
+fn mcp_over_a_graph_on_a_sparql_server_answers_like_the_cli() {
+    let Some(server) = crate::remote::SparqlServer::oxigraph("mcp") else {
+        return;
+    };
+    let k = server.init();
+    k.load(&["fixtures/policy/policy.ttl"]);
+    let question = "Can I work remotely from another country?";
+    let cli = k.json(&[
+        "retrieve",
+        question,
+        "--strategy",
+        "unified",
+        "--format",
+        "json",
+    ]);
+    let mut child = spawn_mcp(&k);
+    let rx = lines(&mut child);
+    let mut stdin = child.stdin.take().expect("stdin");
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "kgfuse-e2e", "version": "0.0.0"}
+        }}),
+    );
+    reply(&rx, 1);
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let retrieved = call(
+        &mut stdin,
+        &rx,
+        2,
+        "retrieve_context",
+        json!({"query": question, "strategy": "unified"}),
+    );
+    assert_eq!(retrieved["result"]["isError"], false, "{retrieved}");
+    let iris = |context: &Value| -> Vec<String> {
+        context["unstructured"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|hit| hit["iri"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let over_mcp = iris(&retrieved["result"]["structuredContent"]);
+    assert!(!over_mcp.is_empty(), "{retrieved}");
+    assert_eq!(over_mcp, iris(&cli), "MCP and CLI on the same remote store");
+    let select = call(
+        &mut stdin,
+        &rx,
+        3,
+        "sparql_query",
+        json!({"query": "ASK { <https://w3id.org/kgfuse/fixtures/policy/RemoteWorkPolicy2025> ?p ?o }"}),
+    );
+    assert_eq!(select["result"]["isError"], false, "{select}");
+    assert_eq!(
+        select["result"]["structuredContent"],
+        json!({"boolean": true}),
+        "{select}"
+    );
+    drop(stdin);
+    let _ = child.wait();
+}

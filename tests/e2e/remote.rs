@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A SPARQL server of one test; killed when dropped.
-struct SparqlServer {
+pub(crate) struct SparqlServer {
     name: &'static str,
     child: Child,
     port: u16,
@@ -90,7 +90,7 @@ fn wait_for(child: &mut Child, port: u16, log: &Path) {
 
 impl SparqlServer {
     /// `oxigraph serve` (`KGFUSE_OXIGRAPH` overrides where the binary is).
-    fn oxigraph(test: &str) -> Option<Self> {
+    pub(crate) fn oxigraph(test: &str) -> Option<Self> {
         let binary = installed(std::env::var_os("KGFUSE_OXIGRAPH").map_or_else(
             || {
                 PathBuf::from(std::env::var("HOME").expect("HOME"))
@@ -182,7 +182,7 @@ impl SparqlServer {
     }
 
     /// A data directory with the hash embedder whose graph is on this server.
-    fn init(&self) -> Kgfuse {
+    pub(crate) fn init(&self) -> Kgfuse {
         self.init_with(Vec::new(), Vec::new())
     }
 
