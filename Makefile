@@ -29,6 +29,9 @@ TEST_PACKAGES := curl chromium chromium-driver python3-venv
 SERVER_PACKAGES := virtuoso-opensource ceph-mon ceph-osd radosgw openssl
 SERVERS_DIR ?= $(HOME)/.cache/kgfuse/servers
 OXIGRAPH_SERVER_VERSION := 0.5.13
+# s3rver (npm), an S3 fake that ignores conditional PUT: only to test that kgfuse
+# refuses to keep vectors on such a store.
+S3RVER_VERSION := 3.7.1
 # Only for `make llm`: venv for the server, a C++ compiler for llama.cpp (cmake
 # comes from PyPI), curl for llm-serve's readiness check.
 LLM_PACKAGES := python3-venv g++ curl
@@ -80,6 +83,16 @@ test-deps:
 	  echo "installing Oxigraph server $(OXIGRAPH_SERVER_VERSION) into $(SERVERS_DIR)/venv"; \
 	  python3 -m venv "$(SERVERS_DIR)/venv" && \
 	  "$(SERVERS_DIR)/venv/bin/pip" install --quiet --disable-pip-version-check oxigraph==$(OXIGRAPH_SERVER_VERSION); \
+	fi
+	@if [ ! -x "$(SERVERS_DIR)/s3rver/node_modules/.bin/s3rver" ]; then \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    echo "installing nodejs npm"; \
+	    if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm; \
+	  fi; \
+	  echo "installing s3rver $(S3RVER_VERSION) into $(SERVERS_DIR)/s3rver"; \
+	  mkdir -p "$(SERVERS_DIR)/s3rver" && \
+	  npm install --prefix "$(SERVERS_DIR)/s3rver" --no-audit --no-fund --silent s3rver@$(S3RVER_VERSION); \
 	fi
 	@if ! PYTHONPATH="$(KGFUSE_PYTHON_TEST_DIR)" python3 -c 'import SPARQLWrapper, rdflib' >/dev/null 2>&1; then \
 	  echo "installing SPARQLWrapper and rdflib into $(KGFUSE_PYTHON_TEST_DIR)"; \

@@ -597,3 +597,51 @@ fn a_server_over_a_remote_graph_sees_graphs_another_process_adds() {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+#[test]
+fn object_storage_that_ignores_conditional_put_is_refused() {
+    // s3rver (npm) is an S3 fake that overwrites on `If-None-Match: *`; two
+    // writers there silently lose commits, so kgfuse must refuse it, and write
+    // nothing.
+    let Some(binary) = installed(
+        PathBuf::from(std::env::var("HOME").expect("HOME"))
+            .join(".cache/kgfuse/servers/s3rver/node_modules/.bin/s3rver"),
+    ) else {
+        return;
+    };
+    let port = free_port();
+    let dir = scratch(&format!("s3rver-{port}"));
+    let log = dir.join("server.log");
+    let mut child = Command::new(binary)
+        .args(["--directory", &dir.join("data").display().to_string()])
+        .args(["--address", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--configure-bucket", "kgfuse"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .spawn()
+        .expect("start s3rver");
+    wait_for(&mut child, port, &log);
+    let mut k = Kgfuse::empty();
+    k.env = vec![
+        ("AWS_ACCESS_KEY_ID".into(), "S3RVER".into()),
+        ("AWS_SECRET_ACCESS_KEY".into(), "S3RVER".into()),
+    ];
+    let endpoint = format!("aws_endpoint=http://127.0.0.1:{port}");
+    let error = k.fails(&[
+        "init",
+        "--embedder",
+        "hash",
+        "--vectors",
+        "s3://kgfuse/kg",
+        "--vectors-option",
+        &endpoint,
+        "--vectors-option",
+        "aws_region=us-east-1",
+        "--vectors-option",
+        "allow_http=true",
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(error.contains("conditional PUT"), "{error}");
+    assert!(!k.data().exists(), "nothing written");
+}
