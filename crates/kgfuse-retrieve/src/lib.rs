@@ -1,5 +1,5 @@
 //! Retrieval strategies over the paired store, each returning a
-//! [`FusedContext`](kgfuse_core::context::FusedContext).
+//! [`FusedContext`].
 //!
 //! Every strategy runs with the deterministic offline components (hash or MiniLM
 //! embedder, [`kgfuse_llm::RuleBased`]) and accepts any [`LanguageModel`] for its

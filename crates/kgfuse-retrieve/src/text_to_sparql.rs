@@ -168,7 +168,7 @@ pub struct Attempt {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextToSparql {
     /// The accepted query as it ran: as the model wrote it, or rewritten when it
-    /// projected a variable no pattern binds ([`project_what_is_bound`]); `None`
+    /// projected a variable no pattern binds (`project_what_is_bound`); `None`
     /// when the model cannot write SPARQL or no attempt was accepted (callers use
     /// template queries then).
     pub query: Option<String>,
