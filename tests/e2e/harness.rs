@@ -134,6 +134,18 @@ impl Kgfuse {
             .unwrap_or_else(|e| panic!("kgfuse {args:?}: not JSON ({e}): {out}"))
     }
 
+    /// The FusedContext `kgfuse retrieve` gives for `question` with `strategy`.
+    pub fn retrieve(&self, question: &str, strategy: &str) -> Value {
+        self.json(&[
+            "retrieve",
+            question,
+            "--strategy",
+            strategy,
+            "--format",
+            "json",
+        ])
+    }
+
     pub fn stats(&self) -> Value {
         self.json(&["stats", "--json"])
     }

@@ -9,14 +9,7 @@ const DATA: &str = "https://example.org/corp/data/";
 
 /// The unified context of a question.
 fn unified(k: &Kgfuse, question: &str) -> Value {
-    k.json(&[
-        "retrieve",
-        question,
-        "--strategy",
-        "unified",
-        "--format",
-        "json",
-    ])
+    k.retrieve(question, "unified")
 }
 
 /// Every node the facts of a context mention.

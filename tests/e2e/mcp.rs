@@ -84,6 +84,25 @@ fn call(stdin: &mut ChildStdin, rx: &Receiver<String>, id: u64, tool: &str, args
     reply(rx, id)
 }
 
+/// The MCP handshake as id 1: `initialize`, then `notifications/initialized`;
+/// returns the reply to `initialize`.
+fn handshake(stdin: &mut ChildStdin, rx: &Receiver<String>) -> Value {
+    send(
+        stdin,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "kgfuse-e2e", "version": "0.0.0"}
+        }}),
+    );
+    let init = reply(rx, 1);
+    send(
+        stdin,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    init
+}
+
 #[test]
 fn mcp_over_stdio_initializes_lists_tools_runs_sparql_and_exits_on_eof() {
     let k = Kgfuse::hash();
@@ -98,23 +117,11 @@ fn mcp_over_stdio_initializes_lists_tools_runs_sparql_and_exits_on_eof() {
     });
     let mut stdin = child.stdin.take().expect("stdin");
 
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "kgfuse-e2e", "version": "0.0.0"}
-        }}),
-    );
-    let init = reply(&rx, 1);
+    let init = handshake(&mut stdin, &rx);
     let result = &init["result"];
     assert_eq!(result["protocolVersion"], "2025-06-18", "{init}");
     assert_eq!(result["serverInfo"]["name"], "kgfuse", "{init}");
     assert!(result["capabilities"]["tools"].is_object(), "{init}");
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
 
     send(
         &mut stdin,
@@ -222,30 +229,11 @@ fn mcp_over_a_graph_on_a_sparql_server_answers_like_the_cli() {
     let k = server.init();
     k.load(&["fixtures/policy/policy.ttl"]);
     let question = "Can I work remotely from another country?";
-    let cli = k.json(&[
-        "retrieve",
-        question,
-        "--strategy",
-        "unified",
-        "--format",
-        "json",
-    ]);
+    let cli = k.retrieve(question, "unified");
     let mut child = spawn_mcp(&k);
     let rx = lines(&mut child);
     let mut stdin = child.stdin.take().expect("stdin");
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "kgfuse-e2e", "version": "0.0.0"}
-        }}),
-    );
-    reply(&rx, 1);
-    send(
-        &mut stdin,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
+    handshake(&mut stdin, &rx);
     let retrieved = call(
         &mut stdin,
         &rx,

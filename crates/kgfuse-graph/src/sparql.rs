@@ -514,8 +514,8 @@ impl Graph {
     /// each tagged), so a stage that asks many small questions pays one round
     /// trip; should that request fail, each query is sent on its own, so one
     /// failing query does not take the others with it. Embedded, each runs in
-    /// turn. A remote outcome lists the variables of every query; a row binds
-    /// only its own query's.
+    /// turn. Either way each outcome has its own query's columns, as if it had
+    /// run alone.
     pub fn select_many(
         &self,
         queries: Vec<spargebra::Query>,
@@ -738,13 +738,63 @@ pub(crate) fn select_together(
     }
     let mut variables = variables;
     variables.remove(at);
-    Ok(outcomes
-        .into_iter()
-        .map(|rows| QueryOutcome::Solutions {
-            variables: variables.clone(),
-            rows,
-        })
+    Ok(queries
+        .iter()
+        .zip(outcomes)
+        .map(|(query, rows)| own_columns(query, &variables, rows))
         .collect())
+}
+
+/// One query's rows of a batched answer, in that query's own columns (as if it
+/// had run alone), so that callers may read cells by position.
+fn own_columns(
+    query: &spargebra::Query,
+    batched: &[String],
+    rows: Vec<Vec<Option<Term>>>,
+) -> QueryOutcome {
+    let Some(own) = projection(query) else {
+        return QueryOutcome::Solutions {
+            variables: batched.to_vec(),
+            rows,
+        };
+    };
+    let at: Vec<Option<usize>> = own
+        .iter()
+        .map(|v| batched.iter().position(|b| b == v))
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            at.iter()
+                .map(|i| i.and_then(|i| row.get(i).cloned().flatten()))
+                .collect()
+        })
+        .collect();
+    QueryOutcome::Solutions {
+        variables: own,
+        rows,
+    }
+}
+
+/// The variables a SELECT projects, in order (`SELECT *` is parsed into the
+/// variables it stands for).
+fn projection(query: &spargebra::Query) -> Option<Vec<String>> {
+    let spargebra::Query::Select { pattern, .. } = query else {
+        return None;
+    };
+    let mut pattern = pattern;
+    loop {
+        pattern = match pattern {
+            GraphPattern::Slice { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::OrderBy { inner, .. } => inner,
+            GraphPattern::Project { variables, .. } => {
+                return Some(variables.iter().map(|v| v.as_str().to_owned()).collect());
+            }
+            _ => return None,
+        };
+    }
 }
 
 fn evaluate_remote(
@@ -931,6 +981,44 @@ mod tests {
             )
             .expect("insert");
         graph
+    }
+
+    #[test]
+    fn a_batched_answer_is_split_into_each_query_s_own_columns() {
+        use oxigraph::model::{Literal, NamedNode};
+        let options = QueryOptions::default();
+        let star = parse_query("SELECT * WHERE { ?s ?p ?o } LIMIT 3", &options).expect("parse");
+        let named = parse_query(
+            "SELECT DISTINCT ?x ?link WHERE { ?x <urn:p> ?y BIND(\"calls\" AS ?link) } ORDER BY ?x",
+            &options,
+        )
+        .expect("parse");
+        assert_eq!(projection(&star).expect("star").len(), 3);
+        assert_eq!(
+            projection(&named),
+            Some(vec!["x".to_owned(), "link".to_owned()])
+        );
+        // The union's columns, as a server lists them; a row of the second query.
+        let batched: Vec<String> = ["s", "p", "o", "link", "x"].map(str::to_owned).to_vec();
+        let row = vec![
+            None,
+            None,
+            None,
+            Some(Term::from(Literal::from("calls"))),
+            Some(Term::from(NamedNode::new_unchecked("urn:a"))),
+        ];
+        let QueryOutcome::Solutions { variables, rows } = own_columns(&named, &batched, vec![row])
+        else {
+            panic!("solutions");
+        };
+        assert_eq!(variables, ["x", "link"]);
+        assert_eq!(
+            rows,
+            [[
+                Some(Term::from(NamedNode::new_unchecked("urn:a"))),
+                Some(Term::from(Literal::from("calls")))
+            ]]
+        );
     }
 
     #[test]

@@ -324,7 +324,6 @@ fn ties_from(
     let mut out = BTreeMap::new();
     // owner or case -> candidates linked to it
     let mut shared: BTreeMap<(String, &'static str), BTreeSet<String>> = BTreeMap::new();
-    // By name: read with other stages' queries, the rows carry their variables too.
     let at = |name: &str, row: &[Option<Term>]| {
         solutions.column(name).and_then(|i| cell_text(row.get(i)))
     };
@@ -362,7 +361,8 @@ fn ties_from(
     out
 }
 
-/// Runs the strategy.
+/// Runs the strategy: the package choice and the chosen packages' functions
+/// ([`shortlist`]), the gate, then the kept functions' descriptions and cases.
 pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
@@ -371,7 +371,13 @@ pub(crate) async fn retrieve(
     options: DomainOptions,
     exclude: &BTreeSet<String>,
 ) -> Result<FusedContext, RetrieveError> {
-    let (mut context, kept) = ranking(store, model, question, top_k, options, exclude).await?;
+    let shortlist = shortlist(store, model, question, top_k, options).await?;
+    let ties = match shortlist.ties_query(model)? {
+        Some(text) => Some(sparql::run(store, text)?),
+        None => None,
+    };
+    let (mut context, kept) =
+        shortlist.gate(model, question, top_k, options, exclude, ties.as_ref())?;
     if context.status.is_some() {
         return Ok(context);
     }
@@ -385,25 +391,6 @@ pub(crate) async fn retrieve(
     context.cases = cases;
     context.trace.push(case_stage);
     Ok(context)
-}
-
-/// The package choice, the chosen packages' functions and the gate: the kept
-/// functions, best first, and the context traced so far (status `no_packages`
-/// when none was chosen).
-async fn ranking(
-    store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
-    top_k: usize,
-    options: DomainOptions,
-    exclude: &BTreeSet<String>,
-) -> Result<(FusedContext, Vec<Candidate>), RetrieveError> {
-    let shortlist = shortlist(store, model, question, top_k, options).await?;
-    let ties = match shortlist.ties_query(model)? {
-        Some(text) => Some(sparql::run(store, text)?),
-        None => None,
-    };
-    shortlist.gate(model, question, top_k, options, exclude, ties.as_ref())
 }
 
 /// The strategy's ranking before the gate: the chosen packages and their
