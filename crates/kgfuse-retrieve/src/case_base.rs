@@ -22,7 +22,7 @@ use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The named graph (and node) of the case base.
@@ -331,12 +331,13 @@ pub async fn search(
     .iter()
     .filter_map(|row| cell_text(row.first()))
     .collect();
+    let query = Question::new(query);
     let (hits, among) = if selected.is_empty() {
-        let hits = store.search(query, k, Some("kind = 'Case'")).await?;
+        let hits = store.search(&query, k, Some("kind = 'Case'")).await?;
         (hits, "no case base: all cases")
     } else {
         (
-            store.search_among(query, &selected).await?,
+            store.search_among(&query, &selected).await?,
             "the case base's selected cases",
         )
     };

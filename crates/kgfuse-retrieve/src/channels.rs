@@ -24,7 +24,7 @@ use crate::sources::sources_of;
 use crate::{RetrieveError, RetrieveOptions, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
 use kgfuse_graph::templates::Neighbourhood;
-use kgfuse_store::{Store, VectorHit};
+use kgfuse_store::{Question, Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
 
 /// Candidates each channel contributes, as a multiple of `top_k` (at least
@@ -63,7 +63,7 @@ const CODE_CUES: [&str; 10] = [
 /// What the ranking is built from: computed once by `unified` and passed down.
 pub(crate) struct Signals<'a> {
     /// The question.
-    pub question: &'a str,
+    pub question: &'a Question,
     /// The vector hits of the question, best first.
     pub hits: &'a [VectorHit],
     /// The linked mentions, classes and properties.
@@ -150,12 +150,12 @@ impl WalkStart {
     /// The lexical hits and seeds of `question`.
     pub(crate) async fn new(
         store: &Store,
-        question: &str,
+        question: &Question,
         options: &RetrieveOptions,
     ) -> Result<Self, RetrieveError> {
         let lexicon = Lexicon::of(store)?;
         let lexical: Vec<String> = lexicon
-            .bm25(question, depth(options), &|e| e.role == Role::Entity)
+            .bm25(question.text(), depth(options), &|e| e.role == Role::Entity)
             .iter()
             .map(|h| lexicon.entry(h.entry).iri.clone())
             .collect();
@@ -220,7 +220,7 @@ async fn channels(
     ];
     if signals.holds_code {
         lists.push(Channel::new("domain", signals.domain.to_vec()));
-        lists.push(paths_channel(store, signals.question, depth, options)?);
+        lists.push(paths_channel(store, signals.question.text(), depth, options)?);
     }
     for channel in &mut lists {
         channel

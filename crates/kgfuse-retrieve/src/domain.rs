@@ -29,7 +29,7 @@ use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Store, StoreError};
+use kgfuse_store::{Question, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Knobs of the `domain` strategy.
@@ -366,7 +366,7 @@ fn ties_from(
 pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     top_k: usize,
     options: DomainOptions,
     exclude: &BTreeSet<String>,
@@ -377,7 +377,7 @@ pub(crate) async fn retrieve(
         None => None,
     };
     let (mut context, kept) =
-        shortlist.gate(model, question, top_k, options, exclude, ties.as_ref())?;
+        shortlist.gate(model, question.text(), top_k, options, exclude, ties.as_ref())?;
     if context.status.is_some() {
         return Ok(context);
     }
@@ -456,18 +456,18 @@ impl Shortlist {
 pub(crate) async fn shortlist(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     top_k: usize,
     options: DomainOptions,
 ) -> Result<Shortlist, RetrieveError> {
     let mut context = FusedContext::default();
-    let query = store.embed(question)?;
+    let query = store.vector_of(question)?;
     // The store's nearest functions: evidence for package choice, and candidates
     // the gate can show as look-alikes from other packages.
     let nearest = store
         .vectors()
         .search(
-            &query,
+            query,
             NEAREST_FUNCTIONS,
             Some("kind IN ('Function', 'Method')"),
         )
@@ -485,7 +485,7 @@ pub(crate) async fn shortlist(
         })
         .collect();
     let (chosen, package_stage) =
-        classify(store, model, question, &query, &evidence, options).await?;
+        classify(store, model, question.text(), query, &evidence, options).await?;
     context.trace.push(package_stage);
     if chosen.is_empty() {
         context.status = Some("no_packages".into());
@@ -506,7 +506,7 @@ pub(crate) async fn shortlist(
     let inside: Vec<String> = package_of.keys().cloned().collect();
     let mut hits = store
         .vectors()
-        .search_among(&query, &inside)
+        .search_among(query, &inside)
         .await
         .map_err(StoreError::from)?;
     hits.truncate(top_k * 3);

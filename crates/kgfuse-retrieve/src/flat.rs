@@ -3,12 +3,12 @@
 use crate::RetrieveError;
 use crate::sources::text_hits;
 use kgfuse_core::context::{FusedContext, TraceStage};
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 
 /// The `top_k` nearest nodes to the question, with their sources.
 pub(crate) async fn retrieve(
     store: &Store,
-    question: &str,
+    question: &Question,
     top_k: usize,
 ) -> Result<FusedContext, RetrieveError> {
     let hits = store.search(question, top_k, None).await?;

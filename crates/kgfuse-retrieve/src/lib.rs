@@ -48,7 +48,7 @@ pub use paths::PathLimits;
 
 use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Store, StoreError};
+use kgfuse_store::{Question, Store, StoreError};
 use std::collections::BTreeSet;
 
 /// Errors of a retrieval.
@@ -229,13 +229,26 @@ pub async fn retrieve(
     question: &str,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
-    if question.trim().is_empty() {
+    retrieve_question(store, model, &Question::new(question), options).await
+}
+
+/// [`retrieve`] for a [`Question`] that may already carry its embedding (the
+/// answer loop embeds its question once for retrieval and its own searches).
+/// Every stage that searches by the question uses the same embedding.
+pub async fn retrieve_question(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &Question,
+    options: &RetrieveOptions,
+) -> Result<FusedContext, RetrieveError> {
+    let text = question.text();
+    if text.trim().is_empty() {
         return Err(RetrieveError::Invalid("the question is empty".into()));
     }
     if options.top_k == 0 {
         return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
     }
-    let (dispatch, dispatch_stage) = dispatch::dispatch(question, model);
+    let (dispatch, dispatch_stage) = dispatch::dispatch(text, model);
     let (strategy, auto_stage) = match options.strategy {
         Strategy::Auto => {
             let stage = TraceStage {
@@ -252,10 +265,10 @@ pub async fn retrieve(
         other => (other, None),
     };
     let mut context = match strategy {
-        Strategy::Bm25 => bm25::retrieve(store, question, options.top_k)?,
+        Strategy::Bm25 => bm25::retrieve(store, text, options.top_k)?,
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
-        Strategy::Paths => paths::retrieve(store, question, options.top_k, options.paths).await?,
+        Strategy::Paths => paths::retrieve(store, text, options.top_k, options.paths).await?,
         // Auto became Unified above; the arm only keeps the match exhaustive.
         Strategy::Unified | Strategy::Auto => {
             unified::retrieve(store, model, question, dispatch, options).await?
@@ -281,7 +294,7 @@ pub async fn retrieve(
     if !options.exclude.is_empty() {
         drop_excluded(&mut context, &options.exclude);
     }
-    context.query = question.to_owned();
+    context.query = text.to_owned();
     context.strategy = strategy.name().to_owned();
     context.dispatch = dispatch;
     context.trace.insert(0, dispatch_stage);
@@ -292,6 +305,50 @@ pub async fn retrieve(
 mod tests {
     use super::*;
     use kgfuse_core::context::{CaseInfo, Fact, FunctionInfo, TextHit};
+
+    /// Every stage that searches by the question shares one embedding: each
+    /// strategy embeds the question at most once per retrieval, and the answer
+    /// loop's own similarity reuses it too.
+    #[tokio::test]
+    async fn a_retrieval_embeds_its_question_once() {
+        use kgfuse_core::config::StoreConfig;
+        use kgfuse_core::progress::NoProgress;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files: Vec<_> = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"]
+            .iter()
+            .map(|f| root.join(f).as_path().into())
+            .collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 384))
+            .await
+            .expect("init");
+        store
+            .load_files(&files, None, &NoProgress)
+            .await
+            .expect("load");
+        let model = kgfuse_llm::RuleBased::default();
+        let question = "How many days a week can I work remotely?";
+        for strategy in Strategy::ALL {
+            let options = RetrieveOptions {
+                strategy,
+                ..RetrieveOptions::default()
+            };
+            let before = store.time_spent().embeddings;
+            retrieve(&store, &model, question, &options)
+                .await
+                .expect("retrieve");
+            let embedded = store.time_spent().embeddings - before;
+            assert!(embedded <= 1, "{}: {embedded} embeddings", strategy.name());
+        }
+        let before = store.time_spent().embeddings;
+        let options = answer::AskOptions {
+            max_retrieval_attempts: 1,
+            ..answer::AskOptions::default()
+        };
+        let answer = answer::ask(&store, &model, question, &options).await;
+        assert!(answer.errors.is_empty(), "{:?}", answer.errors);
+        assert_eq!(store.time_spent().embeddings - before, 1, "ask");
+    }
 
     #[test]
     fn excluded_nodes_leave_every_list_and_the_trace_says_so() {

@@ -8,7 +8,7 @@ use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Vector rows of ontology terms (classes, properties) are not entities to link.
@@ -118,7 +118,7 @@ pub(crate) struct Walk {
 /// the question.
 pub(crate) async fn walk(
     store: &Store,
-    question: &str,
+    question: &Question,
     seeds: &[String],
     options: NeighborhoodOptions,
 ) -> Result<Walk, RetrieveError> {
@@ -147,7 +147,7 @@ pub(crate) fn walk_starts(
 /// question.
 pub(crate) async fn rank_reached(
     store: &Store,
-    question: &str,
+    question: &Question,
     reached: Vec<Neighbourhood>,
     options: NeighborhoodOptions,
 ) -> Result<Walk, RetrieveError> {
@@ -183,7 +183,7 @@ pub(crate) async fn rank_reached(
 /// Runs the strategy.
 pub(crate) async fn retrieve(
     store: &Store,
-    question: &str,
+    question: &Question,
     top_k: usize,
     options: NeighborhoodOptions,
 ) -> Result<FusedContext, RetrieveError> {

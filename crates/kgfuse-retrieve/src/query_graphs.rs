@@ -37,7 +37,9 @@ use kgfuse_graph::model::{NamedNode, Variable};
 use kgfuse_graph::{GraphError, QueryOutcome, Rounds};
 use kgfuse_store::Store;
 use spargebra::Query;
-use spargebra::algebra::{GraphPattern, PropertyPathExpression};
+use spargebra::algebra::{
+    Expression, Function, GraphPattern, OrderExpression, PropertyPathExpression,
+};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use std::time::Duration;
 
@@ -380,7 +382,8 @@ fn var(name: &str) -> TermPattern {
 }
 
 /// The query graph as a SELECT in SPARQL algebra: the anchors' and classes'
-/// `VALUES`, the edges, DISTINCT, a row limit.
+/// `VALUES`, the edges, DISTINCT, rows in the order of their values' text and a
+/// row limit (so every engine keeps the same rows when there are more).
 fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
     let mut patterns = Vec::new();
     let mut paths = Vec::new();
@@ -460,12 +463,34 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
         dataset: None,
         pattern: GraphPattern::Slice {
             inner: Box::new(GraphPattern::Distinct {
-                inner: Box::new(pattern),
+                inner: Box::new(in_text_order(pattern)),
             }),
             start: 0,
             length: Some(MAX_ROWS),
         },
         base_iri: None,
+    }
+}
+
+/// `pattern` ordered by the text of each of its variables, by name: a total order
+/// that does not depend on how an engine stores its terms.
+fn in_text_order(pattern: GraphPattern) -> GraphPattern {
+    let mut variables = Vec::new();
+    pattern.on_in_scope_variable(|v| variables.push(v.clone()));
+    variables.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    variables.dedup();
+    let expression = variables
+        .into_iter()
+        .map(|v| {
+            OrderExpression::Asc(Expression::FunctionCall(
+                Function::Str,
+                vec![Expression::Variable(v)],
+            ))
+        })
+        .collect();
+    GraphPattern::OrderBy {
+        inner: Box::new(pattern),
+        expression,
     }
 }
 
@@ -752,6 +777,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("LIMIT 60"), "{text}");
+        assert!(text.contains("ORDER BY ASC(STR(?a0))"), "{text}");
     }
 
     #[test]

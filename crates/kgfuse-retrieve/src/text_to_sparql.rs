@@ -41,7 +41,7 @@ use kgfuse_graph::{
     GraphError, KnownTerms, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
 };
 use kgfuse_llm::{LanguageModel, LlmError, SparqlEntity, SparqlRequest};
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet};
@@ -229,7 +229,7 @@ fn show(term: &Term) -> String {
 pub async fn text_to_sparql(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     grounding: &Grounding,
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, RetrieveError> {
@@ -293,7 +293,7 @@ pub async fn text_to_sparql(
         })
         .collect();
     let mut request = SparqlRequest {
-        question: question.to_owned(),
+        question: question.text().to_owned(),
         ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
         examples: examples(
             &slice,
@@ -754,7 +754,7 @@ fn strip_fences(reply: &str) -> String {
 /// The ontology terms nearest to the question, best first.
 async fn ontology_slice(
     store: &Store,
-    question: &str,
+    question: &Question,
     size: usize,
     known: &KnownTerms,
 ) -> Result<Vec<NamedNode>, RetrieveError> {
@@ -1475,7 +1475,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         text_to_sparql(
             store,
             model,
-            question,
+            &Question::new(question),
             &Grounding::default(),
             &TextToSparqlOptions::default(),
         )
@@ -1570,7 +1570,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let result = text_to_sparql(
             &store,
             &model,
-            "Who works for which organisation?",
+            &Question::new("Who works for which organisation?"),
             &grounded(&entities),
             &TextToSparqlOptions::default(),
         )
@@ -1663,7 +1663,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let result = text_to_sparql(
             &store,
             &model,
-            "Who works for Acme?",
+            &Question::new("Who works for Acme?"),
             &grounded(&entities),
             &options,
         )
@@ -1709,7 +1709,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let result = text_to_sparql(
             &store,
             &model,
-            "Who works for Acme?",
+            &Question::new("Who works for Acme?"),
             &grounded(&entities),
             &options,
         )
@@ -1749,7 +1749,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             let result = text_to_sparql(
                 &store,
                 &model,
-                "Who works for Acme?",
+                &Question::new("Who works for Acme?"),
                 &Grounding::default(),
                 &options,
             )
@@ -1849,7 +1849,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let result = text_to_sparql(
             &store,
             &model,
-            "everything",
+            &Question::new("everything"),
             &Grounding::default(),
             &options,
         )
@@ -1887,7 +1887,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         text_to_sparql(
             &store,
             &model,
-            "Which organisation does each employee work for?",
+            &Question::new("Which organisation does each employee work for?"),
             &Grounding::default(),
             &options,
         )
@@ -1960,7 +1960,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let context = crate::unified::retrieve(
             &store,
             &model,
-            "Who works for which organisation?",
+            &Question::new("Who works for which organisation?"),
             Dispatch::Factual,
             &crate::RetrieveOptions {
                 top_k: 4,
@@ -2007,7 +2007,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         let context = crate::unified::retrieve(
             &store,
             &model,
-            "What are the names of Acme's employees?",
+            &Question::new("What are the names of Acme's employees?"),
             Dispatch::Factual,
             &crate::RetrieveOptions {
                 top_k: 4,

@@ -34,7 +34,7 @@ use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
 use crate::query_graphs::{Constructed, Construction};
 use crate::sources::cell_text;
-use crate::sparql::{OneRead, Rejected, Solutions, run_checked, with_values};
+use crate::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
 use crate::text_to_sparql::{
     Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
 };
@@ -45,7 +45,7 @@ use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Store, VectorHit};
+use kgfuse_store::{Question, Store, VectorHit};
 use std::collections::BTreeSet;
 
 /// Vector hits whose IRIs become linked entities.
@@ -54,6 +54,9 @@ const HIT_ENTITIES: usize = 3;
 const MAX_ENTITIES: usize = 6;
 /// Facts read per entity and direction.
 const FACTS_PER_ENTITY: usize = 25;
+/// Most facts per entity and direction sorted to choose those
+/// [`FACTS_PER_ENTITY`] from.
+const FACTS_SORTED: usize = 250;
 /// Predicates whose values are prose or code: the unstructured side's business.
 const LONG_TEXT: &[&str] = &[
     kgfuse::TEXT,
@@ -206,6 +209,39 @@ fn second_round_entities(facts: &[Fact], entities: &[String]) -> Vec<NamedNode> 
         .collect()
 }
 
+/// The facts on one side of each of `nodes` (what it states when `outgoing`, what
+/// states it otherwise, less its instances), with their graphs, as one SELECT of
+/// a sub-select per node. Each takes at most [`FACTS_SORTED`] facts, leaving out
+/// prose and code, and keeps the first [`FACTS_PER_ENTITY`] in the order of the
+/// predicate's, the other end's and the graph's text: a hub cannot crowd out the
+/// other nodes, and every engine keeps the same facts of a node with up to
+/// [`FACTS_SORTED`] on that side (sorting all of a hub's thousands would cost
+/// more than the rest of the retrieval). The nodes enter as validated IRIs.
+fn facts_query(nodes: &[NamedNode], outgoing: bool) -> String {
+    let triple = if outgoing {
+        "GRAPH ?g { ?e ?p ?x }"
+    } else {
+        "GRAPH ?g { ?x ?p ?e }"
+    };
+    let mut left_out: Vec<String> = LONG_TEXT.iter().map(|p| format!("<{p}>")).collect();
+    if !outgoing {
+        left_out.push(format!("<{}>", w3c::RDF_TYPE));
+    }
+    let per_node: Vec<String> = nodes
+        .iter()
+        .map(|node| {
+            format!(
+                "{{ SELECT ?e ?p ?x ?g WHERE {{ {{ SELECT ?e ?p ?x ?g WHERE {{ {} {triple} \
+                 FILTER(?p NOT IN ({})) }} LIMIT {FACTS_SORTED} }} }} \
+                 ORDER BY STR(?p) STR(?x) STR(?g) LIMIT {FACTS_PER_ENTITY} }}",
+                values("e", &[Term::from(node.clone())]),
+                left_out.join(", "),
+            )
+        })
+        .collect();
+    format!("SELECT ?e ?p ?x ?g WHERE {{ {} }}", per_node.join(" UNION "))
+}
+
 /// Stage 3c, the templates, as [`Rounds`]: the facts about each entity (both
 /// directions, with the graph each lives in), then a second round about the
 /// nodes the first round ties to two of them.
@@ -259,11 +295,8 @@ impl<'a> TemplateRounds<'a> {
     /// The outgoing and incoming facts of `nodes`, checked against the store's
     /// vocabulary like every generated query.
     fn ask(&mut self, nodes: &[NamedNode]) -> Result<Vec<spargebra::Query>, GraphError> {
-        let values: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
-        let limit = FACTS_PER_ENTITY * nodes.len();
-        let outgoing = with_values("GRAPH ?g { ?e ?p ?x }", "e", &values, limit);
-        let incoming = format!("GRAPH ?g {{ ?x ?p ?e }} FILTER(?p != <{}>)", w3c::RDF_TYPE);
-        let incoming = with_values(&incoming, "e", &values, limit);
+        let outgoing = facts_query(nodes, true);
+        let incoming = facts_query(nodes, false);
         let options = self.store.query_options();
         let mut queries = Vec::new();
         for (text, outgoing) in [(outgoing, true), (incoming, false)] {
@@ -297,9 +330,10 @@ impl<'a> TemplateRounds<'a> {
                     let [Some(entity), Some(predicate), Some(other), Some(graph)] = cells else {
                         continue;
                     };
-                    // Prose and code belong to the unstructured side; facts are
-                    // relations and short values.
-                    if LONG_TEXT.contains(&predicate.as_str()) || other.len() > 400 {
+                    // Prose and code belong to the unstructured side (the query
+                    // leaves out their predicates); facts are relations and short
+                    // values.
+                    if other.len() > 400 {
                         continue;
                     }
                     let (subject, object) = if outgoing {
@@ -371,27 +405,27 @@ impl Rounds for TemplateRounds<'_> {
 pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     dispatch: Dispatch,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
     let top_k = options.top_k;
     let mut context = FusedContext::default();
     let hits = vector_stage(store, question, top_k, &mut context).await?;
-    let linked = linking::link(store, question)?;
+    let linked = linking::link(store, question.text())?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
     let entities = entity_stage(
         store,
         model,
-        question,
+        question.text(),
         &hits,
         &linked,
         &mut context,
         &mut rejected,
     )?;
     let holds_code = crate::holds_code(store)?;
-    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
+    let code = channels::asks_for_code(store, holds_code, question.text(), &hits)?;
     let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
     let ties = match &shortlist {
         Some(shortlist) => shortlist.ties_query(model)?,
@@ -412,7 +446,7 @@ pub(crate) async fn retrieve(
         OneRead::new(store, ties),
         options,
     )?;
-    let domain_functions = domain_ranking(shortlist, model, question, options, read.ties.as_ref())?;
+    let domain_functions = domain_ranking(shortlist, model, question.text(), options, read.ties.as_ref())?;
     let constructed = read.constructed;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
@@ -459,7 +493,7 @@ pub(crate) async fn retrieve(
 async fn domain_shortlist(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     holds_code: bool,
     options: &RetrieveOptions,
 ) -> Result<Option<domain::Shortlist>, RetrieveError> {
@@ -539,7 +573,7 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
 /// entities and the graph walk of the fused ranking (stage 6).
 async fn vector_stage(
     store: &Store,
-    question: &str,
+    question: &Question,
     top_k: usize,
     context: &mut FusedContext,
 ) -> Result<Vec<VectorHit>, RetrieveError> {
@@ -642,7 +676,7 @@ fn question_entities(
 async fn model_query_stage(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    question: &Question,
     linked: &Linked,
     entities: &[NamedNode],
     context: &mut FusedContext,
@@ -989,6 +1023,55 @@ fn budget_stage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hub with more facts than the cut keeps the first in text order, the
+    /// other node keeps all of its own, and code is left out before the cut.
+    #[tokio::test]
+    async fn each_node_keeps_its_own_facts_in_text_order() {
+        use kgfuse_core::config::StoreConfig;
+        use kgfuse_core::progress::NoProgress;
+        let mut turtle = String::from(
+            "@prefix ex: <urn:ex:> .\n\
+             @prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
+             ex:small ex:links ex:o1 , ex:o2 .\n\
+             ex:hub kg:code \"def hub(): pass\" .\n",
+        );
+        // `kg:code` sorts before `ex:links`, so it would take a place if it were
+        // cut after; the links are written in reverse, so the store's order is
+        // not the text order.
+        for i in (0..40).rev() {
+            turtle.push_str(&format!("ex:hub ex:links ex:o{i:02} .\n"));
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("data.ttl");
+        std::fs::write(&file, turtle).expect("write");
+        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
+            .await
+            .expect("init");
+        store
+            .load_files(&[file.as_path().into()], None, &NoProgress)
+            .await
+            .expect("load");
+        let nodes = ["urn:ex:hub", "urn:ex:small"]
+            .map(|n| NamedNode::new(n).expect("iri"));
+        let solutions = run_checked(&store, facts_query(&nodes, true))
+            .expect("run")
+            .unwrap_or_else(|rejected| panic!("rejected: {:?}", rejected.unknown));
+        let objects = |node: &str| -> Vec<String> {
+            solutions
+                .rows
+                .iter()
+                .filter(|row| cell_text(row.first()).as_deref() == Some(node))
+                .filter_map(|row| cell_text(row.get(2)))
+                .collect()
+        };
+        let hub = objects("urn:ex:hub");
+        let expected: Vec<String> = (0..FACTS_PER_ENTITY)
+            .map(|i| format!("urn:ex:o{i:02}"))
+            .collect();
+        assert_eq!(hub, expected);
+        assert_eq!(objects("urn:ex:small").len(), 2);
+    }
 
     #[test]
     fn a_node_tied_to_two_entities_joins_the_second_round() {

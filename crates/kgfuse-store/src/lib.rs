@@ -27,6 +27,7 @@ mod derived;
 mod entailment;
 mod journal;
 mod ontology;
+mod question;
 mod sync;
 mod validation;
 mod vector_index;
@@ -34,6 +35,7 @@ mod vector_index;
 pub use entailment::{Derivation, Provenance};
 pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
 pub use ontology::OntologyStatus;
+pub use question::Question;
 pub use sync::{CheckReport, SyncReport};
 pub use validation::FileValidation;
 
@@ -136,6 +138,8 @@ pub struct TimeSplit {
     pub vectors: Duration,
     /// Embedding query texts.
     pub embedding: Duration,
+    /// How many query texts were embedded.
+    pub embeddings: u64,
 }
 
 /// An Oxigraph graph and a LanceDB vector table kept in step.
@@ -647,16 +651,16 @@ impl Store {
         Ok(report)
     }
 
-    /// Embeds `text` and returns the `k` nearest rows (optional SQL filter over
-    /// `kind`, `graph`, `iri`).
+    /// The `k` rows nearest to `question` (optional SQL filter over `kind`,
+    /// `graph`, `iri`); embeds the question unless it was embedded already.
     pub async fn search(
         &self,
-        text: &str,
+        question: &Question,
         k: usize,
         filter: Option<&str>,
     ) -> Result<Vec<VectorHit>, StoreError> {
-        let vector = self.embed(text)?;
-        Ok(self.vectors.search(&vector, k, filter).await?)
+        let vector = self.vector_of(question)?;
+        Ok(self.vectors.search(vector, k, filter).await?)
     }
 
     /// The `k` rows whose text best matches `text` by BM25 full-text search.
@@ -671,6 +675,15 @@ impl Store {
             .into_iter()
             .next()
             .ok_or_else(|| StoreError::Invalid("the embedder returned no vector".into()))
+    }
+
+    /// The embedding of `question`: computed with the store's embedder the first
+    /// time, then the kept one.
+    pub fn vector_of<'q>(&self, question: &'q Question) -> Result<&'q [f32], StoreError> {
+        match question.vector_if_embedded() {
+            Some(vector) => Ok(vector),
+            None => Ok(question.keep(self.embed(question.text())?)),
+        }
     }
 
     /// A value computed from the whole store, built by `build` on first use and
@@ -696,6 +709,7 @@ impl Store {
             graph: self.graph.time_spent(),
             vectors: self.vectors.time_spent(),
             embedding: self.embedding_spent.total(),
+            embeddings: self.embedding_spent.calls(),
         }
     }
 
@@ -704,14 +718,14 @@ impl Store {
         Ok(self.vectors.vectors_of(iris).await?)
     }
 
-    /// Similarity of `text` to each of the given nodes, best first.
+    /// Similarity of `question` to each of the given nodes, best first.
     pub async fn search_among(
         &self,
-        text: &str,
+        question: &Question,
         iris: &[String],
     ) -> Result<Vec<VectorHit>, StoreError> {
-        let vector = self.embed(text)?;
-        Ok(self.vectors.search_among(&vector, iris).await?)
+        let vector = self.vector_of(question)?;
+        Ok(self.vectors.search_among(vector, iris).await?)
     }
 
     /// Sizes of both sides.

@@ -37,7 +37,8 @@ pub use kgfuse_shacl::{
     ValidationResult,
 };
 pub use kgfuse_store::{
-    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, StoreStats, SyncReport,
+    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, Question, StoreStats,
+    SyncReport,
 };
 pub use kgfuse_vector::{VectorHit, VectorIndexStatus, VectorRow};
 
@@ -395,7 +396,7 @@ impl Engine {
 
     /// Nearest nodes to a text by vector similarity.
     pub async fn search(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, Error> {
-        self.store.search(text, k, None).await
+        self.store.search(&Question::new(text), k, None).await
     }
 
     /// Retrieves a [`FusedContext`] for a question with the engine's model.

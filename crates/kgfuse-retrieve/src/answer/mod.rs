@@ -25,7 +25,7 @@ mod grounding;
 mod metadata;
 
 use crate::sources::sources_of;
-use crate::{RetrieveError, RetrieveOptions, Strategy, retrieve};
+use crate::{RetrieveError, RetrieveOptions, Strategy, retrieve_question};
 use grounding::covered;
 use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
@@ -35,7 +35,7 @@ use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
     sentences,
 };
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 use metadata::{SourceFacts, related_nodes, related_terms, source_facts};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -265,25 +265,30 @@ async fn gather(
     answer: &mut Answer,
 ) -> Result<Gathered, RetrieveError> {
     let today = options.today.clone().unwrap_or_else(today_utc);
-    let question_vector = store.embed(question)?;
+    // One embedding of the question serves the first retrieval and the loop's
+    // own similarity; a rewritten query is embedded when it is searched.
+    let asked = Question::new(question);
+    let question_vector = store.vector_of(&asked)?;
     let mut gathered = Gathered {
         context: FusedContext::default(),
         pool: BTreeMap::new(),
         selection: Selection::default(),
         quality: Quality::Missing,
     };
-    let mut query = question.to_owned();
+    let mut rewritten_query: Option<Question> = None;
     let mut expanded = false;
     for attempt in 1..=options.max_retrieval_attempts.max(1) {
         answer.retrieval_attempts = attempt;
-        gathered.context = retrieve(store, model, &query, &options.retrieve).await?;
-        let found = candidates_of(store, &gathered.context, &question_vector).await?;
+        let query = rewritten_query.as_ref().unwrap_or(&asked);
+        gathered.context = retrieve_question(store, model, query, &options.retrieve).await?;
+        let found = candidates_of(store, &gathered.context, question_vector).await?;
         answer.trace.push(stage(
             &format!("retrieve #{attempt}"),
             vec![format!(
-                "{} candidates from `{}` for: {query}",
+                "{} candidates from `{}` for: {}",
                 found.len(),
-                gathered.context.strategy
+                gathered.context.strategy,
+                query.text()
             )],
             Vec::new(),
         ));
@@ -306,7 +311,7 @@ async fn gather(
             let added = expand(
                 store,
                 &gathered.selection.kept,
-                &question_vector,
+                question_vector,
                 &mut gathered.pool,
             )
             .await?;
@@ -325,12 +330,12 @@ async fn gather(
             break;
         }
         let rewritten = rewrite(store, model, question, &gathered)?;
-        if rewritten == query {
+        if rewritten == query.text() {
             answer.trace.push(stage(
                 "rewrite",
                 Vec::new(),
                 vec![Dropped {
-                    iri: query.clone(),
+                    iri: query.text().to_owned(),
                     why: "no related term adds anything; not retrieving again".into(),
                 }],
             ));
@@ -339,7 +344,7 @@ async fn gather(
         answer
             .trace
             .push(stage("rewrite", vec![rewritten.clone()], Vec::new()));
-        query = rewritten;
+        rewritten_query = Some(Question::new(rewritten));
     }
     Ok(gathered)
 }
