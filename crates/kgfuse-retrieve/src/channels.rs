@@ -220,7 +220,12 @@ async fn channels(
     ];
     if signals.holds_code {
         lists.push(Channel::new("domain", signals.domain.to_vec()));
-        lists.push(paths_channel(store, signals.question.text(), depth, options)?);
+        lists.push(paths_channel(
+            store,
+            signals.question.text(),
+            depth,
+            options,
+        )?);
     }
     for channel in &mut lists {
         channel

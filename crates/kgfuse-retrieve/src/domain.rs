@@ -376,8 +376,14 @@ pub(crate) async fn retrieve(
         Some(text) => Some(sparql::run(store, text)?),
         None => None,
     };
-    let (mut context, kept) =
-        shortlist.gate(model, question.text(), top_k, options, exclude, ties.as_ref())?;
+    let (mut context, kept) = shortlist.gate(
+        model,
+        question.text(),
+        top_k,
+        options,
+        exclude,
+        ties.as_ref(),
+    )?;
     if context.status.is_some() {
         return Ok(context);
     }

@@ -239,7 +239,10 @@ fn facts_query(nodes: &[NamedNode], outgoing: bool) -> String {
             )
         })
         .collect();
-    format!("SELECT ?e ?p ?x ?g WHERE {{ {} }}", per_node.join(" UNION "))
+    format!(
+        "SELECT ?e ?p ?x ?g WHERE {{ {} }}",
+        per_node.join(" UNION ")
+    )
 }
 
 /// Stage 3c, the templates, as [`Rounds`]: the facts about each entity (both
@@ -446,7 +449,13 @@ pub(crate) async fn retrieve(
         OneRead::new(store, ties),
         options,
     )?;
-    let domain_functions = domain_ranking(shortlist, model, question.text(), options, read.ties.as_ref())?;
+    let domain_functions = domain_ranking(
+        shortlist,
+        model,
+        question.text(),
+        options,
+        read.ties.as_ref(),
+    )?;
     let constructed = read.constructed;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
@@ -1052,8 +1061,7 @@ mod tests {
             .load_files(&[file.as_path().into()], None, &NoProgress)
             .await
             .expect("load");
-        let nodes = ["urn:ex:hub", "urn:ex:small"]
-            .map(|n| NamedNode::new(n).expect("iri"));
+        let nodes = ["urn:ex:hub", "urn:ex:small"].map(|n| NamedNode::new(n).expect("iri"));
         let solutions = run_checked(&store, facts_query(&nodes, true))
             .expect("run")
             .unwrap_or_else(|rejected| panic!("rejected: {:?}", rejected.unknown));
