@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the evaluation stores and question sets of EVALUATION.md from real data.
 #
-#   eval/make-sets.sh [hash|minilm] [OUT_DIR]
+#   eval/make-sets.sh [hash|static|minilm] [OUT_DIR]
 #
 # - stdlib: CPython's json, csv, textwrap, statistics and pathlib with their tests,
 #   leave-one-out over the test cases (`kgfuse eval make-loo`);
@@ -21,8 +21,8 @@ LIB="$(python3 -c 'import os, json; print(os.path.dirname(os.path.dirname(json._
 
 init() {
   rm -rf "$1"
-  if [ "$EMBEDDER" = minilm ]; then
-    "$KGFUSE" --data "$1" init --embedder minilm >/dev/null
+  if [ "$EMBEDDER" = minilm ] || [ "$EMBEDDER" = static ]; then
+    "$KGFUSE" --data "$1" init --embedder "$EMBEDDER" >/dev/null
   else
     "$KGFUSE" --data "$1" init --embedder hash --dimension 384 >/dev/null
   fi

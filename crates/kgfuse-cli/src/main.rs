@@ -47,6 +47,9 @@ enum EmbedderKind {
     Minilm,
     /// Deterministic feature hashing, no model.
     Hash,
+    /// A token table distilled from MiniLM (model2vec), built once from the
+    /// model `make models` installs: about a hundred times faster than MiniLM.
+    Static,
     /// OpenAI-compatible /v1/embeddings endpoint.
     Openai,
 }
@@ -96,7 +99,8 @@ enum Command {
         /// Vector dimension of the hash embedder.
         #[arg(long, default_value_t = 384)]
         dimension: usize,
-        /// MiniLM model directory (default: where `make models` installs it).
+        /// MiniLM model directory, for `minilm` and the teacher of `static` (default:
+        /// where `make models` installs it).
         #[arg(long)]
         model_dir: Option<PathBuf>,
         /// OpenAI-compatible base URL (default: $KGFUSE_OPENAI_BASE_URL).
@@ -851,6 +855,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let init = match embedder {
                 EmbedderKind::Hash => EngineInit::hash(dimension),
                 EmbedderKind::Minilm => EngineInit::minilm(model_dir.as_deref()),
+                EmbedderKind::Static => EngineInit::distilled(model_dir.as_deref()),
                 EmbedderKind::Openai => EngineInit::openai(base_url.as_deref(), model.as_deref())?,
             };
             let init = init.entailment(match entailment {

@@ -9,9 +9,12 @@
 //!   Virtuoso never answers a POST with `Content-Type: application/sparql-query`.
 //! - kgfuse writes named graphs only, and keeps their list in a registry graph on
 //!   the server ([`REGISTRY_GRAPH`]). Every query is sent with that list as its
-//!   dataset (`default-graph-uri`, `named-graph-uri`): Virtuoso's default graph
-//!   is the union of every graph, its system graphs included; Oxigraph server's
-//!   is a graph of its own. A query with FROM clauses keeps them.
+//!   dataset, written into the text as FROM and FROM NAMED clauses (USING in an
+//!   update): Virtuoso's default graph is the union of every graph, its system
+//!   graphs included; Oxigraph server's is a graph of its own. Not as protocol
+//!   parameters (`default-graph-uri`, …): Virtuoso echoes each back as a response
+//!   header, and past about 60 graphs the answer has more headers than the HTTP
+//!   client accepts. A query with FROM clauses keeps them.
 //! - Blank nodes are written as skolem IRIs ([`GENID`]): `INSERT DATA` takes no
 //!   blank nodes on Virtuoso, and a blank node read back could never be named
 //!   again in a later update.
@@ -715,10 +718,13 @@ impl Endpoint {
             Form::Results => "application/sparql-results+json",
             Form::Triples => "application/n-triples, text/plain;q=0.5, text/turtle;q=0.2",
         };
-        let mut fields: Vec<(&str, &str)> = vec![("query", text)];
-        for graph in dataset {
-            fields.push(("default-graph-uri", graph));
-            fields.push(("named-graph-uri", graph));
+        let in_text = in_query_text(text, dataset);
+        let mut fields: Vec<(&str, &str)> = vec![("query", in_text.as_deref().unwrap_or(text))];
+        if in_text.is_none() {
+            for graph in dataset {
+                fields.push(("default-graph-uri", graph));
+                fields.push(("named-graph-uri", graph));
+            }
         }
         let mut wait = Duration::from_millis(200);
         let mut attempt = 1;
@@ -752,10 +758,13 @@ impl Endpoint {
         } else {
             Vec::new()
         };
-        let mut fields: Vec<(&str, &str)> = vec![("update", text)];
-        for graph in &dataset {
-            fields.push(("using-graph-uri", graph));
-            fields.push(("using-named-graph-uri", graph));
+        let in_text = in_update_text(text, &dataset);
+        let mut fields: Vec<(&str, &str)> = vec![("update", in_text.as_deref().unwrap_or(text))];
+        if in_text.is_none() {
+            for graph in &dataset {
+                fields.push(("using-graph-uri", graph));
+                fields.push(("using-named-graph-uri", graph));
+            }
         }
         self.post_form(url, "*/*", &fields, Some(WRITE_TIMEOUT))
             .map(drop)
@@ -882,6 +891,64 @@ impl Endpoint {
         tracing::debug!(count, ms = started.elapsed().as_millis(), "SPARQL answer");
         reply
     }
+}
+
+/// `graphs` as a query dataset, or `None` when one is not an IRI.
+fn query_dataset(graphs: &[String]) -> Option<spargebra::algebra::QueryDataset> {
+    let graphs: Vec<NamedNode> = graphs
+        .iter()
+        .map(|g| NamedNode::new(g.as_str()).ok())
+        .collect::<Option<_>>()?;
+    Some(spargebra::algebra::QueryDataset {
+        default: graphs.clone(),
+        named: Some(graphs),
+    })
+}
+
+/// The query `text` with `dataset` as its FROM and FROM NAMED clauses, when it
+/// has none of its own and parses; `None` leaves the dataset to the protocol
+/// parameters. In the text because Virtuoso echoes every protocol dataset graph
+/// back as a response header (`X-SPARQL-default-graph`, `X-SPARQL-named-graph`),
+/// and the HTTP client refuses an answer with more than 128 headers: a store of
+/// more than about 60 graphs could not be queried (found loading LUBM-10's 189
+/// files).
+fn in_query_text(text: &str, dataset: &[String]) -> Option<String> {
+    use spargebra::Query;
+    if dataset.is_empty() {
+        return None;
+    }
+    let mut query = spargebra::SparqlParser::new().parse_query(text).ok()?;
+    let slot = match &mut query {
+        Query::Select { dataset, .. }
+        | Query::Construct { dataset, .. }
+        | Query::Describe { dataset, .. }
+        | Query::Ask { dataset, .. } => dataset,
+    };
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(query_dataset(dataset)?);
+    Some(query.to_string())
+}
+
+/// The update `text` with `dataset` as the USING and USING NAMED clauses of each
+/// of its DELETE/INSERT operations that has none (see [`in_query_text`]).
+fn in_update_text(text: &str, dataset: &[String]) -> Option<String> {
+    use spargebra::GraphUpdateOperation;
+    if dataset.is_empty() {
+        return None;
+    }
+    let mut update = spargebra::SparqlParser::new().parse_update(text).ok()?;
+    let graphs = query_dataset(dataset)?;
+    for operation in &mut update.operations {
+        if let GraphUpdateOperation::DeleteInsert { using, .. } = operation {
+            if using.is_some() {
+                return None;
+            }
+            *using = Some(graphs.clone());
+        }
+    }
+    Some(update.to_string())
 }
 
 /// `{ GRAPH <registry> { <registry> rdfs:member <g> . … } }` for `graphs`.
@@ -1221,6 +1288,31 @@ mod tests {
         spargebra::SparqlParser::new()
             .parse_update(&text)
             .expect("the block parses as one INSERT DATA");
+    }
+
+    #[test]
+    fn the_dataset_goes_into_the_text_unless_the_text_has_one() {
+        let graphs = ["urn:g1".to_owned(), "urn:g2".to_owned()];
+        let text = in_query_text("SELECT ?s WHERE { ?s ?p ?o }", &graphs).expect("rewritten");
+        let query = parsed(&text);
+        let spargebra::Query::Select {
+            dataset: Some(dataset),
+            ..
+        } = query
+        else {
+            panic!("no dataset in {text}");
+        };
+        assert_eq!(dataset.default.len(), 2);
+        assert_eq!(dataset.named.as_ref().map(Vec::len), Some(2));
+        assert!(in_query_text("SELECT ?s FROM <urn:mine> WHERE { ?s ?p ?o }", &graphs).is_none());
+        assert!(in_query_text("SELECT ?s WHERE { ?s ?p ?o }", &[]).is_none());
+        let update = in_update_text(
+            "DELETE { GRAPH <urn:g1> { ?s ?p ?o } } WHERE { ?s ?p ?o }",
+            &graphs,
+        )
+        .expect("rewritten");
+        assert!(update.contains("USING <urn:g1>"), "{update}");
+        assert!(update.contains("USING NAMED <urn:g2>"), "{update}");
     }
 
     fn parsed(text: &str) -> spargebra::Query {

@@ -230,10 +230,15 @@ fn facts_query(nodes: &[NamedNode], outgoing: bool) -> String {
     let per_node: Vec<String> = nodes
         .iter()
         .map(|node| {
+            // The sort keys are bound in the group rather than written in ORDER BY:
+            // spargebra prints a sub-select whose ORDER BY sits right on another
+            // sub-select's LIMIT with the two LIMITs merged into one, and a
+            // remote graph runs the printed text.
             format!(
                 "{{ SELECT ?e ?p ?x ?g WHERE {{ {{ SELECT ?e ?p ?x ?g WHERE {{ {} {triple} \
-                 FILTER(?p NOT IN ({})) }} LIMIT {FACTS_SORTED} }} }} \
-                 ORDER BY STR(?p) STR(?x) STR(?g) LIMIT {FACTS_PER_ENTITY} }}",
+                 FILTER(?p NOT IN ({})) }} LIMIT {FACTS_SORTED} }} \
+                 BIND(STR(?p) AS ?pText) BIND(STR(?x) AS ?xText) BIND(STR(?g) AS ?gText) }} \
+                 ORDER BY ?pText ?xText ?gText LIMIT {FACTS_PER_ENTITY} }}",
                 values("e", &[Term::from(node.clone())]),
                 left_out.join(", "),
             )
@@ -1079,6 +1084,24 @@ mod tests {
             .collect();
         assert_eq!(hub, expected);
         assert_eq!(objects("urn:ex:small").len(), 2);
+    }
+
+    /// A remote graph runs the printed algebra: the facts query must print as
+    /// itself (both LIMITs where they were).
+    #[test]
+    fn the_facts_query_prints_as_itself() {
+        let nodes = ["urn:ex:a", "urn:ex:b"].map(|n| NamedNode::new(n).expect("iri"));
+        for outgoing in [true, false] {
+            let parse = |text: &str| {
+                spargebra::SparqlParser::new()
+                    .parse_query(text)
+                    .unwrap_or_else(|e| panic!("{e}: {text}"))
+            };
+            let query = parse(&facts_query(&nodes, outgoing));
+            let printed = query.to_string();
+            assert_eq!(parse(&printed), query, "{printed}");
+            assert_eq!(printed.matches("LIMIT 25 ").count(), 2, "{printed}");
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod embed;
 mod location;
 mod table;
 
+pub use embed::distilled::{StaticEmbedder, default_static_dir};
 pub use embed::hash::HashEmbedder;
 pub use embed::minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};

@@ -104,7 +104,35 @@ impl MiniLmEmbedder {
             (rows, width),
             &self.device,
         )?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (rows, width, dim)
+        self.pooled(&ids, &types, &mask)
+    }
+
+    /// The sentence embedding of each token alone (`[CLS] token [SEP]`), as
+    /// [`MiniLmEmbedder::embed`] gives for a one-token text: what a static
+    /// embedder is distilled from.
+    pub fn embed_token_ids(&self, ids: &[u32]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let special = |token: &str| {
+            self.tokenizer
+                .token_to_id(token)
+                .ok_or_else(|| candle_core::Error::Msg(format!("no {token} in the vocabulary")))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let rows = ids.len();
+        let flat: Vec<u32> = ids.iter().flat_map(|&id| [cls, id, sep]).collect();
+        let ids = Tensor::from_vec(flat, (rows, 3), &self.device)?;
+        let types = ids.zeros_like()?;
+        let mask = ids.ones_like()?;
+        self.pooled(&ids, &types, &mask)
+    }
+
+    /// Mean of the token outputs over the attention mask, scaled to unit length.
+    fn pooled(
+        &self,
+        ids: &Tensor,
+        types: &Tensor,
+        mask: &Tensor,
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
+        let hidden = self.model.forward(ids, types, Some(mask))?; // (rows, width, dim)
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (rows, width, 1)
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (rows, dim)
         let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?; // (rows, 1)

@@ -1,5 +1,6 @@
-//! The [`Embedder`] trait and its three implementations.
+//! The [`Embedder`] trait and its four implementations.
 
+pub mod distilled;
 pub mod hash;
 pub mod minilm;
 pub mod openai;
@@ -36,7 +37,8 @@ pub enum EmbedError {
 
 /// Turns texts into unit-length vectors of a fixed dimension.
 pub trait Embedder: Send + Sync {
-    /// Embedder kind as recorded in `kgfuse.toml`: `hash`, `minilm` or `openai`.
+    /// Embedder kind as recorded in `kgfuse.toml`: `hash`, `static`, `minilm` or
+    /// `openai`.
     fn kind(&self) -> &'static str;
     /// Length of every vector.
     fn dimension(&self) -> usize;
@@ -56,10 +58,20 @@ pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, Embe
                 .unwrap_or_else(default_minilm_dir);
             Box::new(MiniLmEmbedder::load(&dir)?)
         }
+        "static" => {
+            // `model_dir` names the teacher; the table sits beside it.
+            let minilm_dir = config
+                .model_dir
+                .as_ref()
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(default_minilm_dir);
+            let dir = default_static_dir(&minilm_dir);
+            Box::new(StaticEmbedder::load_or_distill(&dir, &minilm_dir)?)
+        }
         "openai" => Box::new(OpenAiEmbedder::new(OpenAiConfig::from_store(config))?),
         other => {
             return Err(EmbedError::Config(format!(
-                "unknown embedder '{other}'; expected hash, minilm or openai"
+                "unknown embedder '{other}'; expected hash, static, minilm or openai"
             )));
         }
     };
@@ -139,6 +151,7 @@ pub(crate) fn normalize(v: &mut [f32]) {
     }
 }
 
+pub use distilled::{StaticEmbedder, default_static_dir};
 pub use hash::HashEmbedder;
 pub use minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
