@@ -10,8 +10,8 @@
 //! length: no attention, no matrix products, and no length limit.
 //!
 //! The table is produced locally, from the MiniLM directory `make models` installs,
-//! the first time a store asks for it (about a minute on 2 cores), and kept beside
-//! the model (`<minilm>-static/`): no download. The model2vec-rs crate reads the
+//! the first time a store asks for it (85 s on 2 cores, measured under load), and
+//! kept beside the model (`<minilm>-static/`): no download. The model2vec-rs crate reads the
 //! same idea from model2vec's file layout, but it carries a Hub download client
 //! and `ndarray` for what is a lookup and a sum here.
 
