@@ -64,8 +64,19 @@ CONF
 monmaptool --create --add a "v1:127.0.0.1:$mon_port" --fsid "$fsid" --clobber "$dir/monmap" >/dev/null
 ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$conf"
 ceph-mon -i a -c "$conf"
-timeout 60 ceph -c "$conf" osd create >/dev/null
-timeout 60 ceph -c "$conf" osd crush add osd.0 1.0 root=default host=localhost >/dev/null 2>&1
+# A CLI command can also leave before the client has the monitor's map and be
+# refused as "wrong fsid" (seen once in CI on `osd crush add`): try again.
+ceph_cli() {
+  for attempt in 1 2 3 4 5; do
+    if timeout 60 ceph -c "$conf" "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  echo "ceph-rgw.sh: \"ceph $*\" failed 5 times" >&2
+  tail -n 15 "$dir"/*.log >&2
+  exit 1
+}
+ceph_cli osd create
+ceph_cli osd crush add osd.0 1.0 root=default host=localhost
 ceph-osd -i 0 --mkfs -c "$conf"
 ceph-osd -i 0 -c "$conf"
 radosgw -c "$conf" -n client.rgw.a
