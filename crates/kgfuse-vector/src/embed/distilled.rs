@@ -7,7 +7,7 @@
 //! vocabulary, which for BERT's WordPiece vocabulary follows word frequency:
 //! `the`, `of`, `and` come first), so common words count little. Embedding a text
 //! is then a tokenisation, a table lookup per token, a sum and a scaling to unit
-//! length: no attention, no matrix products, and no length limit.
+//! length: no attention and no matrix products.
 //!
 //! The table is produced locally, from the MiniLM directory `make models` installs,
 //! the first time a store asks for it (85 s on 2 cores, measured under load), and
@@ -20,12 +20,15 @@ use super::{EmbedError, Embedder, normalize};
 use candle_core::{Device, Tensor};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tokenizers::Tokenizer;
+use tokenizers::{Tokenizer, TruncationParams};
 
 /// File holding the weighted token table (`embeddings`: vocabulary x dimension).
 const TABLE_FILE: &str = "embeddings.safetensors";
 /// The tokenizer, copied from MiniLM's directory.
 const TOKENIZER_FILE: &str = "tokenizer.json";
+/// Longest input in tokens: the limit of the tokenizer file the table comes with
+/// (MiniLM's own is 256), kept so that what was measured is what runs.
+const MAX_TOKENS: usize = 128;
 /// Tokens distilled per MiniLM forward pass.
 const DISTILL_BATCH: usize = 512;
 /// The SIF smoothing constant: a token with Zipf probability `p` weighs
@@ -74,8 +77,17 @@ impl StaticEmbedder {
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let model_err =
             |e: &dyn std::fmt::Display| EmbedError::Model(format!("{}: {e}", dir.display()));
-        let tokenizer =
+        let mut tokenizer =
             Tokenizer::from_file(dir.join(TOKENIZER_FILE)).map_err(|e| model_err(&e))?;
+        // MiniLM's tokenizer file pads every text to 128 tokens; padding rows
+        // weigh nothing here, so only the lookups would be wasted.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| model_err(&e))?;
         let tensors = candle_core::safetensors::load(dir.join(TABLE_FILE), &Device::Cpu)
             .map_err(|e| model_err(&e))?;
         let table = tensors
