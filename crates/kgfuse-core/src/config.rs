@@ -193,14 +193,15 @@ impl Default for VectorIndexConfig {
 /// Which embedder a store uses and how to reach it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbedderConfig {
-    /// `hash`, `minilm` or `openai`.
+    /// `hash`, `static`, `minilm` or `openai`.
     pub kind: String,
     /// Length of every vector in the store.
     pub dimension: usize,
     /// Model name (MiniLM model id or OpenAI-compatible model name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Directory holding config.json, tokenizer.json and model.safetensors (minilm).
+    /// Directory holding config.json, tokenizer.json and model.safetensors (minilm;
+    /// for static, the model the table is distilled from, which it sits beside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_dir: Option<String>,
     /// Base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1` (openai).
