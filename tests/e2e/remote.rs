@@ -410,16 +410,7 @@ fn same_contexts(name: &str, remote: &Kgfuse, embedded: &Kgfuse) {
         ("Who approves remote work?", "hybrid"),
         ("Who approves remote work?", "bm25"),
     ] {
-        let ask = |k: &Kgfuse| {
-            comparable(k.json(&[
-                "retrieve",
-                question,
-                "--strategy",
-                strategy,
-                "--format",
-                "json",
-            ]))
-        };
+        let ask = |k: &Kgfuse| comparable(k.retrieve(question, strategy));
         assert_eq!(ask(remote), ask(embedded), "{name} {strategy}: {question}");
     }
     // SPARQL from the console reads the same union of graphs, and nothing else

@@ -38,6 +38,8 @@ mod query_graphs;
 mod sources;
 mod sparql;
 pub mod sparql_grammar;
+#[cfg(test)]
+mod test_store;
 pub mod text_to_sparql;
 mod unified;
 
@@ -311,21 +313,9 @@ mod tests {
     /// loop's own similarity reuses it too.
     #[tokio::test]
     async fn a_retrieval_embeds_its_question_once() {
-        use kgfuse_core::config::StoreConfig;
-        use kgfuse_core::progress::NoProgress;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let files: Vec<_> = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"]
-            .iter()
-            .map(|f| root.join(f).as_path().into())
-            .collect();
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
-        store
-            .load_files(&files, None, &NoProgress)
-            .await
-            .expect("load");
+        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
+        let (_dir, store) = test_store::with_files(&files).await;
         let model = kgfuse_llm::RuleBased::default();
         let question = "How many days a week can I work remotely?";
         for strategy in Strategy::ALL {

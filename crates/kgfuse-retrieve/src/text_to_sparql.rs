@@ -1414,7 +1414,6 @@ fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, Retriev
 mod tests {
     use super::*;
     use kgfuse_core::config::StoreConfig;
-    use kgfuse_core::progress::NoProgress;
     use kgfuse_llm::{Draft, Passage, Relevance, RuleBased};
     use std::collections::VecDeque;
     use std::sync::Mutex;
@@ -1453,21 +1452,7 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
 
     /// A store like [`store`] holding `turtle`.
     async fn store_with(turtle: &str) -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let data = dir.path().join("data");
-        let file = dir.path().join("ontology.ttl");
-        std::fs::write(&file, turtle).expect("write");
-        {
-            let store = Store::init(&data, StoreConfig::new("hash", 384))
-                .await
-                .expect("init");
-            store
-                .load_files(&[file.as_path().into()], None, &NoProgress)
-                .await
-                .expect("load");
-        }
-        let store = Store::open(&data, &NoProgress).await.expect("reopen");
-        (dir, store)
+        crate::test_store::with_turtle(turtle).await
     }
 
     /// Runs text-to-SPARQL with no linked entities or terms and the default options.

@@ -1042,8 +1042,6 @@ mod tests {
     /// other node keeps all of its own, and code is left out before the cut.
     #[tokio::test]
     async fn each_node_keeps_its_own_facts_in_text_order() {
-        use kgfuse_core::config::StoreConfig;
-        use kgfuse_core::progress::NoProgress;
         let mut turtle = String::from(
             "@prefix ex: <urn:ex:> .\n\
              @prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
@@ -1056,16 +1054,7 @@ mod tests {
         for i in (0..40).rev() {
             turtle.push_str(&format!("ex:hub ex:links ex:o{i:02} .\n"));
         }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("data.ttl");
-        std::fs::write(&file, turtle).expect("write");
-        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
-        store
-            .load_files(&[file.as_path().into()], None, &NoProgress)
-            .await
-            .expect("load");
+        let (_dir, store) = crate::test_store::with_turtle(&turtle).await;
         let nodes = ["urn:ex:hub", "urn:ex:small"].map(|n| NamedNode::new(n).expect("iri"));
         let solutions = run_checked(&store, facts_query(&nodes, true))
             .expect("run")

@@ -186,17 +186,9 @@ mod model_tests {
         let embedder = MiniLmEmbedder::load(&dir)
             .unwrap_or_else(|e| panic!("{e}\n(`make test` runs `make models` first)"));
         assert_eq!(embedder.dimension(), 384);
-        let texts = [
-            "How do I decode a signal from a CAN bus frame?",
-            "decode_signal: extract a physical value from the raw bytes of a CAN frame",
-            "Employees may work remotely two days per week with manager approval.",
-        ]
-        .map(String::from);
+        let texts = crate::embed::sample::texts();
         let v = embedder.embed(&texts).expect("embed");
-        for vector in &v {
-            let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-            assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
-        }
+        crate::embed::sample::assert_unit_length(&v);
         let related = cosine(&v[0], &v[1]);
         let unrelated = cosine(&v[0], &v[2]);
         assert!(

@@ -156,6 +156,30 @@ pub use hash::HashEmbedder;
 pub use minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
+/// What the real-model tests of the embedders share: three texts (a question,
+/// the function that answers it, an unrelated policy sentence) and their check
+/// that every vector is unit length.
+#[cfg(test)]
+pub(crate) mod sample {
+    /// The question, its answer, and an unrelated text.
+    pub(crate) fn texts() -> [String; 3] {
+        [
+            "How do I decode a signal from a CAN bus frame?",
+            "decode_signal: extract a physical value from the raw bytes of a CAN frame",
+            "Employees may work remotely two days per week with manager approval.",
+        ]
+        .map(String::from)
+    }
+
+    /// Panics unless every vector has unit length.
+    pub(crate) fn assert_unit_length(vectors: &[Vec<f32>]) {
+        for vector in vectors {
+            let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
