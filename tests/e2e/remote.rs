@@ -365,6 +365,33 @@ fn load_fixtures(k: &Kgfuse) {
     k.ingest_payment_fees();
     let files = many_graphs();
     k.load(&files.iter().map(String::as_str).collect::<Vec<_>>());
+    k.load(&[&big_graph()]);
+}
+
+/// One file of 10,503 quads, over Virtuoso's row cap of 10,000 (which cuts a
+/// CONSTRUCT without saying so), with schema triples that make every one of its
+/// quads entail another: loading it rebuilds the derived graph from a scan of
+/// every graph, which must read the file whole (the derived counts are
+/// compared with the embedded store's).
+fn big_graph() -> String {
+    let file = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(std::env::temp_dir, PathBuf::from)
+        .join("kgfuse-test-output")
+        .join("big-graph.ttl");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("dir");
+    let mut text = "@prefix ex: <http://example.org/> .\n\
+                    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+                    ex:Squad rdfs:subClassOf ex:Team .\n\
+                    ex:name rdfs:subPropertyOf rdfs:label .\n\
+                    ex:size rdfs:subPropertyOf ex:measure .\n"
+        .to_owned();
+    for i in 0..3500 {
+        text.push_str(&format!(
+            "ex:squad{i} a ex:Squad ; ex:name \"Squad {i}\" ; ex:size {i} .\n"
+        ));
+    }
+    std::fs::write(&file, text).expect("write");
+    file.display().to_string()
 }
 
 /// Files that are graphs of their own, more than Virtuoso can name in the

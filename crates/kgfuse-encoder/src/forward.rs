@@ -1,0 +1,258 @@
+//! The forward pass over a packed batch: the tokens of every text one after the
+//! other, no padding. The dense projections see all tokens as one matrix (one
+//! product each); attention runs per text and head, on that text's tokens only,
+//! so a short text next to a long one costs what it would alone.
+
+use crate::matmul::{Threads, View, product};
+use crate::weights::{Config, Linear, Norm, Weights};
+use rayon::prelude::*;
+
+/// Texts as token ids, packed: text `i` is `ids[starts[i]..starts[i + 1]]`.
+#[derive(Debug, Default)]
+pub(crate) struct Packed {
+    pub ids: Vec<u32>,
+    pub type_ids: Vec<u32>,
+    /// Offsets of each text, plus the total at the end.
+    pub starts: Vec<usize>,
+}
+
+impl Packed {
+    /// Appends one text's tokens.
+    pub(crate) fn push(&mut self, ids: &[u32], type_ids: &[u32]) {
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        self.ids.extend_from_slice(ids);
+        self.type_ids.extend_from_slice(type_ids);
+        self.starts.push(self.ids.len());
+    }
+
+    fn texts(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Tokens of every text together.
+    pub(crate) fn tokens(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+/// The mean of each text's last hidden states, scaled to unit length.
+pub(crate) fn sentence_vectors(weights: &Weights, config: &Config, packed: &Packed) -> Vec<Vec<f32>> {
+    let hidden = config.hidden_size;
+    let mut x = embed_tokens(weights, config, packed);
+    for layer in &weights.layers {
+        let qkv = linear(&x, &layer.qkv);
+        let context = attention(&qkv, packed, config);
+        let attended = linear(&context, &layer.attention_out);
+        add_and_normalise(&mut x, &attended, &layer.attention_norm, config.layer_norm_eps);
+        let mut inner = linear(&x, &layer.intermediate);
+        inner.par_chunks_mut(4096).for_each(|chunk| chunk.iter_mut().for_each(|v| *v = gelu(*v)));
+        let out = linear(&inner, &layer.output);
+        add_and_normalise(&mut x, &out, &layer.output_norm, config.layer_norm_eps);
+    }
+    packed
+        .starts
+        .windows(2)
+        .map(|w| mean_unit(&x[w[0] * hidden..w[1] * hidden], hidden))
+        .collect()
+}
+
+/// Word + position + token-type embeddings of every token, normalised.
+fn embed_tokens(weights: &Weights, config: &Config, packed: &Packed) -> Vec<f32> {
+    let hidden = config.hidden_size;
+    let mut x = vec![0.0f32; packed.ids.len() * hidden];
+    for text in 0..packed.texts() {
+        let (start, end) = (packed.starts[text], packed.starts[text + 1]);
+        for (position, token) in (start..end).enumerate() {
+            let row = &mut x[token * hidden..(token + 1) * hidden];
+            let word = packed.ids[token] as usize * hidden;
+            let kind = packed.type_ids[token] as usize * hidden;
+            let place = position * hidden;
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = weights.word[word + i] + weights.position[place + i] + weights.token_type[kind + i];
+            }
+        }
+    }
+    x.par_chunks_mut(hidden)
+        .for_each(|row| layer_norm(row, &weights.embedding_norm, config.layer_norm_eps));
+    x
+}
+
+/// `x · Wᵀ + b` for every row of `x`.
+fn linear(x: &[f32], layer: &Linear) -> Vec<f32> {
+    let rows = x.len() / layer.inputs;
+    let mut out: Vec<f32> = Vec::with_capacity(rows * layer.outputs);
+    for _ in 0..rows {
+        out.extend_from_slice(&layer.bias);
+    }
+    product(
+        &mut out,
+        View::rows(0, layer.outputs),
+        x,
+        View::rows(0, layer.inputs),
+        &layer.weight,
+        View::transposed(0, layer.inputs),
+        (rows, layer.inputs, layer.outputs),
+        true,
+        Threads::All,
+    );
+    out
+}
+
+/// Multi-head self-attention of each text over its own tokens. `qkv` holds each
+/// token's query (pre-scaled), key and value side by side; the result holds each
+/// token's heads side by side.
+fn attention(qkv: &[f32], packed: &Packed, config: &Config) -> Vec<f32> {
+    let hidden = config.hidden_size;
+    let heads = config.num_attention_heads;
+    let size = hidden / heads;
+    let width = 3 * hidden;
+    let mut context = vec![0.0f32; packed.ids.len() * hidden];
+    // One text's rows of `context` per task: disjoint, so texts run in parallel.
+    let mut rows: Vec<(usize, &mut [f32])> = Vec::with_capacity(packed.texts());
+    let mut rest = context.as_mut_slice();
+    for text in 0..packed.texts() {
+        let tokens = packed.starts[text + 1] - packed.starts[text];
+        let (mine, after) = rest.split_at_mut(tokens * hidden);
+        rows.push((packed.starts[text], mine));
+        rest = after;
+    }
+    rows.into_par_iter().for_each(|(start, out)| {
+        let tokens = out.len() / hidden;
+        let mut scores = vec![0.0f32; tokens * tokens];
+        for head in 0..heads {
+            let query = View {
+                offset: start * width + head * size,
+                row: width,
+                col: 1,
+            };
+            // Keys transposed: element (i, j) is key j's i-th value.
+            let keys = View {
+                offset: start * width + hidden + head * size,
+                row: 1,
+                col: width,
+            };
+            product(
+                &mut scores,
+                View::rows(0, tokens),
+                qkv,
+                query,
+                qkv,
+                keys,
+                (tokens, size, tokens),
+                false,
+                Threads::One,
+            );
+            scores.chunks_mut(tokens).for_each(softmax);
+            let values = View {
+                offset: start * width + 2 * hidden + head * size,
+                row: width,
+                col: 1,
+            };
+            product(
+                out,
+                View {
+                    offset: head * size,
+                    row: hidden,
+                    col: 1,
+                },
+                &scores,
+                View::rows(0, tokens),
+                qkv,
+                values,
+                (tokens, tokens, size),
+                false,
+                Threads::One,
+            );
+        }
+    });
+    context
+}
+
+/// `x = LayerNorm(x + residual)`, row by row.
+fn add_and_normalise(x: &mut [f32], residual: &[f32], norm: &Norm, eps: f32) {
+    let hidden = norm.weight.len();
+    x.par_chunks_mut(hidden)
+        .zip(residual.par_chunks(hidden))
+        .for_each(|(row, add)| {
+            row.iter_mut().zip(add).for_each(|(v, a)| *v += a);
+            layer_norm(row, norm, eps);
+        });
+}
+
+/// Normalises one row to zero mean and unit variance, then scales and shifts it.
+fn layer_norm(row: &mut [f32], norm: &Norm, eps: f32) {
+    #[allow(clippy::cast_precision_loss)]
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let scale = 1.0 / (variance + eps).sqrt();
+    for ((v, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+        *v = (*v - mean) * scale * w + b;
+    }
+}
+
+/// Softmax of one row of attention scores, in place.
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    let inverse = 1.0 / sum;
+    row.iter_mut().for_each(|v| *v *= inverse);
+}
+
+/// BERT's exact GELU, `x · Φ(x)`, with `erf` from Abramowitz & Stegun 7.1.26
+/// (absolute error below 1.5e-7, under float32 resolution here).
+fn gelu(x: f32) -> f32 {
+    let z = x.abs() * std::f32::consts::FRAC_1_SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    // Φ(-|x|) = (1 - erf(|x| / √2)) / 2.
+    let tail = 0.5 * poly * (-z * z).exp();
+    let phi = if x < 0.0 { tail } else { 1.0 - tail };
+    x * phi
+}
+
+/// The mean of a text's token rows, scaled to unit length.
+fn mean_unit(rows: &[f32], hidden: usize) -> Vec<f32> {
+    let mut mean = vec![0.0f32; hidden];
+    let count = rows.len() / hidden;
+    for row in rows.chunks(hidden) {
+        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+    }
+    if count > 0 {
+        #[allow(clippy::cast_precision_loss)]
+        let inverse = 1.0 / count as f32;
+        mean.iter_mut().for_each(|m| *m *= inverse);
+    }
+    let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    mean.iter_mut().for_each(|m| *m /= norm);
+    mean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gelu_matches_the_erf_definition() {
+        // Φ(x) at a few points, from tables of the standard normal distribution.
+        for (x, phi) in [(0.0f32, 0.5f32), (1.0, 0.841_344_7), (-1.0, 0.158_655_3), (2.5, 0.993_790_3)] {
+            assert!((gelu(x) - x * phi).abs() < 1e-6, "gelu({x})");
+        }
+    }
+
+    #[test]
+    fn softmax_sums_to_one_and_keeps_order() {
+        let mut row = vec![1.0, 3.0, 2.0, -50.0];
+        softmax(&mut row);
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert!(row[1] > row[2] && row[2] > row[0] && row[3] < 1e-20);
+    }
+}
