@@ -19,7 +19,10 @@ export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
 export KGFUSE_PYTHON_TEST_DIR ?= $(HOME)/.cache/kgfuse/python-test
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
-SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip
+# libopenblas-dev: the MiniLM encoder's large matrix products (kgfuse-encoder links it
+# when present and falls back to gemm's slower kernels when not).
+SYSTEM_PACKAGES := clang libclang-dev protobuf-compiler libprotobuf-dev python3 python3-pip \
+	libopenblas-dev
 # Only for `make test`: curl is the HTTP server's interoperability client, Chromium
 # and ChromeDriver run the web console's browser test.
 TEST_PACKAGES := curl chromium chromium-driver python3-venv

@@ -29,7 +29,10 @@ fn main() {
     );
     for dir in dirs {
         if dir.join("libopenblas.so").exists() {
-            println!("cargo:rerun-if-changed={}", dir.join("libopenblas.so").display());
+            println!(
+                "cargo:rerun-if-changed={}",
+                dir.join("libopenblas.so").display()
+            );
             println!("cargo:rustc-link-search=native={}", dir.display());
             println!("cargo:rustc-link-lib=dylib=openblas");
             println!("cargo:rustc-cfg=openblas");

@@ -204,6 +204,10 @@ pub struct EmbedderConfig {
     /// for static, the model the table is distilled from, which it sits beside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_dir: Option<String>,
+    /// Which implementation runs MiniLM: `packed` (the default: kgfuse-encoder,
+    /// batches without padding) or `candle`. Both give the same vectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// Base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1` (openai).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
@@ -277,6 +281,7 @@ impl StoreConfig {
                 dimension,
                 model: None,
                 model_dir: None,
+                backend: None,
                 base_url: None,
                 batch_size: default_batch_size(),
             },

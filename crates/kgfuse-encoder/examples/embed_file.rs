@@ -15,7 +15,9 @@ use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let texts_file = args.next().ok_or("usage: embed_file TEXTS.json [VECTORS.f32] [RUNS]")?;
+    let texts_file = args
+        .next()
+        .ok_or("usage: embed_file TEXTS.json [VECTORS.f32] [RUNS]")?;
     let vectors_file = args.next();
     let runs: usize = args.next().map_or(Ok(3), |r| r.parse())?;
     let texts: Vec<String> = serde_json::from_str(&std::fs::read_to_string(&texts_file)?)?;
@@ -42,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let took = start.elapsed().as_secs_f64();
         #[allow(clippy::cast_precision_loss)]
         let rate = texts.len() as f64 / took;
-        println!("encoder run {run}: {} texts in {took:.2} s, {rate:.1} rows/s", texts.len());
+        println!(
+            "encoder run {run}: {} texts in {took:.2} s, {rate:.1} rows/s",
+            texts.len()
+        );
     }
     if let Some(path) = vectors_file {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);

@@ -69,7 +69,8 @@ impl Encoder {
                 return Err(EncoderError::Missing(file.into()));
             }
         }
-        let model = |e: &dyn std::fmt::Display| EncoderError::Model(format!("{}: {e}", dir.display()));
+        let model =
+            |e: &dyn std::fmt::Display| EncoderError::Model(format!("{}: {e}", dir.display()));
         let config: Config = serde_json::from_str(
             &std::fs::read_to_string(dir.join("config.json")).map_err(|e| model(&e))?,
         )
@@ -81,8 +82,14 @@ impl Encoder {
                 config.hidden_act, config.position_embedding_type
             )));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
-            return Err(model(&"hidden_size is not a multiple of num_attention_heads"));
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
+            return Err(model(
+                &"hidden_size is not a multiple of num_attention_heads",
+            ));
         }
         if max_tokens == 0 || max_tokens > config.max_position_embeddings {
             return Err(model(&format!(
@@ -90,7 +97,8 @@ impl Encoder {
                 config.max_position_embeddings
             )));
         }
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| model(&e))?;
+        let mut tokenizer =
+            Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| model(&e))?;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -162,15 +170,25 @@ impl Encoder {
 
     fn run(&self, packed: &Packed) -> Result<Vec<Vec<f32>>, EncoderError> {
         let types = self.weights.token_type.len() / self.config.hidden_size;
-        if let Some(id) = packed.ids.iter().find(|&&id| id as usize >= self.vocabulary) {
+        if let Some(id) = packed
+            .ids
+            .iter()
+            .find(|&&id| id as usize >= self.vocabulary)
+        {
             return Err(EncoderError::Model(format!(
                 "token id {id} is outside the model's vocabulary of {}",
                 self.vocabulary
             )));
         }
         if packed.type_ids.iter().any(|&t| t as usize >= types) {
-            return Err(EncoderError::Model("a token type id the model lacks".into()));
+            return Err(EncoderError::Model(
+                "a token type id the model lacks".into(),
+            ));
         }
-        Ok(forward::sentence_vectors(&self.weights, &self.config, packed))
+        Ok(forward::sentence_vectors(
+            &self.weights,
+            &self.config,
+            packed,
+        ))
     }
 }

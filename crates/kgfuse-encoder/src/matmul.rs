@@ -75,9 +75,18 @@ pub(crate) fn product(
     if m == 0 || n == 0 {
         return;
     }
-    assert!(dst_view.end(m, n) <= dst.len(), "output view outside its slice");
-    assert!(lhs_view.end(m, k) <= lhs.len(), "left view outside its slice");
-    assert!(rhs_view.end(k, n) <= rhs.len(), "right view outside its slice");
+    assert!(
+        dst_view.end(m, n) <= dst.len(),
+        "output view outside its slice"
+    );
+    assert!(
+        lhs_view.end(m, k) <= lhs.len(),
+        "left view outside its slice"
+    );
+    assert!(
+        rhs_view.end(k, n) <= rhs.len(),
+        "right view outside its slice"
+    );
     assert!(
         (m == 1 || dst_view.row > 0) && (n == 1 || dst_view.col > 0),
         "output view writes one element twice"
@@ -94,7 +103,16 @@ pub(crate) fn product(
     }
     #[cfg(openblas)]
     if threads == Threads::All
-        && blas::sgemm(dst, dst_view, lhs, lhs_view, rhs, rhs_view, (m, k, n), accumulate)
+        && blas::sgemm(
+            dst,
+            dst_view,
+            lhs,
+            lhs_view,
+            rhs,
+            rhs_view,
+            (m, k, n),
+            accumulate,
+        )
     {
         return;
     }

@@ -6,7 +6,9 @@
 //!
 //! - [`HashEmbedder`]: deterministic feature hashing of words, word pairs and
 //!   character n-grams; no model, for air-gapped use and fast tests;
-//! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 run with candle from a local directory;
+//! - [`StaticEmbedder`]: a token table distilled from MiniLM, summed per text;
+//! - [`MiniLmEmbedder`]: all-MiniLM-L6-v2 from a local directory, run by
+//!   `kgfuse-encoder` (the default) or candle;
 //! - [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint.
 //!
 //! ```
@@ -25,7 +27,7 @@ mod table;
 
 pub use embed::distilled::{StaticEmbedder, default_static_dir};
 pub use embed::hash::HashEmbedder;
-pub use embed::minilm::{MiniLmEmbedder, default_minilm_dir};
+pub use embed::minilm::{MiniLmBackend, MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
 pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
 pub use location::{READ_CONSISTENCY, VectorLocation};

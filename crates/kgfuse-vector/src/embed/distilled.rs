@@ -183,9 +183,7 @@ pub fn distill(minilm_dir: &Path, dir: &Path) -> Result<(), EmbedError> {
     let ids: Vec<u32> = (0..u32::try_from(vocabulary).unwrap_or(u32::MAX)).collect();
     let mut table = Vec::with_capacity(vocabulary * model.dimension());
     for batch in ids.chunks(DISTILL_BATCH) {
-        let vectors = model
-            .embed_token_ids(batch)
-            .map_err(|e| EmbedError::Model(e.to_string()))?;
+        let vectors = model.embed_token_ids(batch)?;
         for (&id, mut vector) in batch.iter().zip(vectors) {
             let special = specials.get(&id).copied().unwrap_or(false) || unused(id);
             normalize(&mut vector);

@@ -56,7 +56,8 @@ pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, Embe
                 .as_ref()
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(default_minilm_dir);
-            Box::new(MiniLmEmbedder::load(&dir)?)
+            let backend = MiniLmBackend::from_name(config.backend.as_deref())?;
+            Box::new(MiniLmEmbedder::load_on(&dir, backend)?)
         }
         "static" => {
             // `model_dir` names the teacher; the table sits beside it.
@@ -153,7 +154,7 @@ pub(crate) fn normalize(v: &mut [f32]) {
 
 pub use distilled::{StaticEmbedder, default_static_dir};
 pub use hash::HashEmbedder;
-pub use minilm::{MiniLmEmbedder, default_minilm_dir};
+pub use minilm::{MiniLmBackend, MiniLmEmbedder, default_minilm_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 /// What the real-model tests of the embedders share: three texts (a question,
