@@ -385,12 +385,12 @@ pub(crate) struct RemoteQuads<'a> {
     given: HashSet<Quad>,
     /// Once a scan over every graph goes graph by graph: the graphs still to
     /// scan (with their sizes, when known) and the scan of the current one.
-    per_graph: Option<(
-        std::vec::IntoIter<(NamedNode, Option<usize>)>,
-        GraphScan<'a>,
-    )>,
+    per_graph: Option<(GraphsLeft, GraphScan<'a>)>,
     done: bool,
 }
+
+/// The graphs a graph-by-graph scan has still to read, with their sizes when known.
+type GraphsLeft = std::vec::IntoIter<(NamedNode, Option<usize>)>;
 
 /// The scan of one graph in a graph-by-graph scan.
 enum GraphScan<'a> {
