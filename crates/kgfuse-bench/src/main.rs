@@ -16,12 +16,14 @@
 //!
 //! Other modes: `--ingest DIR` (code ingestion), `--retrieval N,...` (strategies
 //! on synthetic API graphs), `--peer RESULT.json` (the Python peer), `--http`
-//! (in-process vs `kgfuse serve` on loopback).
+//! (in-process vs `kgfuse serve` on loopback), `--profile DIR` (where one
+//! retrieval's time goes, per strategy, on an existing store).
 #![allow(clippy::print_stdout)]
 
 mod http;
 mod ingest;
 mod peer;
+mod profile;
 mod remote;
 mod retrieval;
 
@@ -93,6 +95,11 @@ struct Args {
     /// Vector-row sizes (functions) for `--vectors-s3`.
     #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
     vector_sizes: Vec<usize>,
+    /// Where one retrieval's time goes (embedding, LanceDB, graph, kgfuse's own
+    /// code), per strategy, on the existing store in this directory, asked the
+    /// `--peer-questions`.
+    #[arg(long)]
+    profile: Option<PathBuf>,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -231,6 +238,13 @@ async fn main() -> Result<()> {
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             scratch.display()
         );
+    }
+    if let Some(dir) = &args.profile {
+        let questions: Vec<String> = serde_json::from_str(
+            &std::fs::read_to_string(&args.peer_questions)
+                .with_context(|| args.peer_questions.display().to_string())?,
+        )?;
+        return profile::run(dir, &questions).await;
     }
     if let Some(result) = &args.peer {
         let outcome = peer::run(result, &args.peer_questions, &scratch).await;

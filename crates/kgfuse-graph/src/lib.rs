@@ -112,6 +112,12 @@ impl Graph {
         self.spent.total()
     }
 
+    /// How many queries, walks and vocabulary checks that time covers (on a
+    /// SPARQL server, one may be several requests).
+    pub fn calls(&self) -> u64 {
+        self.spent.calls()
+    }
+
     /// A throw-away store in memory (tests, examples).
     pub fn in_memory() -> Result<Self, GraphError> {
         Ok(Self {

@@ -134,8 +134,12 @@ pub struct StoreStats {
 pub struct TimeSplit {
     /// Inside Oxigraph: SPARQL evaluation and graph walks.
     pub graph: Duration,
+    /// How many graph queries and walks.
+    pub graph_calls: u64,
     /// Inside LanceDB: nearest-neighbour and full-text searches, vector reads.
     pub vectors: Duration,
+    /// How many LanceDB searches and reads.
+    pub vector_calls: u64,
     /// Embedding query texts.
     pub embedding: Duration,
     /// How many query texts were embedded.
@@ -707,7 +711,9 @@ impl Store {
     pub fn time_spent(&self) -> TimeSplit {
         TimeSplit {
             graph: self.graph.time_spent(),
+            graph_calls: self.graph.calls(),
             vectors: self.vectors.time_spent(),
+            vector_calls: self.vectors.calls(),
             embedding: self.embedding_spent.total(),
             embeddings: self.embedding_spent.calls(),
         }

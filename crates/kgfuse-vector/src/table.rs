@@ -204,6 +204,11 @@ impl VectorStore {
         self.spent.total()
     }
 
+    /// How many searches and vector reads that time covers.
+    pub fn calls(&self) -> u64 {
+        self.spent.calls()
+    }
+
     fn batch(&self, rows: &[VectorRow]) -> Result<RecordBatch, VectorError> {
         if let Some(bad) = rows.iter().find(|r| r.vector.len() != self.dimension) {
             return Err(VectorError::Invalid(format!(

@@ -1,0 +1,94 @@
+//! `--profile DIR`: where one retrieval's time goes, per strategy, on an existing
+//! store. Each question is asked once to warm up, then once measured; the store's
+//! own accounting (`Store::time_spent`) splits each measured retrieval into
+//! embedding the question, LanceDB, the graph (Oxigraph or a SPARQL server) and,
+//! the rest, kgfuse's own code. Medians over the questions, with the number of
+//! calls into each component.
+
+use anyhow::Result;
+use kgfuse::{Engine, RetrieveOptions, Strategy};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One measured retrieval, split by component.
+#[derive(Debug, Default, Clone, Copy)]
+struct Split {
+    total: Duration,
+    embedding: Duration,
+    embeddings: u64,
+    vectors: Duration,
+    vector_calls: u64,
+    graph: Duration,
+    graph_calls: u64,
+}
+
+impl Split {
+    /// What the components left: kgfuse's own code.
+    fn own(&self) -> Duration {
+        self.total
+            .saturating_sub(self.embedding + self.vectors + self.graph)
+    }
+}
+
+/// Prints the profile table of every strategy on the store in `dir`.
+pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
+    let engine = Engine::open(dir).await?;
+    println!(
+        "\n### Where a retrieval's time goes ({}, {} questions; median ms, calls in brackets)\n",
+        dir.display(),
+        questions.len()
+    );
+    println!("| strategy | total | embedding | LanceDB | graph | kgfuse's own |");
+    println!("|---|---|---|---|---|---|");
+    for strategy in Strategy::ALL {
+        let options = RetrieveOptions {
+            strategy,
+            top_k: 8,
+            ..RetrieveOptions::default()
+        };
+        let mut splits = Vec::with_capacity(questions.len());
+        for question in questions {
+            engine.retrieve(question, &options).await?; // warm-up
+            splits.push(measure(&engine, question, &options).await?);
+        }
+        let median = |f: &dyn Fn(&Split) -> f64| {
+            let mut values: Vec<f64> = splits.iter().map(f).collect();
+            values.sort_by(f64::total_cmp);
+            values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        #[allow(clippy::cast_precision_loss)]
+        let calls = |n: u64| n as f64;
+        println!(
+            "| {} | {:.1} | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} |",
+            strategy.name(),
+            median(&|s| ms(s.total)),
+            median(&|s| ms(s.embedding)),
+            median(&|s| calls(s.embeddings)),
+            median(&|s| ms(s.vectors)),
+            median(&|s| calls(s.vector_calls)),
+            median(&|s| ms(s.graph)),
+            median(&|s| calls(s.graph_calls)),
+            median(&|s| ms(s.own())),
+        );
+    }
+    Ok(())
+}
+
+/// One retrieval, with the store's accounting read before and after it.
+async fn measure(engine: &Engine, question: &str, options: &RetrieveOptions) -> Result<Split> {
+    let before = engine.store().time_spent();
+    let start = Instant::now();
+    engine.retrieve(question, options).await?;
+    let total = start.elapsed();
+    let after = engine.store().time_spent();
+    Ok(Split {
+        total,
+        embedding: after.embedding.saturating_sub(before.embedding),
+        embeddings: after.embeddings - before.embeddings,
+        vectors: after.vectors.saturating_sub(before.vectors),
+        vector_calls: after.vector_calls - before.vector_calls,
+        graph: after.graph.saturating_sub(before.graph),
+        graph_calls: after.graph_calls - before.graph_calls,
+    })
+}
