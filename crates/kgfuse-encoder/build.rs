@@ -3,7 +3,9 @@
 //! which use AVX-512 where the CPU has it (gemm's stable kernels stop at AVX2).
 //! Without it, everything runs on gemm, with the same results. `KGFUSE_BLAS=off`
 //! builds without OpenBLAS; `KGFUSE_OPENBLAS_DIR` names a directory to look in
-//! first.
+//! first. A build made before OpenBLAS was installed keeps gemm until this crate
+//! is built again (`cargo clean -p kgfuse-encoder`): watching the library
+//! directories would rebuild it, and everything above it, on every build.
 use std::path::PathBuf;
 
 fn main() {

@@ -16,7 +16,7 @@ use super::{EmbedError, Embedder};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use kgfuse_encoder::{Encoder, EncoderError};
+use kgfuse_encoder::Encoder;
 use std::path::{Path, PathBuf};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
@@ -105,15 +105,10 @@ impl MiniLmEmbedder {
             }
         }
         let model = match backend {
-            MiniLmBackend::Packed => {
-                Model::Packed(Encoder::load(dir, MAX_TOKENS).map_err(|e| match e {
-                    EncoderError::Missing(file) => EmbedError::ModelMissing {
-                        dir: dir.display().to_string(),
-                        reason: format!("{file} is missing"),
-                    },
-                    other => EmbedError::Model(format!("{}: {other}", dir.display())),
-                })?)
-            }
+            // The files were checked above; the encoder's errors name the directory.
+            MiniLmBackend::Packed => Model::Packed(
+                Encoder::load(dir, MAX_TOKENS).map_err(|e| EmbedError::Model(e.to_string()))?,
+            ),
             MiniLmBackend::Candle => Model::Candle(CandleModel::load(dir)?),
         };
         let dimension = match &model {
