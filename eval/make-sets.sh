@@ -3,6 +3,9 @@
 #
 #   eval/make-sets.sh [hash|static|minilm] [OUT_DIR]
 #
+# EMBED_CODE=1 adds kgfuse:code (function and case bodies) to every store's embedded
+# text predicates, EMBED_CODE=0 removes it; unset keeps `kgfuse init`'s default.
+#
 # - stdlib: CPython's json, csv, textwrap, statistics and pathlib with their tests,
 #   leave-one-out over the test cases (`kgfuse eval make-loo`);
 # - sgkr:   the payment-fees fixture, leave-one-out over its solved examples;
@@ -26,6 +29,23 @@ init() {
   else
     "$KGFUSE" --data "$1" init --embedder hash --dimension 384 >/dev/null
   fi
+  if [ -n "${EMBED_CODE:-}" ]; then
+    embed_code "$1/kgfuse.toml" "$EMBED_CODE"
+  fi
+}
+
+# Adds (1) or removes (0) kgfuse:code in a fresh store's text_predicates.
+embed_code() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+path, wanted = sys.argv[1], sys.argv[2] == "1"
+code = '    "https://w3id.org/kgfuse/ontology#code",\n'
+lines = [l for l in open(path) if l != code]
+if wanted:
+    # Last: the lowest priority, where `kgfuse init` puts it.
+    lines.insert(lines.index("]\n", lines.index("text_predicates = [\n")), code)
+open(path, "w").writelines(lines)
+PY
 }
 
 mkdir -p "$OUT"

@@ -299,9 +299,9 @@ async fn vectors_on_s3(
                 let start = Instant::now();
                 vectors.upsert(std::slice::from_ref(&row)).await?;
                 upserts.push(start.elapsed());
-                vectors.search(&query, 10, None).await?; // warm-up
+                vectors.search(&query, 10, kgfuse::KindFilter::Any).await?; // warm-up
                 let start = Instant::now();
-                vectors.search(&query, 10, None).await?;
+                vectors.search(&query, 10, kgfuse::KindFilter::Any).await?;
                 searches.push(start.elapsed());
             }
             upserts.sort();

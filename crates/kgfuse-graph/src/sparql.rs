@@ -505,8 +505,19 @@ impl Graph {
         bindings: &[(String, Term)],
         options: &QueryOptions,
     ) -> Result<QueryOutcome, GraphError> {
+        // `KGFUSE_LOG=kgfuse_graph=debug`: every query and its time.
+        let shown = tracing::enabled!(tracing::Level::DEBUG).then(|| query.to_string());
+        let started = Instant::now();
         let spent = self.spent.clone();
-        spent.measure(|| self.evaluate(query, bindings, options))
+        let outcome = spent.measure(|| self.evaluate(query, bindings, options));
+        if let Some(text) = shown {
+            tracing::debug!(
+                "query {:.2} ms: {}",
+                started.elapsed().as_secs_f64() * 1e3,
+                text.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+        }
+        outcome
     }
 
     /// Runs several SELECT queries and returns their outcomes in order. On a

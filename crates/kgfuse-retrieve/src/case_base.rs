@@ -22,7 +22,7 @@ use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
-use kgfuse_store::{Question, Store};
+use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The named graph (and node) of the case base.
@@ -333,7 +333,9 @@ pub async fn search(
     .collect();
     let query = Question::new(query);
     let (hits, among) = if selected.is_empty() {
-        let hits = store.search(&query, k, Some("kind = 'Case'")).await?;
+        let hits = store
+            .search(&query, k, KindFilter::OneOf(&["Case"]))
+            .await?;
         (hits, "no case base: all cases")
     } else {
         (

@@ -160,7 +160,7 @@ impl WalkStart {
             .map(|h| lexicon.entry(h.entry).iri.clone())
             .collect();
         let mut seeds: Vec<String> = store
-            .search(question, options.neighborhood.seeds, Some(INSTANCE_FILTER))
+            .search(question, options.neighborhood.seeds, INSTANCE_FILTER)
             .await?
             .into_iter()
             .map(|h| h.iri)

@@ -29,7 +29,7 @@ use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Question, Store, StoreError};
+use kgfuse_store::{KindFilter, Question, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Knobs of the `domain` strategy.
@@ -475,7 +475,7 @@ pub(crate) async fn shortlist(
         .search(
             query,
             NEAREST_FUNCTIONS,
-            Some("kind IN ('Function', 'Method')"),
+            KindFilter::OneOf(&["Function", "Method"]),
         )
         .await
         .map_err(StoreError::from)?;

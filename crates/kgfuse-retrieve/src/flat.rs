@@ -3,7 +3,7 @@
 use crate::RetrieveError;
 use crate::sources::text_hits;
 use kgfuse_core::context::{FusedContext, TraceStage};
-use kgfuse_store::{Question, Store};
+use kgfuse_store::{KindFilter, Question, Store};
 
 /// The `top_k` nearest nodes to the question, with their sources.
 pub(crate) async fn retrieve(
@@ -11,7 +11,7 @@ pub(crate) async fn retrieve(
     question: &Question,
     top_k: usize,
 ) -> Result<FusedContext, RetrieveError> {
-    let hits = store.search(question, top_k, None).await?;
+    let hits = store.search(question, top_k, KindFilter::Any).await?;
     let mut context = FusedContext::default();
     let kept = hits
         .iter()

@@ -9,7 +9,7 @@ use crate::RetrieveError;
 use crate::fusion::{Channel, fuse};
 use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
-use kgfuse_store::{Question, Store, VectorHit};
+use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::HashMap;
 
 /// Runs the strategy: each channel fetches `2 * top_k` candidates.
@@ -19,7 +19,7 @@ pub(crate) async fn retrieve(
     top_k: usize,
 ) -> Result<FusedContext, RetrieveError> {
     let depth = top_k.saturating_mul(2);
-    let vector = store.search(question, depth, None).await?;
+    let vector = store.search(question, depth, KindFilter::Any).await?;
     let bm25 = store.full_text(question.text(), depth).await?;
     let iris = |hits: &[VectorHit]| hits.iter().map(|h| h.iri.clone()).collect();
     let fused = fuse(&[

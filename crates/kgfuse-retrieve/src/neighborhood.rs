@@ -8,12 +8,12 @@ use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
-use kgfuse_store::{Question, Store};
+use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Vector rows of ontology terms (classes, properties) are not entities to link.
-pub(crate) const INSTANCE_FILTER: &str =
-    "kind NOT LIKE 'owl:%' AND kind NOT LIKE 'rdfs:%' AND kind NOT LIKE 'rdf:%'";
+pub(crate) const INSTANCE_FILTER: KindFilter<'static> =
+    KindFilter::NoPrefix(&["owl:", "rdfs:", "rdf:"]);
 
 /// Knobs of the Graph-RAG scoring.
 #[derive(Debug, Clone, Copy)]
@@ -190,7 +190,7 @@ pub(crate) async fn retrieve(
     let mut context = FusedContext::default();
     // Link to instance data, not to the vocabulary describing it.
     let hits = store
-        .search(question, options.seeds, Some(INSTANCE_FILTER))
+        .search(question, options.seeds, INSTANCE_FILTER)
         .await?;
     let seeds: Vec<String> = hits.iter().map(|h| h.iri.clone()).collect();
     context.trace.push(TraceStage {

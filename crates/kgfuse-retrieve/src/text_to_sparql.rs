@@ -41,7 +41,7 @@ use kgfuse_graph::{
     GraphError, KnownTerms, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
 };
 use kgfuse_llm::{LanguageModel, LlmError, SparqlEntity, SparqlRequest};
-use kgfuse_store::{Question, Store};
+use kgfuse_store::{KindFilter, Question, Store};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,8 +78,13 @@ const ONTOLOGY_KINDS: [&str; 5] = [
 
 /// The vector rows of those types, by the `kind` column the store writes (the
 /// prefixed name of a node's first type). A constant: no text enters it.
-const ONTOLOGY_KIND_FILTER: &str = "kind IN ('owl:Class', 'rdfs:Class', 'rdf:Property', \
-                                    'owl:ObjectProperty', 'owl:DatatypeProperty')";
+const ONTOLOGY_KIND_FILTER: KindFilter<'static> = KindFilter::OneOf(&[
+    "owl:Class",
+    "rdfs:Class",
+    "rdf:Property",
+    "owl:ObjectProperty",
+    "owl:DatatypeProperty",
+]);
 
 const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
 const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
@@ -763,7 +768,7 @@ async fn ontology_slice(
     }
     // Nearest rows overall, and nearest rows of an ontology kind; best score first.
     let mut candidates: Vec<(String, f32)> = Vec::new();
-    for filter in [None, Some(ONTOLOGY_KIND_FILTER)] {
+    for filter in [KindFilter::Any, ONTOLOGY_KIND_FILTER] {
         for hit in store.search(question, SLICE_CANDIDATES, filter).await? {
             match candidates.iter_mut().find(|(iri, _)| *iri == hit.iri) {
                 Some(known) => known.1 = known.1.max(hit.score),

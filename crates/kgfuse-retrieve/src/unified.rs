@@ -45,7 +45,7 @@ use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Question, Store, VectorHit};
+use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::BTreeSet;
 
 /// Vector hits whose IRIs become linked entities.
@@ -591,7 +591,7 @@ async fn vector_stage(
     top_k: usize,
     context: &mut FusedContext,
 ) -> Result<Vec<VectorHit>, RetrieveError> {
-    let hits = store.search(question, top_k, None).await?;
+    let hits = store.search(question, top_k, KindFilter::Any).await?;
     context.trace.push(TraceStage {
         stage: "vector".into(),
         kept: hits

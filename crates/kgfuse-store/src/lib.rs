@@ -27,13 +27,14 @@ mod derived;
 mod entailment;
 mod journal;
 mod ontology;
+mod phases;
 mod question;
 mod sync;
 mod validation;
 mod vector_index;
 
 pub use entailment::{Derivation, Provenance};
-pub use kgfuse_vector::{VectorHit, VectorIndexStatus};
+pub use kgfuse_vector::{KindFilter, VectorHit, VectorIndexStatus};
 pub use ontology::OntologyStatus;
 pub use question::Question;
 pub use sync::{CheckReport, SyncReport};
@@ -485,6 +486,7 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<LoadSummary, StoreError> {
         let _write = self.begin_write().await;
+        let mut phases = phases::Phases::start("load");
         let sources = &request.sources;
         let mut plan = self.graph.plan_load(request)?;
         // The store already carries kgfuse's own vocabulary: loading the same text
@@ -516,6 +518,7 @@ impl Store {
             .collect::<Vec<_>>()
             .join(", ");
         let journal = Journal::begin(&self.dir, "load", &detail)?;
+        phases.lap("plan (file hashes, replaced graphs' text subjects)");
         let predicates = Arc::clone(&self.text_predicates);
         let report = self.graph.execute_load(
             &plan,
@@ -537,12 +540,17 @@ impl Store {
             }
         };
         fault_point("after-graph-commit");
+        phases.lap("graph write (parse, bulk load)");
         self.entail_touched(&touched)?;
+        phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
         let vectors = self.sync_subjects(&affected, progress).await?;
+        phases.lap("vectors (text, embedding, LanceDB)");
         self.remember_prefixes(&report.prefixes)?;
         journal.finish()?;
         self.maintain_vector_index(progress).await;
+        phases.lap("prefixes, journal, vector index");
+        phases.finish();
         let vocabulary = kgfuse_core::ontology::graph_iri();
         Ok(LoadSummary {
             files: report
@@ -581,6 +589,7 @@ impl Store {
             return Ok(SyncReport::default());
         }
         let _write = self.begin_write().await;
+        let mut phases = phases::Phases::start("ingest");
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
         let mut touched = self.touched()?;
@@ -601,16 +610,22 @@ impl Store {
         }
         let detail = format!("{} sources written, {} dropped", sources.len(), drop.len());
         let journal = Journal::begin(&self.dir, "ingest", &detail)?;
+        phases.lap("plan (old graphs' text subjects)");
         if let Err(e) = self.graph.write_sources(sources, drop) {
             self.abandon(journal)?;
             return Err(e.into());
         }
         fault_point("after-graph-commit");
+        phases.lap("graph write");
         self.entail_touched(&touched)?;
+        phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
         let report = self.sync_subjects(&affected, progress).await?;
+        phases.lap("vectors (text, embedding, LanceDB)");
         journal.finish()?;
         self.maintain_vector_index(progress).await;
+        phases.lap("journal, vector index");
+        phases.finish();
         Ok(report)
     }
 
@@ -655,13 +670,13 @@ impl Store {
         Ok(report)
     }
 
-    /// The `k` rows nearest to `question` (optional SQL filter over `kind`,
-    /// `graph`, `iri`); embeds the question unless it was embedded already.
+    /// The `k` rows nearest to `question` among the kinds `filter` admits;
+    /// embeds the question unless it was embedded already.
     pub async fn search(
         &self,
         question: &Question,
         k: usize,
-        filter: Option<&str>,
+        filter: KindFilter<'_>,
     ) -> Result<Vec<VectorHit>, StoreError> {
         let vector = self.vector_of(question)?;
         Ok(self.vectors.search(vector, k, filter).await?)

@@ -60,9 +60,15 @@ mod tests {
             .expect("init");
         let question = Question::new("what does the store carry?");
         assert!(question.vector_if_embedded().is_none());
-        let first = store.search(&question, 3, None).await.expect("search");
+        let first = store
+            .search(&question, 3, kgfuse_vector::KindFilter::Any)
+            .await
+            .expect("search");
         assert_eq!(store.time_spent().embeddings, 1);
-        let again = store.search(&question, 3, None).await.expect("search");
+        let again = store
+            .search(&question, 3, kgfuse_vector::KindFilter::Any)
+            .await
+            .expect("search");
         let among = store
             .search_among(&question, &[first[0].iri.clone()])
             .await

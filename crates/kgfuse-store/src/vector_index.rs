@@ -180,7 +180,11 @@ mod tests {
             "80 new rows passed the share: folded in"
         );
         let hits = store
-            .search(&"thing 677 of kind 5".into(), 1, None)
+            .search(
+                &"thing 677 of kind 5".into(),
+                1,
+                kgfuse_vector::KindFilter::Any,
+            )
             .await
             .expect("search");
         assert_eq!(hits[0].iri, "urn:thing:677");

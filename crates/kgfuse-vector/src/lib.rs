@@ -22,7 +22,9 @@
 //! ```
 
 mod embed;
+mod kinds;
 mod location;
+mod resident;
 mod table;
 
 pub use embed::distilled::{StaticEmbedder, default_static_dir};
@@ -30,7 +32,9 @@ pub use embed::hash::HashEmbedder;
 pub use embed::minilm::{MiniLmBackend, MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
 pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
+pub use kinds::KindFilter;
 pub use location::{READ_CONSISTENCY, VectorLocation};
+pub use resident::RESIDENT_MAX_ROWS;
 pub use table::{
     MIN_ROWS_FOR_VECTOR_INDEX, VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore,
 };

@@ -10,6 +10,8 @@
 //! | `vector` | fixed_size_list<float32, D> | unit-length embedding of `text` |
 
 use crate::VectorLocation;
+use crate::kinds::{KindFilter, quote};
+use crate::resident::{RESIDENT_MAX_ROWS, Resident};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float32Type;
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, RecordBatchIterator, StringArray};
@@ -23,7 +25,7 @@ use lancedb::index::scalar::{BTreeIndexBuilder, BitmapIndexBuilder, FtsIndexBuil
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::table::OptimizeAction;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 const TABLE: &str = "nodes";
 /// Fewest rows a vector index is built over: product quantisation trains 256
@@ -104,7 +106,13 @@ pub struct VectorStore {
     /// concurrent searches (a server's handlers) would otherwise race to commit the
     /// same index change, and all but one would fail with a commit conflict.
     index_lock: Arc<tokio::sync::Mutex<()>>,
+    /// The resident copy of a small unindexed table, with the table version it
+    /// was read at (`None` inside: the table is searched by LanceDB).
+    resident: Arc<Mutex<Option<KeptCopy>>>,
 }
+
+/// A table version and its resident copy, if it has one.
+type KeptCopy = (u64, Option<Arc<Resident>>);
 
 /// How much of the table the vector (IVF-PQ) index covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -131,13 +139,8 @@ fn schema(dimension: usize) -> SchemaRef {
     ]))
 }
 
-/// Quotes a string as an SQL literal for a LanceDB filter.
-fn sql_string(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "''"))
-}
-
 fn iri_filter(iris: &[String]) -> String {
-    let list: Vec<String> = iris.iter().map(|i| sql_string(i)).collect();
+    let list: Vec<String> = iris.iter().map(|i| quote(i)).collect();
     format!("iri IN ({})", list.join(", "))
 }
 
@@ -163,6 +166,7 @@ impl VectorStore {
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
             index_lock: Arc::default(),
+            resident: Arc::default(),
         })
     }
 
@@ -190,6 +194,7 @@ impl VectorStore {
             dimension,
             spent: kgfuse_core::timing::TimeSpent::default(),
             index_lock: Arc::default(),
+            resident: Arc::default(),
         })
     }
 
@@ -321,7 +326,11 @@ impl VectorStore {
         iris: &[String],
     ) -> Result<Vec<(String, Vec<f32>)>, VectorError> {
         let start = std::time::Instant::now();
-        let out = self.read_vectors(iris).await;
+        let out = match self.resident().await {
+            Ok(Some(copy)) => Ok(copy.vectors_of(iris)),
+            Ok(None) => self.read_vectors(iris).await,
+            Err(e) => Err(e),
+        };
         self.spent.add(start.elapsed());
         out
     }
@@ -368,40 +377,45 @@ impl VectorStore {
         if iris.is_empty() {
             return Ok(Vec::new());
         }
+        self.check_query(vector)?;
         let start = std::time::Instant::now();
-        let out = self
-            .nearest(vector, iris.len(), Some(&iri_filter(iris)), true)
-            .await;
+        let out = match self.resident().await {
+            Ok(Some(copy)) => Ok(copy.search_among(vector, iris)),
+            Ok(None) => {
+                self.nearest(vector, iris.len(), Some(iri_filter(iris)), true)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         self.spent.add(start.elapsed());
         out
     }
 
-    /// The `k` rows nearest to `vector` by cosine, optionally filtered with an SQL
-    /// predicate over the scalar columns (e.g. `kind = 'Function'`). Uses the
-    /// vector index when there is one; the filter is applied before the search,
-    /// and when the partitions nearest to `vector` hold fewer than `k` matching
-    /// rows LanceDB probes further ones, so a selective filter loses no rows to
-    /// the index (tested below).
+    /// The `k` rows nearest to `vector` by cosine among those `filter` admits.
+    /// A small unindexed table is searched exactly in its resident copy (see
+    /// [`RESIDENT_MAX_ROWS`]); otherwise LanceDB searches, with the vector index
+    /// when there is one: the filter is applied before the search, and when the
+    /// partitions nearest to `vector` hold fewer than `k` matching rows LanceDB
+    /// probes further ones, so a selective filter loses no rows to the index
+    /// (tested below).
     pub async fn search(
         &self,
         vector: &[f32],
         k: usize,
-        filter: Option<&str>,
+        filter: KindFilter<'_>,
     ) -> Result<Vec<VectorHit>, VectorError> {
+        self.check_query(vector)?;
         let start = std::time::Instant::now();
-        let out = self.nearest(vector, k, filter, false).await;
+        let out = match self.resident().await {
+            Ok(Some(copy)) => Ok(copy.search(vector, k, filter)),
+            Ok(None) => self.nearest(vector, k, filter.sql(), false).await,
+            Err(e) => Err(e),
+        };
         self.spent.add(start.elapsed());
         out
     }
 
-    /// Nearest rows by cosine; `exact` ignores any ANN index.
-    async fn nearest(
-        &self,
-        vector: &[f32],
-        k: usize,
-        filter: Option<&str>,
-        exact: bool,
-    ) -> Result<Vec<VectorHit>, VectorError> {
+    fn check_query(&self, vector: &[f32]) -> Result<(), VectorError> {
         if vector.len() != self.dimension {
             return Err(VectorError::Invalid(format!(
                 "query vector has {} values, expected {}",
@@ -409,6 +423,81 @@ impl VectorStore {
                 self.dimension
             )));
         }
+        Ok(())
+    }
+
+    /// The resident copy of the table as it is now, read first when the table
+    /// changed since the last one; `None` when the table is too big for one or
+    /// has a vector index (LanceDB searches it then).
+    async fn resident(&self) -> Result<Option<Arc<Resident>>, VectorError> {
+        let version = self.table.version().await?;
+        let lock = || self.resident.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((kept, copy)) = &*lock()
+            && *kept == version
+        {
+            return Ok(copy.clone());
+        }
+        let copy = self.read_resident().await?.map(Arc::new);
+        *lock() = Some((version, copy.clone()));
+        Ok(copy)
+    }
+
+    async fn read_resident(&self) -> Result<Option<Resident>, VectorError> {
+        if self.len().await? > RESIDENT_MAX_ROWS
+            || self.table.index_stats(VECTOR_INDEX).await?.is_some()
+        {
+            return Ok(None);
+        }
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .select(Select::columns(&["iri", "kind", "text", "graph", "vector"]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut copy = Resident::new(self.dimension);
+        for batch in &batches {
+            let (iri, kind, text, graph) = (
+                string_column(batch, "iri")?,
+                string_column(batch, "kind")?,
+                string_column(batch, "text")?,
+                string_column(batch, "graph")?,
+            );
+            let vectors = batch
+                .column_by_name("vector")
+                .and_then(|c| c.as_fixed_size_list_opt())
+                .ok_or_else(|| VectorError::Invalid("column vector missing".into()))?;
+            for i in 0..batch.num_rows() {
+                let values = vectors.value(i);
+                let floats = values
+                    .as_primitive_opt::<Float32Type>()
+                    .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
+                copy.push(
+                    iri.value(i),
+                    kind.value(i),
+                    text.value(i),
+                    graph.value(i),
+                    floats.values(),
+                )?;
+            }
+        }
+        tracing::debug!(
+            rows = copy.len(),
+            "vector table read into memory for exact search"
+        );
+        Ok(Some(copy))
+    }
+
+    /// Nearest rows by cosine in LanceDB; `exact` ignores any ANN index.
+    async fn nearest(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: Option<String>,
+        exact: bool,
+    ) -> Result<Vec<VectorHit>, VectorError> {
+        self.check_query(vector)?;
         let mut query = self
             .table
             .query()
@@ -537,8 +626,8 @@ impl VectorStore {
         .await
     }
 
-    /// The exact `k` nearest rows, ignoring any vector index (to measure an index's
-    /// recall against).
+    /// The exact `k` nearest rows by a LanceDB scan, ignoring any vector index (to
+    /// measure an index's recall against).
     pub async fn search_exact(
         &self,
         vector: &[f32],
@@ -687,6 +776,93 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_resident_copy_answers_as_lancedb_does_and_follows_writes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = HashEmbedder::new(64);
+        let store = VectorStore::create(&dir.path().into(), 64)
+            .await
+            .expect("create");
+        let kinds = ["Function", "Case", "owl:Class", "rdfs:Class"];
+        let rows: Vec<VectorRow> = (0..300)
+            .map(|i| VectorRow {
+                kind: kinds[i % kinds.len()].into(),
+                ..row(
+                    &e,
+                    &format!("urn:n{i}"),
+                    &format!("thing {} of part {}", i % 37, i % 11),
+                )
+            })
+            .collect();
+        store.add(&rows).await.expect("add");
+        let filters = [
+            KindFilter::Any,
+            KindFilter::OneOf(&["Case", "Function"]),
+            KindFilter::NoPrefix(&["owl:", "rdfs:"]),
+        ];
+        for text in ["thing 5 of part 3", "part 7", "nothing like it"] {
+            let query = e.embed_one(text);
+            for filter in filters {
+                let resident = store.search(&query, 12, filter).await.expect("resident");
+                let lance = store
+                    .nearest(&query, 12, filter.sql(), true)
+                    .await
+                    .expect("lancedb");
+                assert_eq!(resident.len(), lance.len(), "{text} {filter:?}");
+                for (r, l) in resident.iter().zip(&lance) {
+                    assert!(
+                        (r.score - l.score).abs() < 1e-5,
+                        "{text} {filter:?}: {r:?} {l:?}"
+                    );
+                    assert!(filter.admits(&r.kind));
+                }
+                // The scores at each rank agree; rows tied at the cut may differ,
+                // the rows above it may not.
+                let score_set = |hits: &[VectorHit]| {
+                    hits.iter()
+                        .filter(|h| h.score > lance[lance.len() - 1].score + 1e-5)
+                        .map(|h| h.iri.clone())
+                        .collect::<std::collections::BTreeSet<_>>()
+                };
+                assert_eq!(score_set(&resident), score_set(&lance), "{text} {filter:?}");
+            }
+            let among: Vec<String> = ["urn:n3", "urn:n40", "urn:n299", "urn:missing"]
+                .map(String::from)
+                .to_vec();
+            let resident = store.search_among(&query, &among).await.expect("among");
+            let lance = store
+                .nearest(&query, among.len(), Some(iri_filter(&among)), true)
+                .await
+                .expect("lancedb among");
+            assert_eq!(
+                resident.iter().map(|h| &h.iri).collect::<Vec<_>>(),
+                lance.iter().map(|h| &h.iri).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                store.vectors_of(&among).await.expect("vectors"),
+                store.read_vectors(&among).await.expect("lancedb vectors")
+            );
+        }
+        // A write makes a new table version: the next search sees it.
+        let query = e.embed_one("a brand new sentence about zebras");
+        store
+            .upsert(&[row(&e, "urn:n7", "a brand new sentence about zebras")])
+            .await
+            .expect("upsert");
+        let hits = store
+            .search(&query, 1, KindFilter::Any)
+            .await
+            .expect("search");
+        assert_eq!(hits[0].iri, "urn:n7");
+        assert!(hits[0].score > 0.999);
+        store.delete(&["urn:n7".into()]).await.expect("delete");
+        let hits = store
+            .search(&query, 1, KindFilter::Any)
+            .await
+            .expect("search");
+        assert_ne!(hits[0].iri, "urn:n7", "a deleted row is gone");
+    }
+
+    #[tokio::test]
     async fn add_upsert_delete_search_and_reopen() {
         let dir = tempfile::tempdir().expect("tempdir");
         let e = HashEmbedder::new(64);
@@ -714,7 +890,10 @@ mod tests {
             "upsert must not duplicate"
         );
         let query = e.embed(&["CAN signal decoding".into()]).expect("embed");
-        let hits = store.search(&query[0], 1, None).await.expect("search");
+        let hits = store
+            .search(&query[0], 1, KindFilter::Any)
+            .await
+            .expect("search");
         assert_eq!(hits[0].iri, "urn:decode");
         assert!(hits[0].score > 0.0 && hits[0].score <= 1.0001);
         // Quotes in IRIs are escaped in filters.
@@ -786,7 +965,12 @@ mod tests {
             .collect();
         let mut exact = Vec::new();
         for query in &queries {
-            exact.push(store.search(query, 10, None).await.expect("exact"));
+            exact.push(
+                store
+                    .search(query, 10, KindFilter::Any)
+                    .await
+                    .expect("exact"),
+            );
         }
 
         let status = store.build_vector_index().await.expect("build");
@@ -814,7 +998,10 @@ mod tests {
         // rows in BENCHMARKS.md).
         let mut found = 0;
         for (query, truth) in queries.iter().zip(&exact) {
-            let hits = reopened.search(query, 10, None).await.expect("indexed");
+            let hits = reopened
+                .search(query, 10, KindFilter::Any)
+                .await
+                .expect("indexed");
             assert_eq!(hits.len(), 10);
             assert!((hits[0].score - truth[0].score).abs() < 1e-4, "{hits:?}");
             found += hits
@@ -830,7 +1017,7 @@ mod tests {
         // A selective filter: 5 rows of kind Case, spread over the partitions,
         // most of them far from the query.
         let cases = reopened
-            .search(&queries[0], 10, Some("kind = 'Case'"))
+            .search(&queries[0], 10, KindFilter::OneOf(&["Case"]))
             .await
             .expect("filtered");
         assert_eq!(cases.len(), 5, "{cases:?}");
@@ -853,7 +1040,7 @@ mod tests {
         assert_eq!(status.map(|s| s.unindexed_rows), Some(300));
         let text_of_2150 = many_rows(&e, 2_150, 1).remove(0).text;
         let newest = reopened
-            .search(&e.embed_one(&text_of_2150), 1, None)
+            .search(&e.embed_one(&text_of_2150), 1, KindFilter::Any)
             .await
             .expect("search new rows");
         assert_eq!(newest[0].iri, "urn:row2150");

@@ -40,7 +40,7 @@ pub use kgfuse_store::{
     CheckReport, Derivation, FileValidation, LoadSummary, Provenance, Question, StoreStats,
     SyncReport,
 };
-pub use kgfuse_vector::{VectorHit, VectorIndexStatus, VectorRow};
+pub use kgfuse_vector::{KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow};
 
 mod builder;
 mod describe;
@@ -408,7 +408,9 @@ impl Engine {
 
     /// Nearest nodes to a text by vector similarity.
     pub async fn search(&self, text: &str, k: usize) -> Result<Vec<VectorHit>, Error> {
-        self.store.search(&Question::new(text), k, None).await
+        self.store
+            .search(&Question::new(text), k, KindFilter::Any)
+            .await
     }
 
     /// Retrieves a [`FusedContext`] for a question with the engine's model.
