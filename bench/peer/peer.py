@@ -82,7 +82,6 @@ TEXT_PREDICATES = [
     DCTERMS_DESCRIPTION,
     KGFUSE + "knowledge",
     KGFUSE + "text",
-    KGFUSE + "code",
 ]
 
 # Predicates whose values are prose or code: the unstructured side's business.

@@ -223,14 +223,6 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    // Nothing by default; `KGFUSE_LOG=kgfuse_store=debug` shows each write's phases.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KGFUSE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off")),
-        )
-        .init();
     let scratch = match &args.scratch {
         Some(s) => s.clone(),
         None => std::env::temp_dir().join(format!("kgfuse-bench-{}", std::process::id())),

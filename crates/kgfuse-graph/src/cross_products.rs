@@ -156,12 +156,14 @@ fn rewrite(pattern: GraphPattern) -> GraphPattern {
 }
 
 /// A basic graph pattern as its connected parts (linked by shared variables or
-/// blank nodes), the parts chained by lateral joins; one part stays one BGP.
+/// blank nodes), the parts chained by lateral joins; one part stays one BGP, its
+/// patterns in the query's order (Oxigraph's join ordering starts from it: a
+/// connected BGP passed on reordered made LUBM's Q2 14 times slower).
 fn split_bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
-    let mut parts: Vec<(BTreeSet<String>, Vec<TriplePattern>)> = Vec::new();
-    for pattern in patterns {
+    let mut parts: Vec<(BTreeSet<String>, Vec<(usize, TriplePattern)>)> = Vec::new();
+    for (index, pattern) in patterns.into_iter().enumerate() {
         let names = pattern_names(&pattern);
-        let mut merged = (names, vec![pattern]);
+        let mut merged = (names, vec![(index, pattern)]);
         let mut i = 0;
         while i < parts.len() {
             if parts[i].0.is_disjoint(&merged.0) {
@@ -177,9 +179,13 @@ fn split_bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
     }
     // A pattern without variables (a ground triple) is a part of its own; it
     // yields at most one row, so chaining it costs one lookup per row.
-    let mut bgps = parts
-        .into_iter()
-        .map(|(_, patterns)| GraphPattern::Bgp { patterns });
+    parts.sort_by_key(|(_, members)| members.iter().map(|(i, _)| *i).min());
+    let mut bgps = parts.into_iter().map(|(_, mut members)| {
+        members.sort_by_key(|(i, _)| *i);
+        GraphPattern::Bgp {
+            patterns: members.into_iter().map(|(_, p)| p).collect(),
+        }
+    });
     let Some(first) = bgps.next() else {
         return GraphPattern::Bgp {
             patterns: Vec::new(),
@@ -271,6 +277,18 @@ mod tests {
         assert_eq!(laterals(&p), 0, "{p:?}");
         let p = pattern("SELECT * WHERE { ?a <urn:p> ?b { ?b <urn:q> ?c } }");
         assert_eq!(laterals(&p), 0, "{p:?}");
+    }
+
+    #[test]
+    fn a_connected_pattern_keeps_the_query_order() {
+        // LUBM's Q2: the type patterns join only through the last three.
+        let query = "SELECT * WHERE { ?x a <urn:G> . ?y a <urn:U> . ?z a <urn:D> . \
+                     ?x <urn:m> ?z . ?z <urn:s> ?y . ?x <urn:u> ?y }";
+        let original = match SparqlParser::new().parse_query(query).expect("query") {
+            Query::Select { pattern, .. } => pattern,
+            _ => unreachable!(),
+        };
+        assert_eq!(pattern(query), original);
     }
 
     #[test]
