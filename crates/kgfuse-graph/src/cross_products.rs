@@ -160,7 +160,7 @@ fn rewrite(pattern: GraphPattern) -> GraphPattern {
 /// patterns in the query's order (Oxigraph's join ordering starts from it: a
 /// connected BGP passed on reordered made LUBM's Q2 14 times slower).
 fn split_bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
-    let mut parts: Vec<(BTreeSet<String>, Vec<(usize, TriplePattern)>)> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     for (index, pattern) in patterns.into_iter().enumerate() {
         let names = pattern_names(&pattern);
         let mut merged = (names, vec![(index, pattern)]);
@@ -196,6 +196,10 @@ fn split_bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
         right: Box::new(right),
     })
 }
+
+/// A connected part of a BGP: the names it mentions and its patterns, each with
+/// its position in the query.
+type Part = (BTreeSet<String>, Vec<(usize, TriplePattern)>);
 
 /// The variables and blank nodes of one triple pattern.
 fn pattern_names(pattern: &TriplePattern) -> BTreeSet<String> {
