@@ -144,6 +144,22 @@ fn iri_filter(iris: &[String]) -> String {
     format!("iri IN ({})", list.join(", "))
 }
 
+fn vector_column(batch: &RecordBatch) -> Result<&FixedSizeListArray, VectorError> {
+    batch
+        .column_by_name("vector")
+        .and_then(|c| c.as_fixed_size_list_opt())
+        .ok_or_else(|| VectorError::Invalid("column vector missing".into()))
+}
+
+/// Row `i`'s vector.
+fn vector_at(vectors: &FixedSizeListArray, i: usize) -> Result<Vec<f32>, VectorError> {
+    let values = vectors.value(i);
+    let floats = values
+        .as_primitive_opt::<Float32Type>()
+        .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
+    Ok(floats.values().to_vec())
+}
+
 fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArray, VectorError> {
     batch
         .column_by_name(name)
@@ -349,16 +365,9 @@ impl VectorStore {
                 .await?;
             for batch in &batches {
                 let iris = string_column(batch, "iri")?;
-                let vectors = batch
-                    .column_by_name("vector")
-                    .and_then(|c| c.as_fixed_size_list_opt())
-                    .ok_or_else(|| VectorError::Invalid("column vector missing".into()))?;
+                let vectors = vector_column(batch)?;
                 for i in 0..batch.num_rows() {
-                    let values = vectors.value(i);
-                    let floats = values
-                        .as_primitive_opt::<Float32Type>()
-                        .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
-                    out.push((iris.value(i).to_owned(), floats.values().to_vec()));
+                    out.push((iris.value(i).to_owned(), vector_at(vectors, i)?));
                 }
             }
         }
@@ -464,21 +473,14 @@ impl VectorStore {
                 string_column(batch, "text")?,
                 string_column(batch, "graph")?,
             );
-            let vectors = batch
-                .column_by_name("vector")
-                .and_then(|c| c.as_fixed_size_list_opt())
-                .ok_or_else(|| VectorError::Invalid("column vector missing".into()))?;
+            let vectors = vector_column(batch)?;
             for i in 0..batch.num_rows() {
-                let values = vectors.value(i);
-                let floats = values
-                    .as_primitive_opt::<Float32Type>()
-                    .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
                 copy.push(
                     iri.value(i),
                     kind.value(i),
                     text.value(i),
                     graph.value(i),
-                    floats.values(),
+                    &vector_at(vectors, i)?,
                 )?;
             }
         }
