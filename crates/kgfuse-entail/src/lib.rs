@@ -208,17 +208,56 @@ impl Schema {
         out.into_iter().collect()
     }
 
+    /// Whether every triple with this predicate derives something about its
+    /// subject, whatever its object: the predicate has a super-property or a
+    /// domain.
+    pub fn derives_by_property(&self, predicate: &NamedNode) -> bool {
+        !self.super_properties(predicate).is_empty() || self.domains.contains_key(predicate)
+    }
+
     /// Whether a triple `predicate object` derives something about its subject:
     /// its predicate is among [`Schema::subject_deriving_predicates`], and for
     /// `rdf:type` (with no domain or super-property of its own) the class has a
     /// super-class.
     pub fn derives_about_subject(&self, predicate: &NamedNode, object: &Term) -> bool {
-        let by_property =
-            !self.super_properties(predicate).is_empty() || self.domains.contains_key(predicate);
-        by_property
+        self.derives_by_property(predicate)
             || (predicate.as_ref() == rdf::TYPE
                 && matches!(object, Term::NamedNode(class)
                     if self.super_classes(class).iter().any(|c| !is_universal(c))))
+    }
+
+    /// The classes an `rdf:type` to which entails more types: those with a
+    /// super-class other than `rdfs:Resource` and `owl:Thing`.
+    pub fn subclassed_classes(&self) -> Vec<NamedNode> {
+        let mut out: Vec<NamedNode> = self
+            .super_classes
+            .iter()
+            .filter(|(_, supers)| supers.iter().any(|c| !is_universal(c)))
+            .map(|(class, _)| class.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// What an inferred instance triple can look like: `x P o` with `P` among the
+    /// first list (every super-property), or `x rdf:type C` with `C` among the
+    /// second (every class a domain, a range or a super-class names). A triple of
+    /// neither shape is never derived.
+    pub fn derivable(&self) -> (Vec<NamedNode>, Vec<NamedNode>) {
+        let properties: BTreeSet<NamedNode> =
+            self.super_properties.values().flatten().cloned().collect();
+        let classes: BTreeSet<NamedNode> = self
+            .domains
+            .values()
+            .chain(self.ranges.values())
+            .chain(self.super_classes.values())
+            .flatten()
+            .cloned()
+            .collect();
+        (
+            properties.into_iter().collect(),
+            classes.into_iter().collect(),
+        )
     }
 
     /// The schema triples the closure adds (rdfs5, rdfs11): `A rdfs:subClassOf C`

@@ -345,3 +345,38 @@ fn what_a_node_entails_comes_from_its_deriving_subject_triples_and_object_typing
         assert_eq!(ours, expected, "about {node}");
     }
 }
+
+#[test]
+fn every_entailed_triple_has_a_derivable_shape_and_a_premise() {
+    // What an insert-only load relies on: a triple outside `derivable` is never
+    // entailed, and only the premises' triples entail anything.
+    let (schema_triples, instances) = schema_and_instances();
+    let schema = Schema::from_triples(&schema_triples);
+    let (properties, classes) = schema.derivable();
+    let subclassed = schema.subclassed_classes();
+    assert!(!subclassed.contains(&iri("C6")), "C6 has no super-class");
+    let mut premises = schema.object_typing_predicates();
+    premises.extend(schema.subject_deriving_predicates());
+    let mut entailing = 0;
+    for triple in &instances {
+        let entailed = schema.expand(triple);
+        let premise = premises
+            .iter()
+            .any(|p| *p == triple.predicate && p.as_ref() != rdf::TYPE)
+            || (triple.predicate.as_ref() == rdf::TYPE
+                && matches!(&triple.object, Term::NamedNode(c) if subclassed.contains(c)));
+        assert!(
+            premise || entailed.is_empty(),
+            "{triple} entails without a premise"
+        );
+        entailing += usize::from(!entailed.is_empty());
+        for inferred in entailed {
+            let t = inferred.triple;
+            let shaped = properties.contains(&t.predicate)
+                || (t.predicate.as_ref() == rdf::TYPE
+                    && matches!(&t.object, Term::NamedNode(c) if classes.contains(c)));
+            assert!(shaped, "{t} is entailed but outside `derivable`");
+        }
+    }
+    assert!(entailing > 10, "the sample must exercise the rules");
+}

@@ -32,6 +32,15 @@ pub(crate) fn is_inferred(graph: &GraphName) -> bool {
     matches!(graph, GraphName::NamedNode(n) if n.as_str() == INFERRED_GRAPH)
 }
 
+/// Where some triples are held: see [`Graph::where_held`].
+#[derive(Debug, Default)]
+pub struct Held {
+    /// Those asserted in a graph other than the derived one.
+    pub asserted: HashSet<Triple>,
+    /// Those the derived graph holds.
+    pub derived: HashSet<Triple>,
+}
+
 /// Appends the triples of the quads that are not in the derived graph.
 fn push_asserted(
     quads: impl Iterator<Item = Result<Quad, GraphError>>,
@@ -182,7 +191,7 @@ impl Graph {
             },
             Err(e) => Some(Err(e)),
         });
-        let mut writer = self.bulk_writer(Some(64));
+        let mut writer = self.bulk_writer();
         writer.load(quads)?;
         writer.commit()?;
         // Several asserted triples often give the same derived one (every
@@ -203,29 +212,39 @@ impl Graph {
         Ok(out)
     }
 
-    /// Those of `triples` asserted in some graph other than the derived one:
-    /// embedded, one lookup each; remote, one query per [`ASSERTED_BATCH`]
-    /// triples (their terms in `VALUES`, each written by Oxigraph's model).
+    /// Those of `triples` asserted in some graph other than the derived one.
     fn asserted_among(&self, triples: &[Triple]) -> Result<HashSet<Triple>, GraphError> {
-        let mut out = HashSet::new();
-        if !self.is_remote() {
-            for triple in triples {
-                if self.is_asserted(triple)? {
-                    out.insert(triple.clone());
-                }
+        Ok(self.where_held(triples)?.asserted)
+    }
+
+    /// Where each of `triples` is held: asserted (in a graph other than the
+    /// derived one), derived, both or neither. Embedded, one lookup each; remote,
+    /// one query per [`ASSERTED_BATCH`] triples (their terms in `VALUES`, each
+    /// written by Oxigraph's model).
+    pub fn where_held(&self, triples: &[Triple]) -> Result<Held, GraphError> {
+        let mut held = Held::default();
+        let mut note = |triple: &Triple, graph: &GraphName| {
+            if is_inferred(graph) {
+                held.derived.insert(triple.clone());
+            } else {
+                held.asserted.insert(triple.clone());
             }
-            return Ok(out);
-        }
-        // VALUES takes no blank nodes (a remote store has none of its own:
-        // they are skolemized when written); those are looked up one by one.
+        };
+        // VALUES takes no blank nodes (a remote store has none of its own: they
+        // are skolemized when written); those are looked up one by one, as is
+        // everything in an embedded store.
         let has_blank = |t: &&Triple| {
             matches!(t.subject, NamedOrBlankNode::BlankNode(_))
                 || matches!(t.object, Term::BlankNode(_))
         };
-        let (blank, named): (Vec<&Triple>, Vec<&Triple>) = triples.iter().partition(has_blank);
-        for triple in blank {
-            if self.is_asserted(triple)? {
-                out.insert(triple.clone());
+        let (one_by_one, named): (Vec<&Triple>, Vec<&Triple>) = if self.is_remote() {
+            triples.iter().partition(has_blank)
+        } else {
+            (triples.iter().collect(), Vec::new())
+        };
+        for triple in one_by_one {
+            for graph in self.graphs_holding(triple)? {
+                note(triple, &graph);
             }
         }
         for chunk in named.chunks(ASSERTED_BATCH) {
@@ -234,8 +253,7 @@ impl Graph {
                 .map(|t| format!("({} {} {}) ", t.subject, t.predicate, t.object))
                 .collect();
             let text = format!(
-                "SELECT ?s ?p ?o WHERE {{ VALUES (?s ?p ?o) {{ {rows}}} \
-                 GRAPH ?g {{ ?s ?p ?o }} FILTER(?g != <{INFERRED_GRAPH}>) }}"
+                "SELECT ?s ?p ?o ?g WHERE {{ VALUES (?s ?p ?o) {{ {rows}}} GRAPH ?g {{ ?s ?p ?o }} }}"
             );
             let options = crate::QueryOptions {
                 timeout: None,
@@ -243,18 +261,37 @@ impl Graph {
             };
             if let crate::QueryOutcome::Solutions { rows, .. } = self.query(&text, &options)? {
                 for row in rows {
-                    if let [Some(s), Some(Term::NamedNode(p)), Some(o)] = row.as_slice() {
+                    if let [
+                        Some(s),
+                        Some(Term::NamedNode(p)),
+                        Some(o),
+                        Some(Term::NamedNode(g)),
+                    ] = row.as_slice()
+                    {
                         let subject = match s {
                             Term::NamedNode(n) => NamedOrBlankNode::from(n.clone()),
                             Term::BlankNode(b) => NamedOrBlankNode::from(b.clone()),
                             Term::Literal(_) => continue,
                         };
-                        out.insert(Triple::new(subject, p.clone(), o.clone()));
+                        let triple = Triple::new(subject, p.clone(), o.clone());
+                        note(&triple, &GraphName::NamedNode(g.clone()));
                     }
                 }
             }
         }
-        Ok(out)
+        Ok(held)
+    }
+
+    /// Removes these triples from the derived graph, in one transaction.
+    pub fn remove_inferred(&self, triples: &[Triple]) -> Result<(), GraphError> {
+        let graph = GraphNameRef::NamedNode(inferred_graph());
+        self.apply(&Changes {
+            remove: triples
+                .iter()
+                .map(|t| QuadRef::new(&t.subject, &t.predicate, &t.object, graph).into_owned())
+                .collect(),
+            ..Changes::default()
+        })
     }
 
     /// Whether a triple is asserted in some graph other than the derived one (the

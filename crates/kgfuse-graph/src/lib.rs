@@ -40,9 +40,10 @@ mod vocabulary;
 
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
+pub use inferred::Held;
 pub use load::{
-    LoadAction, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource, file_graph_iri,
-    parse_planned_file,
+    LoadAction, LoadObserver, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource,
+    file_graph_iri, parse_planned_file,
 };
 pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
@@ -223,7 +224,11 @@ mod ontology_tests {
             })
             .expect("plan");
         graph
-            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .execute_load(
+                &plan,
+                &mut |_: model::QuadRef<'_>| {},
+                &NoProgress,
+            )
             .expect("the ontology parses");
         graph
     }

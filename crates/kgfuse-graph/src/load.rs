@@ -10,6 +10,10 @@
 //! Oxigraph's bulk loader (which only publishes its SST files at commit), and the
 //! replacements are applied in one transaction after the bulk commit. A syntax error
 //! anywhere therefore aborts before anything is written.
+//!
+//! The new files go to the loader as one stream (each file's quads, its metadata,
+//! then what the [`LoadObserver`] adds, such as derived triples), so the loader
+//! batches by size rather than by file.
 
 use crate::backend::Changes;
 use crate::{Graph, GraphError};
@@ -157,24 +161,36 @@ fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
     }
 }
 
-/// Streams the quads of one file, reporting each to an observer.
-struct FileQuads<'a> {
+/// What a load tells its caller as it writes, and what the caller may add to it.
+pub trait LoadObserver {
+    /// Sees every quad the load writes: parsed ones and file metadata.
+    fn quad(&mut self, quad: QuadRef<'_>);
+
+    /// Called once every new file was read, before their bulk commit: quads to
+    /// write in that same commit (the store adds what the new triples entail).
+    /// `graph` shows the store as it was before the load.
+    fn closing_quads(&mut self, graph: &Graph) -> Result<Vec<Quad>, GraphError> {
+        let _ = graph;
+        Ok(Vec::new())
+    }
+}
+
+impl<F: FnMut(QuadRef<'_>)> LoadObserver for F {
+    fn quad(&mut self, quad: QuadRef<'_>) {
+        self(quad);
+    }
+}
+
+/// One file being parsed: its quads, with progress and the prefixes in scope.
+struct FileParser<'a> {
     path: &'a Path,
     parser: oxigraph::io::ReaderQuadParser<BufReader<File>>,
-    on_quad: &'a mut dyn FnMut(QuadRef<'_>),
-    progress: &'a dyn Progress,
     count: u64,
-    prefixes: &'a mut Vec<(String, String)>,
     done: bool,
 }
 
-impl<'a> FileQuads<'a> {
-    fn open(
-        file: &'a PlannedFile,
-        on_quad: &'a mut dyn FnMut(QuadRef<'_>),
-        progress: &'a dyn Progress,
-        prefixes: &'a mut Vec<(String, String)>,
-    ) -> Result<Self, GraphError> {
+impl<'a> FileParser<'a> {
+    fn open(file: &'a PlannedFile) -> Result<Self, GraphError> {
         let reader = BufReader::new(File::open(&file.path).map_err(io_error(&file.path))?);
         let parser = RdfParser::from_format(file.format)
             .rename_blank_nodes()
@@ -185,44 +201,30 @@ impl<'a> FileQuads<'a> {
         Ok(Self {
             path: &file.path,
             parser,
-            on_quad,
-            progress,
             count: 0,
-            prefixes,
             done: false,
         })
     }
-}
 
-impl FileQuads<'_> {
-    /// Adds the prefixes the parser has in scope to the ones found so far.
-    fn remember_prefixes(&mut self) {
-        for (prefix, iri) in self.parser.prefixes() {
-            if !self.prefixes.iter().any(|(p, _)| p == prefix) {
-                self.prefixes.push((prefix.to_owned(), iri.to_owned()));
-            }
-        }
-    }
-}
-
-impl Iterator for FileQuads<'_> {
-    type Item = Result<Quad, GraphError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+    /// The next quad; `None` at the end of the file or after an error.
+    fn next_quad(
+        &mut self,
+        progress: &dyn Progress,
+        prefixes: &mut Vec<(String, String)>,
+    ) -> Option<Result<Quad, GraphError>> {
         if self.done {
             return None;
         }
         match self.parser.next() {
             Some(Ok(quad)) => {
-                (self.on_quad)(quad.as_ref());
                 self.count += 1;
                 if self.count == 1 {
                     // RDF/XML's namespaces are in scope only inside the document
                     // element: read them while it is open (Turtle's stay to the end).
-                    self.remember_prefixes();
+                    self.remember_prefixes(prefixes);
                 }
                 if self.count.is_multiple_of(10_000) {
-                    self.progress.advance(10_000);
+                    progress.advance(10_000);
                 }
                 Some(Ok(quad))
             }
@@ -232,25 +234,146 @@ impl Iterator for FileQuads<'_> {
             }
             None => {
                 self.done = true;
-                self.progress.advance(self.count % 10_000);
-                self.remember_prefixes();
+                progress.advance(self.count % 10_000);
+                self.remember_prefixes(prefixes);
                 None
+            }
+        }
+    }
+
+    /// Adds the prefixes the parser has in scope to the ones found so far.
+    fn remember_prefixes(&self, prefixes: &mut Vec<(String, String)>) {
+        for (prefix, iri) in self.parser.prefixes() {
+            if !prefixes.iter().any(|(p, _)| p == prefix) {
+                prefixes.push((prefix.to_owned(), iri.to_owned()));
             }
         }
     }
 }
 
+/// Every quad of one file, in memory: a replacement, or what `--validate` checks.
+fn parse_whole_file(
+    file: &PlannedFile,
+    observer: &mut dyn LoadObserver,
+    progress: &dyn Progress,
+    prefixes: &mut Vec<(String, String)>,
+) -> Result<Vec<Quad>, GraphError> {
+    let mut parser = FileParser::open(file)?;
+    let mut quads = Vec::new();
+    while let Some(quad) = parser.next_quad(progress, prefixes) {
+        let quad = quad?;
+        observer.quad(quad.as_ref());
+        quads.push(quad);
+    }
+    Ok(quads)
+}
+
 /// The quads a planned file would write (its triples in its target graph), parsed
 /// and returned without touching the store: what `kgfuse load --validate` checks.
 pub fn parse_planned_file(file: &PlannedFile) -> Result<Vec<Quad>, GraphError> {
-    let mut prefixes = Vec::new();
-    FileQuads::open(
+    parse_whole_file(
         file,
-        &mut |_| {},
+        &mut |_: QuadRef<'_>| {},
         &kgfuse_core::progress::NoProgress,
-        &mut prefixes,
-    )?
-    .collect()
+        &mut Vec::new(),
+    )
+}
+
+/// The quads of every new file, one file after the other (each followed by its
+/// metadata), then the observer's closing quads: one stream, so the bulk loader
+/// cuts it into batches of its own size instead of at least one per file (each
+/// batch is a set of SST files RocksDB must later compact).
+struct NewFilesStream<'a> {
+    graph: &'a Graph,
+    files: std::slice::Iter<'a, &'a PlannedFile>,
+    own_graphs: bool,
+    observer: &'a mut dyn LoadObserver,
+    progress: &'a dyn Progress,
+    report: &'a mut LoadReport,
+    /// The file being read and the quads still to write after its parsed ones.
+    current: Option<(&'a PlannedFile, FileParser<'a>)>,
+    pending: std::vec::IntoIter<Quad>,
+    /// The closing quads were asked for: nothing follows what is pending.
+    closed: bool,
+    /// A file failed: the stream ends (the loader drops everything).
+    failed: bool,
+}
+
+impl NewFilesStream<'_> {
+    /// Ends the current file: its metadata is queued and its count reported.
+    fn finish_file(&mut self, file: &PlannedFile, parsed: u64) {
+        let mut count = parsed;
+        if self.own_graphs {
+            let metadata = file_metadata(file);
+            metadata.iter().for_each(|q| self.observer.quad(q.as_ref()));
+            self.pending = Vec::from(metadata).into_iter();
+            count += 3;
+        }
+        self.progress.finish();
+        self.report.quads += count;
+        self.report
+            .files
+            .push((file.path.clone(), file.graph.clone(), file.action, count));
+    }
+}
+
+impl Iterator for NewFilesStream<'_> {
+    type Item = Result<Quad, GraphError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            if let Some(quad) = self.pending.next() {
+                return Some(Ok(quad));
+            }
+            if let Some((file, parser)) = &mut self.current {
+                match parser.next_quad(self.progress, &mut self.report.prefixes) {
+                    Some(Ok(quad)) => {
+                        self.observer.quad(quad.as_ref());
+                        return Some(Ok(quad));
+                    }
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                    None => {
+                        let (file, parsed) = (*file, parser.count);
+                        self.current = None;
+                        self.finish_file(file, parsed);
+                        continue;
+                    }
+                }
+            }
+            if let Some(file) = self.files.next() {
+                self.progress
+                    .start(&format!("loading {}", file.path.display()), None);
+                match FileParser::open(file) {
+                    Ok(parser) => self.current = Some((file, parser)),
+                    Err(e) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                }
+                continue;
+            }
+            if self.closed {
+                return None;
+            }
+            self.closed = true;
+            match self.observer.closing_quads(self.graph) {
+                Ok(quads) => {
+                    self.report.quads += quads.len() as u64;
+                    self.pending = quads.into_iter();
+                }
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
 }
 
 /// Quads describing a loaded file inside its own graph.
@@ -341,12 +464,13 @@ impl Graph {
         Ok(LoadPlan { files, own_graphs })
     }
 
-    /// Runs a plan. `on_quad` sees every parsed quad (to find subjects whose text
-    /// changed); nothing is written when any file fails to parse.
+    /// Runs a plan. `observer` sees every quad written (to find subjects whose
+    /// text changed) and may add quads to the new files' commit; nothing is
+    /// written when any file fails to parse.
     pub fn execute_load(
         &self,
         plan: &LoadPlan,
-        on_quad: &mut dyn FnMut(QuadRef<'_>),
+        observer: &mut dyn LoadObserver,
         progress: &dyn Progress,
     ) -> Result<LoadReport, GraphError> {
         let mut report = LoadReport::default();
@@ -359,8 +483,7 @@ impl Graph {
             .filter(|f| f.action == LoadAction::Replace)
         {
             progress.start(&format!("parsing {}", file.path.display()), None);
-            let quads = FileQuads::open(file, on_quad, progress, &mut report.prefixes)?
-                .collect::<Result<Vec<_>, _>>()?;
+            let quads = parse_whole_file(file, observer, progress, &mut report.prefixes)?;
             progress.finish();
             replacements.push((file, quads));
         }
@@ -372,27 +495,19 @@ impl Graph {
             .filter(|f| f.action == LoadAction::Insert)
             .collect();
         if !inserts.is_empty() {
-            let mut loader = self.bulk_writer(None);
-            for file in &inserts {
-                progress.start(&format!("loading {}", file.path.display()), None);
-                let mut counted = 0u64;
-                {
-                    let quads = FileQuads::open(file, on_quad, progress, &mut report.prefixes)?
-                        .inspect(|_| counted += 1);
-                    loader.load(quads)?;
-                }
-                if plan.own_graphs {
-                    let metadata = file_metadata(file);
-                    metadata.iter().for_each(|q| on_quad(q.as_ref()));
-                    loader.load(metadata.into_iter().map(Ok))?;
-                    counted += 3;
-                }
-                progress.finish();
-                report.quads += counted;
-                report
-                    .files
-                    .push((file.path.clone(), file.graph.clone(), file.action, counted));
-            }
+            let mut loader = self.bulk_writer();
+            loader.load(NewFilesStream {
+                graph: self,
+                files: inserts.iter(),
+                own_graphs: plan.own_graphs,
+                observer: &mut *observer,
+                progress,
+                report: &mut report,
+                current: None,
+                pending: Vec::new().into_iter(),
+                closed: false,
+                failed: false,
+            })?;
             loader.commit()?;
         }
 
@@ -405,7 +520,7 @@ impl Graph {
                 changes.insert.extend(quads);
                 if plan.own_graphs {
                     let metadata = file_metadata(file);
-                    metadata.iter().for_each(|q| on_quad(q.as_ref()));
+                    metadata.iter().for_each(|q| observer.quad(q.as_ref()));
                     changes.insert.extend(metadata);
                     count += 3;
                 }
@@ -457,7 +572,7 @@ mod tests {
 
     fn load(graph: &Graph, paths: &[&Path]) -> Result<LoadReport, GraphError> {
         let plan = graph.plan_load(&request(paths))?;
-        graph.execute_load(&plan, &mut |_| {}, &NoProgress)
+        graph.execute_load(&plan, &mut |_: QuadRef<'_>| {}, &NoProgress)
     }
 
     #[test]
@@ -530,7 +645,7 @@ mod tests {
         req.graph = Some(NamedNode::new("urn:target").expect("iri"));
         let plan = graph.plan_load(&req).expect("plan");
         let report = graph
-            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .execute_load(&plan, &mut |_: QuadRef<'_>| {}, &NoProgress)
             .expect("load");
         assert_eq!(report.quads, 4, "no metadata quads with an explicit graph");
         assert_eq!(graph.len().expect("len"), 4);
@@ -607,7 +722,7 @@ mod tests {
     fn load_request(graph: &Graph, request: &LoadRequest) {
         let plan = graph.plan_load(request).expect("plan");
         graph
-            .execute_load(&plan, &mut |_| {}, &NoProgress)
+            .execute_load(&plan, &mut |_: QuadRef<'_>| {}, &NoProgress)
             .expect("load");
     }
 }

@@ -241,6 +241,37 @@ fn parse_predicates(config: &StoreConfig) -> Result<Vec<NamedNode>, StoreError> 
         .collect()
 }
 
+/// What a load's quads tell the store as they are written: the text-bearing
+/// subjects to embed again, and what the write touches or entails.
+struct LoadWatch<'a> {
+    touched: &'a mut entailment::Touched,
+    entailments: &'a mut entailment::NewEntailments,
+    affected: &'a mut BTreeSet<String>,
+    text_predicates: &'a [NamedNode],
+}
+
+impl kgfuse_graph::LoadObserver for LoadWatch<'_> {
+    fn quad(&mut self, quad: kgfuse_graph::model::QuadRef<'_>) {
+        self.touched.quad(quad);
+        self.entailments.quad(quad);
+        if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject
+            && self
+                .text_predicates
+                .iter()
+                .any(|p| p.as_ref() == quad.predicate)
+        {
+            self.affected.insert(s.as_str().to_owned());
+        }
+    }
+
+    fn closing_quads(
+        &mut self,
+        graph: &Graph,
+    ) -> Result<Vec<kgfuse_graph::model::Quad>, GraphError> {
+        self.entailments.closing_quads(graph)
+    }
+}
+
 impl Store {
     /// Creates a store in `dir` with the given configuration. The embedder is built
     /// first, so a missing model fails before anything is written.
@@ -504,7 +535,14 @@ impl Store {
         // Subjects whose text may change: text-bearing subjects of replaced graphs
         // (before) and of every parsed quad (after).
         let mut affected = BTreeSet::new();
-        let mut touched = self.touched()?;
+        // An insert-only load writes what its triples entail in its own commit;
+        // one that replaces graphs recomputes the nodes it touched afterwards.
+        let insert_only = plan.replaced_graphs().next().is_none();
+        let (mut touched, mut entailments) = if insert_only {
+            (entailment::Touched::default(), self.new_entailments()?)
+        } else {
+            (self.touched()?, entailment::NewEntailments::default())
+        };
         for replaced in plan.replaced_graphs() {
             affected.extend(
                 self.graph
@@ -519,16 +557,13 @@ impl Store {
             .join(", ");
         let journal = Journal::begin(&self.dir, "load", &detail)?;
         phases.lap("plan (file hashes, replaced graphs' text subjects)");
-        let predicates = Arc::clone(&self.text_predicates);
         let report = self.graph.execute_load(
             &plan,
-            &mut |quad| {
-                touched.quad(quad);
-                if let kgfuse_graph::model::NamedOrBlankNodeRef::NamedNode(s) = quad.subject
-                    && predicates.iter().any(|p| p.as_ref() == quad.predicate)
-                {
-                    affected.insert(s.as_str().to_owned());
-                }
+            &mut LoadWatch {
+                touched: &mut touched,
+                entailments: &mut entailments,
+                affected: &mut affected,
+                text_predicates: &self.text_predicates,
             },
             progress,
         );
@@ -542,6 +577,7 @@ impl Store {
         fault_point("after-graph-commit");
         phases.lap("graph write (parse, bulk load)");
         self.entail_touched(&touched)?;
+        self.finish_new_entailments(&entailments)?;
         phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
         let vectors = self.sync_subjects(&affected, progress).await?;

@@ -21,7 +21,7 @@ use kgfuse_graph::{
     Graph, LoadRequest, QueryOptions, QueryOutcome, RdfSource, ReadOnlyOptions, ResultsFormat,
 };
 use oxigraph::io::RdfParser;
-use oxigraph::model::{GraphName, NamedNode, Triple, Variable};
+use oxigraph::model::{GraphName, NamedNode, QuadRef, Triple, Variable};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
@@ -135,7 +135,7 @@ pub fn evaluate(
                 ..LoadRequest::default()
             };
             let plan = graph.plan_load(&request)?;
-            graph.execute_load(&plan, &mut |_| {}, &NoProgress)?;
+            graph.execute_load(&plan, &mut |_: QuadRef<'_>| {}, &NoProgress)?;
             if !keep_file_metadata {
                 delete_file_metadata(&graph)?;
             }
