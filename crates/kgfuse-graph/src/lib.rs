@@ -224,11 +224,7 @@ mod ontology_tests {
             })
             .expect("plan");
         graph
-            .execute_load(
-                &plan,
-                &mut |_: model::QuadRef<'_>| {},
-                &NoProgress,
-            )
+            .execute_load(&plan, &mut |_: model::QuadRef<'_>| {}, &NoProgress)
             .expect("the ontology parses");
         graph
     }
