@@ -85,6 +85,23 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
         "\nPeer: {}; load average during its run {}.",
         peer["versions"], peer["load_average_1m"]
     );
+    println!(
+        "\nOne more pass per strategy in the same order, split by component \
+         (median ms, calls in brackets; `--profile` on this store):\n"
+    );
+    println!("{}", crate::profile::header());
+    for strategy in [Strategy::Flat, Strategy::Unified] {
+        let options = RetrieveOptions {
+            strategy,
+            top_k: 8,
+            ..RetrieveOptions::default()
+        };
+        let mut splits = Vec::with_capacity(questions.len());
+        for question in &questions {
+            splits.push(crate::profile::measure(&engine, question, &options).await?);
+        }
+        println!("{}", crate::profile::row(strategy, &splits));
+    }
     drop(engine);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// One measured retrieval, split by component.
 #[derive(Debug, Default, Clone, Copy)]
-struct Split {
+pub(crate) struct Split {
     total: Duration,
     embedding: Duration,
     embeddings: u64,
@@ -38,8 +38,7 @@ pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
         dir.display(),
         questions.len()
     );
-    println!("| strategy | total | embedding | LanceDB | graph | kgfuse's own |");
-    println!("|---|---|---|---|---|---|");
+    println!("{}", header());
     for strategy in Strategy::ALL {
         let options = RetrieveOptions {
             strategy,
@@ -51,32 +50,46 @@ pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
             engine.retrieve(question, &options).await?; // warm-up
             splits.push(measure(&engine, question, &options).await?);
         }
-        let median = |f: &dyn Fn(&Split) -> f64| {
-            let mut values: Vec<f64> = splits.iter().map(f).collect();
-            values.sort_by(f64::total_cmp);
-            values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-        };
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        #[allow(clippy::cast_precision_loss)]
-        let calls = |n: u64| n as f64;
-        println!(
-            "| {} | {:.1} | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} |",
-            strategy.name(),
-            median(&|s| ms(s.total)),
-            median(&|s| ms(s.embedding)),
-            median(&|s| calls(s.embeddings)),
-            median(&|s| ms(s.vectors)),
-            median(&|s| calls(s.vector_calls)),
-            median(&|s| ms(s.graph)),
-            median(&|s| calls(s.graph_calls)),
-            median(&|s| ms(s.own())),
-        );
+        println!("{}", row(strategy, &splits));
     }
     Ok(())
 }
 
+/// The profile table's header.
+pub(crate) fn header() -> &'static str {
+    "| strategy | total | embedding | LanceDB | graph | kgfuse's own |\n|---|---|---|---|---|---|"
+}
+
+/// One strategy's line of the profile table: medians of `splits`.
+pub(crate) fn row(strategy: Strategy, splits: &[Split]) -> String {
+    let median = |f: &dyn Fn(&Split) -> f64| {
+        let mut values: Vec<f64> = splits.iter().map(f).collect();
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    #[allow(clippy::cast_precision_loss)]
+    let calls = |n: u64| n as f64;
+    format!(
+        "| {} | {:.1} | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} |",
+        strategy.name(),
+        median(&|s| ms(s.total)),
+        median(&|s| ms(s.embedding)),
+        median(&|s| calls(s.embeddings)),
+        median(&|s| ms(s.vectors)),
+        median(&|s| calls(s.vector_calls)),
+        median(&|s| ms(s.graph)),
+        median(&|s| calls(s.graph_calls)),
+        median(&|s| ms(s.own())),
+    )
+}
+
 /// One retrieval, with the store's accounting read before and after it.
-async fn measure(engine: &Engine, question: &str, options: &RetrieveOptions) -> Result<Split> {
+pub(crate) async fn measure(
+    engine: &Engine,
+    question: &str,
+    options: &RetrieveOptions,
+) -> Result<Split> {
     let before = engine.store().time_spent();
     let start = Instant::now();
     engine.retrieve(question, options).await?;
