@@ -585,6 +585,38 @@ fn a_write_cut_short_by_a_lost_server_is_repaired_on_the_next_open() {
     assert!(k.stats()["triples"].as_u64() >= before["triples"].as_u64());
     k.load(&["fixtures/support/support.ttl"]);
     k.assert_consistent();
+    // A load of more than one batch: the first batch is posted by the writer
+    // thread while the rest is parsed, and that post is the one cut short.
+    let big = big_graph();
+    let second = Outage::start(server.port, 20_000);
+    let config_text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(
+        &config,
+        config_text.replace(
+            &format!("127.0.0.1:{}/", outage.port),
+            &format!("127.0.0.1:{}/", second.port),
+        ),
+    )
+    .expect("config");
+    let error = k.fails(&["load", &big]);
+    assert!(
+        error.contains("did not answer") || error.contains("failed"),
+        "{error}"
+    );
+    second.end();
+    k.assert_consistent();
+    k.load(&[&big]);
+    k.assert_consistent();
+    assert_eq!(
+        k.json(&[
+            "sparql",
+            "SELECT (COUNT(*) AS ?n) WHERE { ?s a <http://example.org/Squad> }",
+            "--format",
+            "json"
+        ])["results"]["bindings"][0]["n"]["value"],
+        "3500",
+        "every squad of the file loaded in full"
+    );
     let context = k.json(&[
         "retrieve",
         "Which tier does a payment outage escalate to?",

@@ -288,11 +288,7 @@ impl Graph {
                         .with_max_memory_size_in_megabytes(megabytes),
                 )
             }
-            Backend::Remote(endpoint) => BulkWriter::Remote {
-                endpoint,
-                written: Vec::new(),
-                batch: Vec::new(),
-            },
+            Backend::Remote(endpoint) => BulkWriter::Remote(RemoteBulk::new(Arc::clone(endpoint))),
         }
     }
 
@@ -453,8 +449,12 @@ fn edge_of(quad: Quad) -> Option<Edge> {
     })
 }
 
-/// Quads per remote write during a bulk load.
-const BULK_BATCH: usize = 50_000;
+/// Quads per remote write during a bulk load. Batches are posted while the next
+/// is parsed ([`RemoteBulk`]): small enough that the server starts early and the
+/// last post, which nothing overlaps, is short; large enough that a request's own
+/// cost does not count (LUBM's files are 5-8k triples each, posted a file per
+/// request by the baseline of BENCHMARKS.md).
+const BULK_BATCH: usize = 10_000;
 
 /// Quads per batch of the embedded bulk loader. Each batch becomes one set of
 /// SST files per index, written by a thread of its own while the parser fills
@@ -467,15 +467,12 @@ pub(crate) const EMBEDDED_BATCH_QUADS: usize = 30_000;
 
 /// Streams quads into new or emptied graphs. Embedded, Oxigraph's bulk loader,
 /// which publishes only at [`BulkWriter::commit`]: nothing is written when a
-/// load fails. Remote, batches as they fill; when a load fails, the graphs this
+/// load fails. Remote, batches of [`BULK_BATCH`] quads posted as they fill by a
+/// thread of their own ([`RemoteBulk`]); when a load fails, the graphs this
 /// writer wrote into are dropped again.
 pub(crate) enum BulkWriter<'a> {
     Embedded(oxigraph::store::BulkLoader<'a>),
-    Remote {
-        endpoint: &'a Endpoint,
-        written: Vec<NamedNode>,
-        batch: Vec<Quad>,
-    },
+    Remote(RemoteBulk),
 }
 
 impl BulkWriter<'_> {
@@ -487,32 +484,7 @@ impl BulkWriter<'_> {
     ) -> Result<(), GraphError> {
         match self {
             Self::Embedded(loader) => loader.load_ok_quads::<GraphError, GraphError>(quads),
-            Self::Remote {
-                endpoint,
-                written,
-                batch,
-            } => {
-                let outcome = (|| {
-                    for quad in quads {
-                        let quad = quad?;
-                        if let GraphName::NamedNode(g) = &quad.graph_name
-                            && !written.contains(g)
-                        {
-                            written.push(g.clone());
-                        }
-                        batch.push(quad);
-                        if batch.len() >= BULK_BATCH {
-                            endpoint.insert(batch)?;
-                            batch.clear();
-                        }
-                    }
-                    Ok(())
-                })();
-                if outcome.is_err() {
-                    undo(endpoint, written);
-                }
-                outcome
-            }
+            Self::Remote(remote) => remote.load(quads),
         }
     }
 
@@ -520,14 +492,126 @@ impl BulkWriter<'_> {
     pub(crate) fn commit(self) -> Result<(), GraphError> {
         match self {
             Self::Embedded(loader) => Ok(loader.commit()?),
-            Self::Remote {
-                endpoint,
-                written,
-                batch,
-            } => endpoint
-                .insert(&batch)
-                .inspect_err(|_| undo(endpoint, &written)),
+            Self::Remote(remote) => remote.commit(),
         }
+    }
+}
+
+/// A bulk load into a SPARQL server. Parsing a batch and the server ingesting the
+/// one before overlap: full batches go to a poster thread through a channel
+/// holding one more, so the caller fills the next batch while the server takes
+/// this one (the round trip of a batch is mostly the server's own work). Batches
+/// are posted in order, one at a time, so the server sees what a sequential
+/// writer would send.
+pub(crate) struct RemoteBulk {
+    endpoint: Arc<Endpoint>,
+    /// Every graph a quad was given for (posted or not yet), for [`undo`].
+    written: Vec<NamedNode>,
+    batch: Vec<Quad>,
+    /// Started with the first full batch.
+    poster: Option<Poster>,
+}
+
+/// The thread posting a [`RemoteBulk`]'s batches, and the way to it.
+struct Poster {
+    batches: std::sync::mpsc::SyncSender<Vec<Quad>>,
+    thread: std::thread::JoinHandle<Result<(), GraphError>>,
+}
+
+impl Poster {
+    fn start(endpoint: Arc<Endpoint>) -> Self {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Quad>>(1);
+        let thread = std::thread::spawn(move || {
+            for batch in received {
+                // An error ends the thread; the next send fails and the load
+                // collects this error from `finish`.
+                endpoint.insert(&batch)?;
+            }
+            Ok(())
+        });
+        Self { batches, thread }
+    }
+
+    /// Waits until every batch sent so far is posted (or one failed).
+    fn finish(self) -> Result<(), GraphError> {
+        drop(self.batches);
+        self.thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+impl RemoteBulk {
+    fn new(endpoint: Arc<Endpoint>) -> Self {
+        Self {
+            endpoint,
+            written: Vec::new(),
+            batch: Vec::new(),
+            poster: None,
+        }
+    }
+
+    fn load(
+        &mut self,
+        quads: impl Iterator<Item = Result<Quad, GraphError>>,
+    ) -> Result<(), GraphError> {
+        let outcome = self.fill(quads);
+        if outcome.is_err() {
+            // Stop posting (what the thread reports is secondary to this error).
+            if let Some(poster) = self.poster.take() {
+                let _ = poster.finish();
+            }
+            undo(&self.endpoint, &self.written);
+        }
+        outcome
+    }
+
+    fn fill(
+        &mut self,
+        quads: impl Iterator<Item = Result<Quad, GraphError>>,
+    ) -> Result<(), GraphError> {
+        for quad in quads {
+            let quad = quad?;
+            if let GraphName::NamedNode(g) = &quad.graph_name
+                && !self.written.contains(g)
+            {
+                self.written.push(g.clone());
+            }
+            self.batch.push(quad);
+            if self.batch.len() >= BULK_BATCH {
+                self.send()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the full batch to the poster thread (waiting while it still holds
+    /// one queued); a failed post comes back as the error.
+    fn send(&mut self) -> Result<(), GraphError> {
+        let batch = std::mem::take(&mut self.batch);
+        let endpoint = &self.endpoint;
+        let poster = self
+            .poster
+            .get_or_insert_with(|| Poster::start(Arc::clone(endpoint)));
+        if poster.batches.send(batch).is_err() {
+            // The thread only stops early at a failed post: its error is the load's.
+            let failed = self.poster.take().map_or(Ok(()), Poster::finish);
+            return Err(failed.err().unwrap_or_else(|| {
+                GraphError::Storage(oxigraph::store::StorageError::Other(
+                    "the remote writer stopped before the load ended".into(),
+                ))
+            }));
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> Result<(), GraphError> {
+        let posted = match self.poster.take() {
+            Some(poster) => poster.finish(),
+            None => Ok(()),
+        }
+        .and_then(|()| self.endpoint.insert(&self.batch));
+        posted.inspect_err(|_| undo(&self.endpoint, &self.written))
     }
 }
 
