@@ -449,12 +449,15 @@ fn edge_of(quad: Quad) -> Option<Edge> {
     })
 }
 
-/// Quads per remote write during a bulk load. Batches are posted while the next
-/// is parsed ([`RemoteBulk`]): small enough that the server starts early and the
-/// last post, which nothing overlaps, is short; large enough that a request's own
-/// cost does not count (LUBM's files are 5-8k triples each, posted a file per
+/// Fewest quads per remote write during a bulk load. Batches are posted while the
+/// next is parsed ([`RemoteBulk`]): small enough that the server starts early and
+/// the last post, which nothing overlaps, is short; large enough that a request's
+/// own cost does not count (LUBM's files are 5-8k triples each, posted a file per
 /// request by the baseline of BENCHMARKS.md).
 const BULK_BATCH: usize = 10_000;
+/// A batch is posted at the start of the next graph once it holds [`BULK_BATCH`]
+/// quads, or in any case once it holds this many times as many.
+const MAX_BATCHES_PER_REQUEST: usize = 4;
 
 /// Quads per batch of the embedded bulk loader. Each batch becomes one set of
 /// SST files per index, written by a thread of its own while the parser fills
@@ -572,15 +575,25 @@ impl RemoteBulk {
     ) -> Result<(), GraphError> {
         for quad in quads {
             let quad = quad?;
-            if let GraphName::NamedNode(g) = &quad.graph_name
+            let new_graph = self
+                .batch
+                .last()
+                .is_none_or(|last| last.graph_name != quad.graph_name);
+            // A full batch goes at the start of the next graph, so a file's
+            // triples mostly travel in one request; a graph far larger than a
+            // batch is cut.
+            if (self.batch.len() >= BULK_BATCH && new_graph)
+                || self.batch.len() >= BULK_BATCH * MAX_BATCHES_PER_REQUEST
+            {
+                self.send()?;
+            }
+            if new_graph
+                && let GraphName::NamedNode(g) = &quad.graph_name
                 && !self.written.contains(g)
             {
                 self.written.push(g.clone());
             }
             self.batch.push(quad);
-            if self.batch.len() >= BULK_BATCH {
-                self.send()?;
-            }
         }
         Ok(())
     }
