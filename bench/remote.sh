@@ -7,6 +7,8 @@
 #
 # Defaults: the release kgfuse-bench under $CARGO_TARGET_DIR, 10000 functions,
 # LUBM-10, vector sizes 10000,100000. The servers come from `make test-deps`.
+# PARTS=virtuoso-load starts Virtuoso alone and runs only its LUBM load
+# (kgfuse load against Virtuoso's own Graph Store POST).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$HOME/.cache/kgfuse-target}
@@ -37,9 +39,16 @@ wait_port() {
   return 1
 }
 
+parts=${PARTS:-all}
+if [ "$parts" != all ] && [ "$parts" != virtuoso-load ]; then
+  echo "PARTS is all or virtuoso-load, not $parts" >&2
+  exit 2
+fi
 ox_port=$(free_port)
-"$oxigraph" serve --location "$scratch/oxigraph" --bind "127.0.0.1:$ox_port" --timeout-s 60 >"$scratch/oxigraph.log" 2>&1 &
-pids+=($!)
+if [ "$parts" = all ]; then
+  "$oxigraph" serve --location "$scratch/oxigraph" --bind "127.0.0.1:$ox_port" --timeout-s 60 >"$scratch/oxigraph.log" 2>&1 &
+  pids+=($!)
+fi
 
 sql_port=$(free_port)
 http_port=$(free_port)
@@ -79,6 +88,13 @@ pids+=($!)
 wait_port "$sql_port"
 wait_port "$http_port"
 isql-vt "127.0.0.1:$sql_port" dba dba 'exec=GRANT SPARQL_UPDATE TO "SPARQL";' >/dev/null
+
+if [ "$parts" = virtuoso-load ]; then
+  "$bench" --remote 0 \
+    --graph-server "virtuoso=http://127.0.0.1:$http_port/sparql,,http://127.0.0.1:$http_port/sparql-graph-crud" \
+    --remote-lubm "$lubm" --lubm "$root/../shared/data/lubm" --scratch "$scratch/bench"
+  exit 0
+fi
 
 access=kgfuse-bench-access
 secret=kgfuse-bench-secret

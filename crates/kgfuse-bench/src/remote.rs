@@ -86,7 +86,7 @@ fn init() -> EngineInit {
 /// Runs every part of the plan that has what it needs.
 pub(crate) async fn run(plan: &Plan<'_>, scratch: &Path) -> Result<()> {
     std::fs::create_dir_all(scratch)?;
-    if !plan.servers.is_empty() {
+    if !plan.servers.is_empty() && plan.functions > 0 {
         retrieval(plan.functions, plan.servers, scratch).await?;
     }
     if let Some((archive, server)) = &plan.lubm {
