@@ -223,14 +223,6 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    // Logs on stderr only when asked: KGFUSE_LOG=kgfuse_store=debug prints a
-    // load's phases, kgfuse_graph=debug each query's time.
-    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("KGFUSE_LOG") {
-        tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
-            .with_env_filter(filter)
-            .init();
-    }
     let scratch = match &args.scratch {
         Some(s) => s.clone(),
         None => std::env::temp_dir().join(format!("kgfuse-bench-{}", std::process::id())),
