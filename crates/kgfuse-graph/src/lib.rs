@@ -23,6 +23,7 @@
 
 mod backend;
 mod cross_products;
+mod edge_index;
 mod error;
 mod format;
 mod inferred;
@@ -38,6 +39,7 @@ pub mod templates;
 mod views;
 mod vocabulary;
 
+pub use edge_index::EdgeIndex;
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
 pub use inferred::Held;
@@ -73,6 +75,8 @@ pub struct Graph {
     backend: Backend,
     /// Time spent evaluating queries and walks (see [`Graph::time_spent`]).
     spent: kgfuse_core::timing::TimeSpent,
+    /// Nodes walks have read from the store (see [`Graph::edge_index_wanted`]).
+    walk_reads: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Graph {
@@ -95,6 +99,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Embedded(store),
             spent: kgfuse_core::timing::TimeSpent::default(),
+            walk_reads: Arc::default(),
         })
     }
 
@@ -104,6 +109,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Remote(Arc::new(remote::Endpoint::connect(config)?)),
             spent: kgfuse_core::timing::TimeSpent::default(),
+            walk_reads: Arc::default(),
         })
     }
 
@@ -124,6 +130,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Embedded(Store::new()?),
             spent: kgfuse_core::timing::TimeSpent::default(),
+            walk_reads: Arc::default(),
         })
     }
 

@@ -7,9 +7,10 @@
 //! parameters last.
 
 use crate::sparql::parse_query;
-use crate::{Graph, GraphError, QueryOptions, QueryOutcome, Rounds};
+use crate::{EdgeIndex, Graph, GraphError, QueryOptions, QueryOutcome, Rounds};
 use oxigraph::model::{NamedNode, Term};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A canned query shipped with kgfuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +155,16 @@ impl Graph {
         &self,
         starts: &[(NamedNode, WalkLimits)],
     ) -> Result<Vec<Neighbourhood>, GraphError> {
-        let mut walks = WalkRounds::new(starts);
+        self.walks_over(starts, None)
+    }
+
+    /// [`Graph::walks`], reading the edges from `index` when given.
+    pub fn walks_over(
+        &self,
+        starts: &[(NamedNode, WalkLimits)],
+        index: Option<Arc<EdgeIndex>>,
+    ) -> Result<Vec<Neighbourhood>, GraphError> {
+        let mut walks = WalkRounds::new(starts).with_index(index);
         self.read_in_rounds(&mut [&mut walks], &QueryOptions::default())?;
         Ok(walks.into_neighbourhoods())
     }
@@ -164,6 +174,8 @@ impl Graph {
 /// server; embedded, the whole walk in the first call.
 pub struct WalkRounds {
     walks: Vec<Walk>,
+    /// Where an embedded graph's edges are read from when given.
+    index: Option<Arc<EdgeIndex>>,
     level: usize,
     /// The nodes this round reads, and the patterns of its queries.
     reading: Vec<NamedNode>,
@@ -178,10 +190,19 @@ impl WalkRounds {
                 .iter()
                 .map(|(start, limits)| Walk::new(start, *limits))
                 .collect(),
+            index: None,
             level: 0,
             reading: Vec::new(),
             patterns: Vec::new(),
         }
+    }
+
+    /// The walks read an embedded graph's edges from `index` instead of the
+    /// store's indexes (see [`Graph::edge_index`]).
+    #[must_use]
+    pub fn with_index(mut self, index: Option<Arc<EdgeIndex>>) -> Self {
+        self.index = index;
+        self
     }
 
     /// What each walk reached, in the order of the starts.
@@ -205,12 +226,71 @@ impl WalkRounds {
     }
 
     /// Takes the walks not yet at their hop limit one hop further.
-    fn step(&mut self, around: &BTreeMap<String, Vec<(NamedNode, Edge)>>) {
+    fn step(&mut self, around: &mut LevelEdges<'_>) -> Result<(), GraphError> {
         let level = self.level;
         for walk in self.walks.iter_mut().filter(|w| level < w.limits.hops) {
-            walk.step(level, around);
+            walk.step(level, around)?;
         }
         self.level += 1;
+        Ok(())
+    }
+}
+
+/// The edges at the nodes the walks take: a level's read together beforehand (a
+/// SPARQL server, one request for every walk's frontier), or, embedded, each node
+/// read once, when a walk first takes it, from the [`EdgeIndex`] when there is
+/// one and from the store's indexes otherwise.
+struct LevelEdges<'g> {
+    read: BTreeMap<String, Vec<(NamedNode, Edge)>>,
+    /// Where nodes not read yet are read from; `None` when given beforehand.
+    graph: Option<&'g Graph>,
+    index: Option<Arc<EdgeIndex>>,
+    /// Time spent reading.
+    spent: std::time::Duration,
+}
+
+impl<'g> LevelEdges<'g> {
+    /// The edges read beforehand.
+    fn given(read: BTreeMap<String, Vec<(NamedNode, Edge)>>) -> Self {
+        Self {
+            read,
+            graph: None,
+            index: None,
+            spent: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Edges read from `graph`, or `index` when given, when first asked for.
+    fn read_from(graph: &'g Graph, index: Option<Arc<EdgeIndex>>) -> Self {
+        Self {
+            read: BTreeMap::new(),
+            graph: Some(graph),
+            index,
+            spent: std::time::Duration::ZERO,
+        }
+    }
+
+    /// The neighbours of `node` and the edges to them.
+    fn at(&mut self, node: &NamedNode) -> Result<&[(NamedNode, Edge)], GraphError> {
+        if let Some(graph) = self.graph
+            && !self.read.contains_key(node.as_str())
+        {
+            let started = std::time::Instant::now();
+            let around = match &self.index {
+                Some(index) => index.around(node.as_str(), NEIGHBOURS_PER_NODE),
+                None => {
+                    graph
+                        .walk_reads
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let mut read =
+                        graph.edges_at(std::slice::from_ref(node), NEIGHBOURS_PER_NODE)?;
+                    read.remove(node.as_str()).unwrap_or_default()
+                }
+            };
+            self.spent += started.elapsed();
+            self.read.insert(node.as_str().to_owned(), around);
+        }
+        Ok(self.read.get(node.as_str()).map_or(&[], Vec::as_slice))
     }
 }
 
@@ -227,20 +307,19 @@ impl Rounds for WalkRounds {
                 .spent
                 .clone()
                 .measure(|| graph.edges_from(&self.reading, answers, NEIGHBOURS_PER_NODE))?;
-            self.step(&around);
+            self.step(&mut LevelEdges::given(around))?;
         }
         self.reading = self.frontier();
         if self.reading.is_empty() {
             return Ok(Vec::new());
         }
         let Some(reads) = graph.edge_queries(&self.reading) else {
-            // Embedded: every hop now, read from the indexes.
+            // Embedded: every hop now, each node read from the indexes when a
+            // walk takes it in turn, so a walk that is full reads no further.
+            let mut read = LevelEdges::read_from(graph, self.index.clone());
             while !self.reading.is_empty() {
-                let around = graph
-                    .spent
-                    .clone()
-                    .measure(|| graph.edges_at(&self.reading, NEIGHBOURS_PER_NODE))?;
-                self.step(&around);
+                self.step(&mut read)?;
+                graph.spent.add(std::mem::take(&mut read.spent));
                 self.reading = self.frontier();
             }
             return Ok(Vec::new());
@@ -282,17 +361,18 @@ impl Walk {
         }
     }
 
-    /// Takes the frontier's edges (read for every walk) one level further.
-    fn step(&mut self, level: usize, around: &BTreeMap<String, Vec<(NamedNode, Edge)>>) {
+    /// Takes the frontier one level further, its nodes in the order they were
+    /// reached, until the walk is full.
+    fn step(&mut self, level: usize, around: &mut LevelEdges<'_>) -> Result<(), GraphError> {
         let max_nodes = self.limits.max_nodes;
         for node in std::mem::take(&mut self.frontier) {
             // Full: every reached node already has the edge it was reached by, which
             // is all an evidence path needs; reading more neighbours adds nothing.
             if self.distance.len() >= max_nodes {
                 self.frontier.clear();
-                return;
+                return Ok(());
             }
-            for (neighbour, edge) in around.get(node.as_str()).into_iter().flatten() {
+            for (neighbour, edge) in around.at(&node)? {
                 if !self.distance.contains_key(neighbour.as_str()) {
                     if self.distance.len() >= max_nodes {
                         continue;
@@ -305,6 +385,7 @@ impl Walk {
                 self.edges.insert(edge.clone());
             }
         }
+        Ok(())
     }
 }
 
@@ -438,5 +519,51 @@ mod tests {
         assert!(!reached(0).contains(&"urn:f3".to_owned()), "one hop");
         assert_eq!(walks[1].0.get("urn:f3"), Some(&2), "two hops");
         assert_eq!(reached(2).len(), 2, "two nodes at most: {:?}", reached(2));
+    }
+
+    #[test]
+    fn walks_over_the_edge_index_reach_what_walks_over_the_store_reach() {
+        let graph = chain();
+        graph
+            .update(
+                "INSERT DATA { GRAPH <urn:h> { <urn:f1> kgfuse:calls <urn:f2> . \
+                   <urn:f3> kgfuse:calls <urn:pkg> ; kgfuse:code \"def f3(): pass\" } }",
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        let index = Arc::new(
+            graph
+                .edge_index(usize::MAX)
+                .expect("index")
+                .expect("embedded"),
+        );
+        assert!(
+            graph.edge_index(3).expect("index").is_none(),
+            "over the cap: no index"
+        );
+        let nodes = [
+            "urn:pkg", "urn:mod", "urn:f1", "urn:f2", "urn:f3", "urn:none",
+        ];
+        for node in nodes {
+            let named = NamedNode::new(node).expect("iri");
+            let from_store = graph
+                .edges_at(std::slice::from_ref(&named), NEIGHBOURS_PER_NODE)
+                .expect("edges")
+                .remove(node)
+                .unwrap_or_default();
+            assert_eq!(
+                index.around(node, NEIGHBOURS_PER_NODE),
+                from_store,
+                "{node}"
+            );
+        }
+        let f1 = NamedNode::new("urn:f1").expect("iri");
+        let limits = |hops, max_nodes| WalkLimits { hops, max_nodes };
+        let starts = [(f1.clone(), limits(3, 100)), (f1, limits(2, 3))];
+        let over_store = graph.walks(&starts).expect("walks");
+        let over_index = graph.walks_over(&starts, Some(index)).expect("walks");
+        assert_eq!(over_store, over_index);
+        assert_eq!(over_store[0].0.get("urn:pkg"), Some(&1), "{over_store:?}");
+        assert_eq!(over_store[1].0.len(), 3);
     }
 }

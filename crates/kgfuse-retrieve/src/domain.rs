@@ -24,10 +24,11 @@ use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
 use crate::functions::{functions_by_package, functions_info};
 use crate::kmeans::dot;
 use crate::sources::cell_text;
-use crate::sparql::{self, Solutions, values};
+use crate::sparql::{self, OneRead, Solutions, values};
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
-use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_graph::EdgeIndex;
+use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{KindFilter, Question, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -314,6 +315,40 @@ fn ties_query(candidates: &[Candidate]) -> Result<String, RetrieveError> {
     ))
 }
 
+/// The answer [`ties_query`] gives, read from the graph's edge index instead of
+/// the store: the same rows (`?a ?x ?link`), for the same query text.
+fn ties_in(index: &EdgeIndex, candidates: &[Candidate], text: String) -> Solutions {
+    let calls = [kgfuse::CALLS, kgfuse::CALLS_BY_NAME];
+    let mut rows = Vec::new();
+    let mut row = |a: &str, x: &str, link: &str| {
+        rows.push(vec![
+            Some(Term::NamedNode(NamedNode::new_unchecked(a))),
+            Some(Term::NamedNode(NamedNode::new_unchecked(x))),
+            Some(Term::Literal(Literal::new_simple_literal(link))),
+        ]);
+    };
+    for a in candidates.iter().map(|c| c.iri.as_str()) {
+        for (p, x) in index.outgoing(a) {
+            if calls.contains(&p) {
+                row(a, x, "calls");
+            }
+        }
+        for (x, p) in index.incoming(a) {
+            match p {
+                p if calls.contains(&p) => row(a, x, "is called by"),
+                kgfuse::HAS_FUNCTION => row(a, x, "owner"),
+                kgfuse::EXERCISES => row(a, x, "case"),
+                _ => {}
+            }
+        }
+    }
+    Solutions {
+        text,
+        variables: vec!["a".into(), "x".into(), "link".into()],
+        rows,
+    }
+}
+
 /// The pairs of candidates tied in the answer to [`ties_query`].
 fn ties_from(
     solutions: &Solutions,
@@ -372,10 +407,9 @@ pub(crate) async fn retrieve(
     exclude: &BTreeSet<String>,
 ) -> Result<FusedContext, RetrieveError> {
     let shortlist = shortlist(store, model, question, top_k, options).await?;
-    let ties = match shortlist.ties_query(model)? {
-        Some(text) => Some(sparql::run(store, text)?),
-        None => None,
-    };
+    let ties = shortlist
+        .read_ties(store, model, store.edge_index()?.as_deref())?
+        .finish_alone(store)?;
     let (mut context, kept) = shortlist.gate(
         model,
         question.text(),
@@ -418,6 +452,20 @@ impl Shortlist {
             return Ok(None);
         }
         ties_query(&self.candidates).map(Some)
+    }
+
+    /// How the gate's structural ties are read: from the edge index when there
+    /// is one, otherwise by [`Shortlist::ties_query`] with the other reads.
+    pub(crate) fn read_ties(
+        &self,
+        store: &Store,
+        model: &dyn LanguageModel,
+        index: Option<&EdgeIndex>,
+    ) -> Result<OneRead, RetrieveError> {
+        Ok(match (self.ties_query(model)?, index) {
+            (Some(text), Some(index)) => OneRead::answered(ties_in(index, &self.candidates, text)),
+            (text, _) => OneRead::new(store, text),
+        })
     }
 
     /// The refinement gate, given the answer to [`Shortlist::ties_query`]: the
@@ -751,4 +799,44 @@ fn cases(
             .push("no case base: every case exercising a kept function was considered".into());
     }
     Ok((out, stage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[tokio::test]
+    async fn ties_read_from_the_edge_index_are_the_ties_the_query_reads() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let (_dir, store) =
+            crate::test_store::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+        let candidates: Vec<Candidate> = functions_by_package(&store)
+            .expect("functions")
+            .into_iter()
+            .flat_map(|(package, functions)| {
+                functions.into_iter().map(move |iri| Candidate {
+                    iri,
+                    package: Some(package.clone()),
+                    text: String::new(),
+                    score: 0.0,
+                })
+            })
+            .collect();
+        assert!(candidates.len() > 50, "{} functions", candidates.len());
+        let text = ties_query(&candidates).expect("query");
+        let queried = sparql::run(&store, text.clone()).expect("ties");
+        let index = store
+            .graph()
+            .edge_index(usize::MAX)
+            .expect("index")
+            .expect("embedded");
+        let indexed = ties_in(&index, &candidates, text);
+        let none = BTreeSet::new();
+        let from_query = ties_from(&queried, &candidates, &none);
+        assert!(from_query.len() > 20, "{} ties", from_query.len());
+        assert_eq!(from_query, ties_from(&indexed, &candidates, &none));
+        let links = |s: &Solutions| s.rows.iter().filter(|r| r[2].is_some()).count();
+        assert_eq!(links(&queried), links(&indexed), "every row of the query");
+    }
 }

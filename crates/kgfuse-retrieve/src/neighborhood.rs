@@ -122,7 +122,9 @@ pub(crate) async fn walk(
     seeds: &[String],
     options: NeighborhoodOptions,
 ) -> Result<Walk, RetrieveError> {
-    let reached = store.graph().walks(&walk_starts(seeds, options))?;
+    let reached = store
+        .graph()
+        .walks_over(&walk_starts(seeds, options), store.edge_index()?)?;
     rank_reached(store, question, reached, options).await
 }
 

@@ -165,9 +165,28 @@ impl OneRead {
         }
     }
 
+    /// A read whose answer is known already: it asks nothing.
+    pub(crate) fn answered(answer: Solutions) -> Self {
+        Self {
+            text: None,
+            options: QueryOptions::default(),
+            answer: Some(answer),
+        }
+    }
+
     /// The answer, once read.
     pub(crate) fn finish(self) -> Option<Solutions> {
         self.answer
+    }
+
+    /// The answer, read now if not known yet (for a stage that reads nothing
+    /// else).
+    pub(crate) fn finish_alone(self, store: &Store) -> Result<Option<Solutions>, RetrieveError> {
+        match (self.answer, self.text) {
+            (Some(answer), _) => Ok(Some(answer)),
+            (None, Some(text)) => run(store, text).map(Some),
+            (None, None) => Ok(None),
+        }
     }
 }
 

@@ -43,10 +43,11 @@ use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
-use kgfuse_graph::{GraphError, QueryOutcome, Rounds, parse_query};
+use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Vector hits whose IRIs become linked entities.
 const HIT_ENTITIES: usize = 3;
@@ -435,25 +436,22 @@ pub(crate) async fn retrieve(
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question.text(), &hits)?;
     let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
+    let index = store.edge_index()?;
     let ties = match &shortlist {
-        Some(shortlist) => shortlist.ties_query(model)?,
-        None => None,
+        Some(shortlist) => shortlist.read_ties(store, model, index.as_deref())?,
+        None => OneRead::new(store, None),
     };
     // Entity paths only for a question that does not ask for code.
     let path_from = match &code {
         None => &entities[..entities.len().saturating_sub(1)],
         Some(_) => &[],
     };
-    let walk_start = WalkStart::new(store, question, options).await?;
-    let read = graph_stage(
-        store,
-        &linked,
-        &entities,
+    let walks = Walks {
         path_from,
-        walk_start,
-        OneRead::new(store, ties),
-        options,
-    )?;
+        start: WalkStart::new(store, question, options).await?,
+        index,
+    };
+    let read = graph_stage(store, &linked, &entities, walks, ties, options)?;
     let domain_functions = domain_ranking(
         shortlist,
         model,
@@ -738,6 +736,14 @@ struct GraphReads<'a> {
     ties: Option<Solutions>,
 }
 
+/// The walks of stages 4 and 6: from every entity in `path_from` (for paths),
+/// and from the ranking's seeds; over the edge index when there is one.
+struct Walks<'e> {
+    path_from: &'e [NamedNode],
+    start: WalkStart,
+    index: Option<Arc<EdgeIndex>>,
+}
+
 /// Stages 3a (the query graphs), 3c (the templates), 4 (the graph around the
 /// entities, for paths) and the walk of stage 6 (around its seeds) read the graph
 /// together, round by round ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL
@@ -747,11 +753,15 @@ fn graph_stage<'a>(
     store: &'a Store,
     linked: &Linked,
     entities: &[NamedNode],
-    path_from: &[NamedNode],
-    walk_start: WalkStart,
+    walks: Walks<'_>,
     mut ties: OneRead,
     options: &RetrieveOptions,
 ) -> Result<GraphReads<'a>, RetrieveError> {
+    let Walks {
+        path_from,
+        start: walk_start,
+        index,
+    } = walks;
     let pair_walk = WalkLimits {
         hops: MAX_PAIR_HOPS,
         max_nodes: PAIR_WALK_NODES,
@@ -763,7 +773,7 @@ fn graph_stage<'a>(
     starts.extend(walk_starts(&walk_start.seeds, options.neighborhood));
     let mut construction = Construction::new(store, linked);
     let mut templates = TemplateRounds::new(store, entities);
-    let mut walks = WalkRounds::new(&starts);
+    let mut walks = WalkRounds::new(&starts).with_index(index);
     store.graph().read_in_rounds(
         &mut [&mut construction, &mut templates, &mut walks, &mut ties],
         &store.query_options(),
@@ -829,7 +839,7 @@ struct Relevance<'a> {
     classes: BTreeSet<&'a str>,
     mentioned: BTreeSet<&'a str>,
     entities: BTreeSet<String>,
-    lexicon: std::sync::Arc<Lexicon>,
+    lexicon: Arc<Lexicon>,
 }
 
 impl<'a> Relevance<'a> {

@@ -130,6 +130,10 @@ pub struct StoreStats {
     pub vector_index: Option<VectorIndexStatus>,
 }
 
+/// Most edges [`Store::edge_index`] holds in memory (some 40 bytes each, with
+/// the IRIs); a larger graph is walked from Oxigraph's indexes.
+pub const MAX_INDEXED_EDGES: usize = 2_000_000;
+
 /// Cumulative wall time inside each external component (see [`Store::time_spent`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeSplit {
@@ -755,6 +759,20 @@ impl Store {
     {
         self.derived.follow(self.graph.changes_elsewhere());
         self.derived.get_or_build(key, build)
+    }
+
+    /// The graph's edges in memory for walks ([`kgfuse_graph::EdgeIndex`]), once
+    /// walks on this store have read enough nodes for it to pay off; kept until
+    /// the next write. `None` before then, on a SPARQL server, and for a graph of
+    /// more than [`MAX_INDEXED_EDGES`] edges.
+    pub fn edge_index(&self) -> Result<Option<Arc<kgfuse_graph::EdgeIndex>>, StoreError> {
+        if !self.graph.edge_index_wanted() {
+            return Ok(None);
+        }
+        let index = self.derived("graph/edge-index", || {
+            Ok::<_, StoreError>(self.graph.edge_index(MAX_INDEXED_EDGES)?.map(Arc::new))
+        })?;
+        Ok(index.as_ref().clone())
     }
 
     /// Where time went since the store was opened: inside Oxigraph, inside LanceDB,

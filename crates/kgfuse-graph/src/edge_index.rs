@@ -1,0 +1,179 @@
+//! The walkable edges of an embedded graph held in memory, for the walks of
+//! [`crate::templates::WalkRounds`].
+//!
+//! A walk reads the edges at each node it reaches. From Oxigraph that is two index
+//! scans per node (out and in), each opening RocksDB iterators and decoding every
+//! quad, literals included: about 0.1-0.2 ms a node, and a retrieval's walks reach
+//! a few hundred nodes. Held in memory, the same read is a lookup.
+//!
+//! Building the index reads every IRI-to-IRI edge once, so it pays off only for a
+//! graph that is walked again and again (a server, an agent's session), not for a
+//! one-shot command: [`Graph::edge_index_wanted`] says when walks have read enough
+//! nodes to have cost about as much as building would (the rule of renting skis
+//! until the rent adds up to the price). Graphs with more than a given number of
+//! edges are not indexed: the walks read them from Oxigraph as before.
+
+use crate::backend::Backend;
+use crate::templates::Edge;
+use crate::{Graph, GraphError, QueryOptions};
+use oxigraph::model::{NamedNode, Term};
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// Node reads by walks after which building the index is worth it: at about
+/// 0.15 ms a read, some 0.3 s of walking, about what building the index of a
+/// graph of a few hundred thousand quads costs.
+const READS_BEFORE_INDEXING: u64 = 1000;
+
+/// The IRI-to-IRI edges of a graph (`rdf:type` left out), by node, in memory.
+#[derive(Debug, Default)]
+pub struct EdgeIndex {
+    /// IRIs by id.
+    iris: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
+    /// By node id: (predicate, object) of its outgoing edges.
+    outgoing: Vec<Vec<(u32, u32)>>,
+    /// By node id: (subject, predicate) of its incoming edges.
+    incoming: Vec<Vec<(u32, u32)>>,
+    edges: usize,
+}
+
+impl EdgeIndex {
+    /// How many edges the index holds (an edge stated in two graphs counts twice).
+    pub fn len(&self) -> usize {
+        self.edges
+    }
+
+    /// Whether the index holds no edge.
+    pub fn is_empty(&self) -> bool {
+        self.edges == 0
+    }
+
+    fn id(&mut self, iri: &str) -> u32 {
+        if let Some(id) = self.ids.get(iri) {
+            return *id;
+        }
+        let id = u32::try_from(self.iris.len()).unwrap_or(u32::MAX);
+        let iri: Box<str> = iri.into();
+        self.iris.push(iri.clone());
+        self.ids.insert(iri, id);
+        self.outgoing.push(Vec::new());
+        self.incoming.push(Vec::new());
+        id
+    }
+
+    fn add(&mut self, subject: &str, predicate: &str, object: &str) {
+        let (s, p, o) = (self.id(subject), self.id(predicate), self.id(object));
+        self.outgoing[s as usize].push((p, o));
+        self.incoming[o as usize].push((s, p));
+        self.edges += 1;
+    }
+
+    fn iri(&self, id: u32) -> &str {
+        &self.iris[id as usize]
+    }
+
+    /// The (predicate, object) of every edge from `node`, in no set order.
+    pub fn outgoing(&self, node: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.ids
+            .get(node)
+            .map_or(&[][..], |&id| self.outgoing[id as usize].as_slice())
+            .iter()
+            .map(|&(p, o)| (self.iri(p), self.iri(o)))
+    }
+
+    /// The (subject, predicate) of every edge to `node`, in no set order.
+    pub fn incoming(&self, node: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.ids
+            .get(node)
+            .map_or(&[][..], |&id| self.incoming[id as usize].as_slice())
+            .iter()
+            .map(|&(s, p)| (self.iri(s), self.iri(p)))
+    }
+
+    /// The edges at `node` as [`Graph::edges_at`] returns them: its outgoing
+    /// edges sorted, then its incoming ones, each direction without repeats and
+    /// at most `per_direction` long.
+    pub(crate) fn around(&self, node: &str, per_direction: usize) -> Vec<(NamedNode, Edge)> {
+        let Some(&id) = self.ids.get(node) else {
+            return Vec::new();
+        };
+        let sorted = |pairs: &[(u32, u32)]| {
+            let mut pairs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|&(a, b)| (self.iri(a), self.iri(b)))
+                .collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            pairs.truncate(per_direction);
+            pairs
+        };
+        let edge = |subject: &str, predicate: &str, object: &str| Edge {
+            subject: subject.to_owned(),
+            predicate: predicate.to_owned(),
+            object: object.to_owned(),
+        };
+        let outgoing = sorted(&self.outgoing[id as usize])
+            .into_iter()
+            .map(|(p, o)| (NamedNode::new_unchecked(o), edge(node, p, o)));
+        let incoming = sorted(&self.incoming[id as usize])
+            .into_iter()
+            .map(|(s, p)| (NamedNode::new_unchecked(s), edge(s, p, node)));
+        outgoing.chain(incoming).collect()
+    }
+}
+
+/// Every walkable edge: IRI to IRI in any graph, `rdf:type` left out.
+const EDGES_QUERY: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o \
+    FILTER(isIRI(?s) && isIRI(?o) && ?p != <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>) }";
+
+impl Graph {
+    /// The in-memory [`EdgeIndex`] of this embedded graph, read in one scan; `None`
+    /// on a SPARQL server, or when the graph has more than `max_edges` edges (the
+    /// scan stops there).
+    pub fn edge_index(&self, max_edges: usize) -> Result<Option<EdgeIndex>, GraphError> {
+        let Backend::Embedded(store) = &self.backend else {
+            return Ok(None);
+        };
+        let started = std::time::Instant::now();
+        let query = crate::sparql::parse_query(EDGES_QUERY, &QueryOptions::default())?;
+        let mut prepared = SparqlEvaluator::new().for_query(query);
+        prepared.dataset_mut().set_default_graph_as_union();
+        let QueryResults::Solutions(solutions) = prepared
+            .on_store(store)
+            .execute()
+            .map_err(|e| GraphError::Evaluation(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        let mut index = EdgeIndex::default();
+        for solution in solutions {
+            let solution = solution.map_err(|e| GraphError::Evaluation(e.to_string()))?;
+            if index.len() >= max_edges {
+                tracing::debug!("more than {max_edges} edges: walks read them from the store");
+                return Ok(None);
+            }
+            if let (Some(Term::NamedNode(s)), Some(Term::NamedNode(p)), Some(Term::NamedNode(o))) =
+                (solution.get("s"), solution.get("p"), solution.get("o"))
+            {
+                index.add(s.as_str(), p.as_str(), o.as_str());
+            }
+        }
+        self.spent.add(started.elapsed());
+        tracing::debug!(
+            "edge index: {} edges, {} nodes, in {:.1} ms",
+            index.len(),
+            index.iris.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        Ok(Some(index))
+    }
+
+    /// Whether walks on this graph have read enough nodes from the store for an
+    /// [`EdgeIndex`] to pay off (see the module documentation).
+    pub fn edge_index_wanted(&self) -> bool {
+        self.endpoint().is_none()
+            && self.walk_reads.load(Ordering::Relaxed) >= READS_BEFORE_INDEXING
+    }
+}
