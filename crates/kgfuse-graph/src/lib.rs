@@ -75,8 +75,8 @@ pub struct Graph {
     backend: Backend,
     /// Time spent evaluating queries and walks (see [`Graph::time_spent`]).
     spent: kgfuse_core::timing::TimeSpent,
-    /// Nodes walks have read from the store (see [`Graph::edge_index_wanted`]).
-    walk_reads: Arc<std::sync::atomic::AtomicU64>,
+    /// Time walks spent reading from the store (see [`Graph::walk_read_time`]).
+    walk_reads: kgfuse_core::timing::TimeSpent,
 }
 
 impl Graph {
@@ -99,7 +99,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Embedded(store),
             spent: kgfuse_core::timing::TimeSpent::default(),
-            walk_reads: Arc::default(),
+            walk_reads: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 
@@ -109,7 +109,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Remote(Arc::new(remote::Endpoint::connect(config)?)),
             spent: kgfuse_core::timing::TimeSpent::default(),
-            walk_reads: Arc::default(),
+            walk_reads: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 
@@ -130,7 +130,7 @@ impl Graph {
         Ok(Self {
             backend: Backend::Embedded(Store::new()?),
             spent: kgfuse_core::timing::TimeSpent::default(),
-            walk_reads: Arc::default(),
+            walk_reads: kgfuse_core::timing::TimeSpent::default(),
         })
     }
 

@@ -279,11 +279,9 @@ impl<'g> LevelEdges<'g> {
             let around = match &self.index {
                 Some(index) => index.around(node.as_str(), NEIGHBOURS_PER_NODE),
                 None => {
-                    graph
-                        .walk_reads
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let mut read =
-                        graph.edges_at(std::slice::from_ref(node), NEIGHBOURS_PER_NODE)?;
+                    let mut read = graph.walk_reads.measure(|| {
+                        graph.edges_at(std::slice::from_ref(node), NEIGHBOURS_PER_NODE)
+                    })?;
                     read.remove(node.as_str()).unwrap_or_default()
                 }
             };

@@ -37,8 +37,8 @@ pub use kgfuse_shacl::{
     ValidationResult,
 };
 pub use kgfuse_store::{
-    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, Question, StoreStats,
-    SyncReport,
+    CheckReport, Derivation, FileValidation, LoadSummary, MAX_INDEXED_EDGES, Provenance, Question,
+    StoreStats, SyncReport,
 };
 pub use kgfuse_vector::{KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow};
 
