@@ -72,52 +72,52 @@ impl EdgeIndex {
 
     /// The (predicate, object) of every edge from `node`, in no set order.
     pub fn outgoing(&self, node: &str) -> impl Iterator<Item = (&str, &str)> {
-        self.ids
-            .get(node)
-            .map_or(&[][..], |&id| self.outgoing[id as usize].as_slice())
-            .iter()
-            .map(|&(p, o)| (self.iri(p), self.iri(o)))
+        self.pairs(&self.outgoing, node)
     }
 
     /// The (subject, predicate) of every edge to `node`, in no set order.
     pub fn incoming(&self, node: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs(&self.incoming, node)
+    }
+
+    /// The pairs `lists` holds for `node`, as IRIs.
+    fn pairs<'s>(
+        &'s self,
+        lists: &'s [Vec<(u32, u32)>],
+        node: &str,
+    ) -> impl Iterator<Item = (&'s str, &'s str)> {
         self.ids
             .get(node)
-            .map_or(&[][..], |&id| self.incoming[id as usize].as_slice())
+            .map_or(&[][..], |&id| lists[id as usize].as_slice())
             .iter()
-            .map(|&(s, p)| (self.iri(s), self.iri(p)))
+            .map(|&(a, b)| (self.iri(a), self.iri(b)))
     }
 
     /// The edges at `node` as [`Graph::edges_at`] returns them: its outgoing
     /// edges sorted, then its incoming ones, each direction without repeats and
     /// at most `per_direction` long.
     pub(crate) fn around(&self, node: &str, per_direction: usize) -> Vec<(NamedNode, Edge)> {
-        let Some(&id) = self.ids.get(node) else {
-            return Vec::new();
-        };
-        let sorted = |pairs: &[(u32, u32)]| {
-            let mut pairs: Vec<(&str, &str)> = pairs
-                .iter()
-                .map(|&(a, b)| (self.iri(a), self.iri(b)))
-                .collect();
-            pairs.sort_unstable();
-            pairs.dedup();
-            pairs.truncate(per_direction);
-            pairs
-        };
         let edge = |subject: &str, predicate: &str, object: &str| Edge {
             subject: subject.to_owned(),
             predicate: predicate.to_owned(),
             object: object.to_owned(),
         };
-        let outgoing = sorted(&self.outgoing[id as usize])
+        let outgoing = sorted(self.outgoing(node).collect(), per_direction)
             .into_iter()
             .map(|(p, o)| (NamedNode::new_unchecked(o), edge(node, p, o)));
-        let incoming = sorted(&self.incoming[id as usize])
+        let incoming = sorted(self.incoming(node).collect(), per_direction)
             .into_iter()
             .map(|(s, p)| (NamedNode::new_unchecked(s), edge(s, p, node)));
         outgoing.chain(incoming).collect()
     }
+}
+
+/// `pairs` sorted, without repeats, the first `most`.
+fn sorted<'a>(mut pairs: Vec<(&'a str, &'a str)>, most: usize) -> Vec<(&'a str, &'a str)> {
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs.truncate(most);
+    pairs
 }
 
 /// Every walkable edge: IRI to IRI in any graph, `rdf:type` left out.
