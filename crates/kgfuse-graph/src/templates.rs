@@ -226,7 +226,7 @@ impl WalkRounds {
     }
 
     /// Takes the walks not yet at their hop limit one hop further.
-    fn step(&mut self, around: &mut LevelEdges<'_>) -> Result<(), GraphError> {
+    fn step(&mut self, around: &mut WalkEdges<'_>) -> Result<(), GraphError> {
         let level = self.level;
         for walk in self.walks.iter_mut().filter(|w| level < w.limits.hops) {
             walk.step(level, around)?;
@@ -236,11 +236,11 @@ impl WalkRounds {
     }
 }
 
-/// The edges at the nodes the walks take: a level's read together beforehand (a
-/// SPARQL server, one request for every walk's frontier), or, embedded, each node
-/// read once, when a walk first takes it, from the [`EdgeIndex`] when there is
-/// one and from the store's indexes otherwise.
-struct LevelEdges<'g> {
+/// The edges at the nodes the walks take: on a SPARQL server, a level's read
+/// together beforehand (one request for every walk's frontier); embedded, each
+/// node read once per set of walks, when a walk first takes it, from the
+/// [`EdgeIndex`] when there is one and from the store's indexes otherwise.
+struct WalkEdges<'g> {
     read: BTreeMap<String, Vec<(NamedNode, Edge)>>,
     /// Where nodes not read yet are read from; `None` when given beforehand.
     graph: Option<&'g Graph>,
@@ -249,7 +249,7 @@ struct LevelEdges<'g> {
     spent: std::time::Duration,
 }
 
-impl<'g> LevelEdges<'g> {
+impl<'g> WalkEdges<'g> {
     /// The edges read beforehand.
     fn given(read: BTreeMap<String, Vec<(NamedNode, Edge)>>) -> Self {
         Self {
@@ -305,7 +305,7 @@ impl Rounds for WalkRounds {
                 .spent
                 .clone()
                 .measure(|| graph.edges_from(&self.reading, answers, NEIGHBOURS_PER_NODE))?;
-            self.step(&mut LevelEdges::given(around))?;
+            self.step(&mut WalkEdges::given(around))?;
         }
         self.reading = self.frontier();
         if self.reading.is_empty() {
@@ -314,7 +314,7 @@ impl Rounds for WalkRounds {
         let Some(reads) = graph.edge_queries(&self.reading) else {
             // Embedded: every hop now, each node read from the indexes when a
             // walk takes it in turn, so a walk that is full reads no further.
-            let mut read = LevelEdges::read_from(graph, self.index.clone());
+            let mut read = WalkEdges::read_from(graph, self.index.clone());
             while !self.reading.is_empty() {
                 self.step(&mut read)?;
                 graph.spent.add(std::mem::take(&mut read.spent));
@@ -361,7 +361,7 @@ impl Walk {
 
     /// Takes the frontier one level further, its nodes in the order they were
     /// reached, until the walk is full.
-    fn step(&mut self, level: usize, around: &mut LevelEdges<'_>) -> Result<(), GraphError> {
+    fn step(&mut self, level: usize, around: &mut WalkEdges<'_>) -> Result<(), GraphError> {
         let max_nodes = self.limits.max_nodes;
         for node in std::mem::take(&mut self.frontier) {
             // Full: every reached node already has the edge it was reached by, which
