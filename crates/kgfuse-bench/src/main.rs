@@ -361,20 +361,7 @@ async fn main() -> Result<()> {
             e_summary.vectors.added
         );
         drop(embedded);
-        let start = Instant::now();
-        let edges = engine
-            .store()
-            .graph()
-            .edge_index(kgfuse::MAX_INDEXED_EDGES)?
-            .map(|index| index.len());
-        println!(
-            "\nThe walks' edge index, built once walks have spent about as long reading the graph: {}, {:.2} s.",
-            edges.map_or_else(
-                || format!("not built (over {} edges)", kgfuse::MAX_INDEXED_EDGES),
-                |n| format!("{n} edges")
-            ),
-            start.elapsed().as_secs_f64()
-        );
+        println!("\n{}", profile::edge_index_build(&engine)?);
 
         println!("\n### LUBM queries (median of {} runs, ms)\n", args.runs);
         println!("| query | rows | P plain | Q plain, union | K kgfuse | K/Q | K/P |");

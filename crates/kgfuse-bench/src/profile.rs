@@ -52,24 +52,29 @@ pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
         }
         println!("{}", row(strategy, &splits));
     }
+    println!("\n{}", edge_index_build(&engine)?);
+    Ok(())
+}
+
+/// What building the walks' edge index of `engine`'s graph costs, as a line
+/// (the store builds it once walks have spent about as long reading the graph).
+pub(crate) fn edge_index_build(engine: &Engine) -> Result<String> {
     let started = Instant::now();
     let index = engine
         .store()
         .graph()
         .edge_index(kgfuse::MAX_INDEXED_EDGES)?;
-    match index {
-        Some(index) => println!(
-            "\nThe walks' edge index (built once walks have spent about as long reading the graph): {} edges, \
-             built in {:.1} ms.",
-            index.len(),
-            started.elapsed().as_secs_f64() * 1e3
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(match index {
+        Some(index) => format!(
+            "The walks' edge index: {} edges, built in {ms:.1} ms.",
+            index.len()
         ),
-        None => println!(
-            "\nNo edge index: more than {} edges, or a SPARQL server.",
+        None => format!(
+            "No walks' edge index: more than {} edges (read in {ms:.1} ms), or a SPARQL server.",
             kgfuse::MAX_INDEXED_EDGES
         ),
-    }
-    Ok(())
+    })
 }
 
 /// The profile table's header.
