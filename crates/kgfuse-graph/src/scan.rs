@@ -17,6 +17,41 @@ const SCAN_FROM_SUBJECTS: usize = 1_000;
 /// worst case, a pass that gives up, near the cost of the reads themselves.
 const SCAN_STEPS_PER_READ: usize = 10;
 
+/// A pass over whole predicates on behalf of many subjects, with its budget of
+/// [`SCAN_STEPS_PER_READ`] triples per index read it replaces.
+struct Pass<'a> {
+    wanted: std::collections::HashSet<&'a str>,
+    budget: usize,
+    steps: usize,
+}
+
+impl<'a> Pass<'a> {
+    /// A pass for `subjects`, replacing one read per subject and predicate.
+    fn new(subjects: &'a [String], predicates: usize) -> Self {
+        Self {
+            wanted: subjects.iter().map(String::as_str).collect(),
+            budget: subjects
+                .len()
+                .saturating_mul(predicates)
+                .saturating_mul(SCAN_STEPS_PER_READ),
+            steps: 0,
+        }
+    }
+}
+
+/// The types of IRI subjects.
+type Types = BTreeMap<String, BTreeSet<String>>;
+
+/// Records the type a `rdf:type` quad gives its IRI subject.
+fn add_type(types: &mut Types, quad: Quad) {
+    if let (NamedOrBlankNode::NamedNode(s), Term::NamedNode(t)) = (quad.subject, quad.object) {
+        types
+            .entry(s.into_string())
+            .or_default()
+            .insert(t.into_string());
+    }
+}
+
 /// One literal carried by a text predicate.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TextLiteral {
@@ -132,27 +167,39 @@ impl Graph {
         subjects: &[String],
         predicates: &[NamedNode],
     ) -> Result<Option<Vec<TextLiteral>>, GraphError> {
-        let wanted: std::collections::HashSet<&str> = subjects.iter().map(String::as_str).collect();
-        let budget = subjects
-            .len()
-            .saturating_mul(predicates.len())
-            .saturating_mul(SCAN_STEPS_PER_READ);
-        let mut read = 0usize;
+        let mut pass = Pass::new(subjects, predicates.len());
         let mut out = Vec::new();
         for (index, predicate) in predicates.iter().enumerate() {
-            for quad in self.quads(None, Some(predicate.as_ref()), None, None) {
-                read += 1;
-                if read > budget {
-                    return Ok(None);
-                }
-                let quad = quad?;
-                if matches!(&quad.subject, NamedOrBlankNode::NamedNode(s) if wanted.contains(s.as_str()))
-                {
-                    out.extend(text_literal(&quad, index));
-                }
+            let complete = self.pass_over(predicate, &mut pass, |quad| {
+                out.extend(text_literal(&quad, index));
+            })?;
+            if !complete {
+                return Ok(None);
             }
         }
         Ok(Some(out))
+    }
+
+    /// The triples of `predicate` whose subject `pass` wants, given to `keep`;
+    /// false once the pass has stepped over more triples than its budget.
+    fn pass_over(
+        &self,
+        predicate: &NamedNode,
+        pass: &mut Pass<'_>,
+        mut keep: impl FnMut(Quad),
+    ) -> Result<bool, GraphError> {
+        for quad in self.quads(None, Some(predicate.as_ref()), None, None) {
+            pass.steps += 1;
+            if pass.steps > pass.budget {
+                return Ok(false);
+            }
+            let quad = quad?;
+            if matches!(&quad.subject, NamedOrBlankNode::NamedNode(s) if pass.wanted.contains(s.as_str()))
+            {
+                keep(quad);
+            }
+        }
+        Ok(true)
     }
 
     /// IRI subjects that carry one of the predicates inside one named graph.
@@ -210,26 +257,44 @@ impl Graph {
         &self,
         subjects: &[String],
     ) -> Result<BTreeMap<String, Vec<String>>, GraphError> {
+        let types = match self.types_by_scan(subjects)? {
+            Some(types) => types,
+            None => self.types_by_reads(subjects)?,
+        };
+        Ok(types
+            .into_iter()
+            .map(|(s, t)| (s, t.into_iter().collect()))
+            .collect())
+    }
+
+    /// [`Graph::types_of_all`] for many subjects, embedded: one pass over the
+    /// `rdf:type` triples (LUBM-1's 15,972 subjects: 235 ms of reads). `None`
+    /// when there are too few subjects, on a SPARQL server, or when the pass
+    /// steps over more than [`SCAN_STEPS_PER_READ`] triples per subject.
+    fn types_by_scan(&self, subjects: &[String]) -> Result<Option<Types>, GraphError> {
+        if self.is_remote() || subjects.len() < SCAN_FROM_SUBJECTS {
+            return Ok(None);
+        }
+        let rdf_type = NamedNode::new_unchecked(w3c::RDF_TYPE);
+        let mut types = Types::new();
+        let mut pass = Pass::new(subjects, 1);
+        let complete = self.pass_over(&rdf_type, &mut pass, |quad| add_type(&mut types, quad))?;
+        Ok(complete.then_some(types))
+    }
+
+    /// [`Graph::types_of_all`] by an index read per subject (on a SPARQL server,
+    /// one query per 500 subjects).
+    fn types_by_reads(&self, subjects: &[String]) -> Result<Types, GraphError> {
         let nodes: Vec<Term> = subjects
             .iter()
             .filter_map(|s| NamedNode::new(s.as_str()).ok().map(Term::from))
             .collect();
         let rdf_type = NamedNode::new_unchecked(w3c::RDF_TYPE);
-        let mut types: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut types = Types::new();
         for quad in self.quads_at(End::Subject, &nodes, &[rdf_type], None)? {
-            if let (NamedOrBlankNode::NamedNode(s), Term::NamedNode(t)) =
-                (quad.subject, quad.object)
-            {
-                types
-                    .entry(s.into_string())
-                    .or_default()
-                    .insert(t.into_string());
-            }
+            add_type(&mut types, quad);
         }
-        Ok(types
-            .into_iter()
-            .map(|(s, t)| (s, t.into_iter().collect()))
-            .collect())
+        Ok(types)
     }
 
     /// Named graphs, sorted.
@@ -340,6 +405,43 @@ mod tests {
                     .expect("of")
             ),
             sorted(by_reads)
+        );
+    }
+
+    #[test]
+    fn many_subjects_types_are_read_in_one_pass_with_the_same_types() {
+        let rdf_type = w3c::RDF_TYPE;
+        let mut triples = String::new();
+        for i in 0..1_500 {
+            triples.push_str(&format!("<urn:s{i}> <{rdf_type}> <urn:C{}> .\n", i % 3));
+            if i % 2 == 0 {
+                triples.push_str(&format!("<urn:s{i}> <{rdf_type}> <urn:Even> .\n"));
+            }
+        }
+        for i in 0..300 {
+            triples.push_str(&format!("<urn:o{i}> <{rdf_type}> <urn:C0> .\n"));
+        }
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .update(
+                &format!("INSERT DATA {{ GRAPH <urn:g> {{ {triples} }} }}"),
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        let subjects: Vec<String> = (0..1_500).map(|i| format!("urn:s{i}")).collect();
+        let by_scan = graph
+            .types_by_scan(&subjects)
+            .expect("scan")
+            .expect("a pass pays here: 2,550 triples for 1,500 reads");
+        let by_reads = graph.types_by_reads(&subjects).expect("reads");
+        assert_eq!(by_reads.len(), 1_500);
+        assert_eq!(by_reads["urn:s4"].len(), 2);
+        assert_eq!(by_scan, by_reads);
+        assert!(
+            graph
+                .types_by_scan(&subjects[..999])
+                .expect("scan")
+                .is_none()
         );
     }
 

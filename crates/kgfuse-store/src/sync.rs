@@ -293,6 +293,10 @@ impl Store {
         if pending.is_empty() {
             return Ok(report);
         }
+        // Every row's kind, read at once: from a thousand subjects on that is
+        // one pass over the types, which a batch at a time would repeat.
+        let iris: Vec<String> = pending.iter().map(|p| p.iri.clone()).collect();
+        let types = self.graph.types_of_all(&iris)?;
         progress.start("embedding", Some(pending.len() as u64));
         for batch in pending.chunks(WRITE_BATCH) {
             let texts: Vec<String> = batch.iter().map(|p| p.node.text.clone()).collect();
@@ -304,8 +308,6 @@ impl Store {
             )?;
             let mut new_rows = Vec::new();
             let mut changed_rows = Vec::new();
-            let iris: Vec<String> = batch.iter().map(|p| p.iri.clone()).collect();
-            let types = self.graph.types_of_all(&iris)?;
             for (p, vector) in batch.iter().zip(vectors) {
                 let row = VectorRow {
                     iri: p.iri.clone(),
