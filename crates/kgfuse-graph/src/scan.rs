@@ -353,6 +353,11 @@ mod tests {
         for i in 0..others {
             triples.push_str(&format!("<urn:o{i}> <{label}> \"o {i}\" .\n"));
         }
+        in_graph(&triples)
+    }
+
+    /// An in-memory graph holding `triples` (Turtle statements) in `<urn:g>`.
+    fn in_graph(triples: &str) -> Graph {
         let graph = Graph::in_memory().expect("store");
         graph
             .update(
@@ -421,13 +426,7 @@ mod tests {
         for i in 0..300 {
             triples.push_str(&format!("<urn:o{i}> <{rdf_type}> <urn:C0> .\n"));
         }
-        let graph = Graph::in_memory().expect("store");
-        graph
-            .update(
-                &format!("INSERT DATA {{ GRAPH <urn:g> {{ {triples} }} }}"),
-                &QueryOptions::default(),
-            )
-            .expect("insert");
+        let graph = in_graph(&triples);
         let subjects: Vec<String> = (0..1_500).map(|i| format!("urn:s{i}")).collect();
         let by_scan = graph
             .types_by_scan(&subjects)
