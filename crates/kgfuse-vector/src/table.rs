@@ -786,6 +786,16 @@ mod tests {
     use super::*;
     use crate::{Embedder, HashEmbedder};
 
+    /// An empty table of `dimension`-long vectors in a fresh directory (kept
+    /// while the returned handle lives), with a hash embedder of that length.
+    async fn empty_table(dimension: usize) -> (tempfile::TempDir, HashEmbedder, VectorStore) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = VectorStore::create(&dir.path().into(), dimension)
+            .await
+            .expect("create");
+        (dir, HashEmbedder::new(dimension), store)
+    }
+
     fn row(embedder: &HashEmbedder, iri: &str, text: &str) -> VectorRow {
         VectorRow {
             iri: iri.into(),
@@ -799,11 +809,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_resident_copy_answers_as_lancedb_does_and_follows_writes() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let e = HashEmbedder::new(64);
-        let store = VectorStore::create(&dir.path().into(), 64)
-            .await
-            .expect("create");
+        let (_dir, e, store) = empty_table(64).await;
         let kinds = ["Function", "Case", "owl:Class", "rdfs:Class"];
         let rows: Vec<VectorRow> = (0..300)
             .map(|i| VectorRow {
@@ -886,11 +892,7 @@ mod tests {
 
     #[tokio::test]
     async fn hashes_are_the_same_read_by_filter_or_from_every_key() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let e = HashEmbedder::new(16);
-        let store = VectorStore::create(&dir.path().into(), 16)
-            .await
-            .expect("create");
+        let (_dir, e, store) = empty_table(16).await;
         let rows: Vec<VectorRow> = (0..100)
             .map(|i| row(&e, &format!("urn:n{i}"), &format!("node {i}")))
             .collect();
@@ -911,11 +913,7 @@ mod tests {
 
     #[tokio::test]
     async fn add_upsert_delete_search_and_reopen() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let e = HashEmbedder::new(64);
-        let store = VectorStore::create(&dir.path().into(), 64)
-            .await
-            .expect("create");
+        let (dir, e, store) = empty_table(64).await;
         store
             .add(&[
                 row(&e, "urn:decode", "decode a signal from a CAN frame"),
@@ -997,11 +995,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_vector_index_keeps_results_and_filters_lose_no_rows() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let e = HashEmbedder::new(32);
-        let store = VectorStore::create(&dir.path().into(), 32)
-            .await
-            .expect("create");
+        let (dir, e, store) = empty_table(32).await;
         let error = store.build_vector_index().await.expect_err("empty");
         assert!(error.to_string().contains("has 0 rows"), "{error}");
         store.add(&many_rows(&e, 0, 2_000)).await.expect("add");
