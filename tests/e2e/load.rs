@@ -51,7 +51,7 @@ fn every_fixture_loads_and_check_passes() {
     assert_eq!(index["indexed_rows"].as_u64(), Some(rows), "{index}");
     assert_eq!(index["unindexed_rows"].as_u64(), Some(0), "{index}");
     assert_eq!(k.stats()["vector_index"], index);
-    assert!(k.ok(&["stats"]).contains("vector index IVF-PQ"));
+    assert!(k.ok(&["stats"]).contains("vector index IVF_RQ"));
     assert_eq!(flat(&k), before, "the same best hit with the index");
     k.assert_consistent();
 }

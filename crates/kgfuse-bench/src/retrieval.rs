@@ -9,7 +9,7 @@
 //! the time went: inside Oxigraph, inside LanceDB, embedding the question, and
 //! kgfuse's own code (the rest). The store is made without its automatic vector
 //! index, so that table measures exact search; from 10,000 functions on, the
-//! IVF-PQ index is then built (its recall against exact search printed) and the
+//! IVF-RQ index is then built (its recall against exact search printed) and the
 //! strategies run again, with their latency against the exact run and the share
 //! of the exact run's retrieved items they still return.
 
@@ -304,7 +304,7 @@ pub(crate) fn agreement(run: &StrategyRun, base: &StrategyRun) -> f64 {
 /// The strategies again, now that the vector index exists: latency against the
 /// exact run above, and how much of what the exact run retrieved they still find.
 async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]) -> Result<()> {
-    println!("\nWith the IVF-PQ index (what a store of 50,000 rows or more builds by itself):\n");
+    println!("\nWith the IVF-RQ index (what a store of 50,000 rows or more builds by itself):\n");
     println!("| strategy | p50 ms | p95 ms | p50 / exact p50 | LanceDB | same items as exact |");
     println!("|---|---|---|---|---|---|");
     let indexed = time_strategies(engine, questions).await?;
@@ -323,7 +323,7 @@ async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]
     Ok(())
 }
 
-/// An IVF-PQ index against exact search on the same store: build time, search
+/// The IVF-RQ index against exact search on the same store: build time, search
 /// latency of both, and recall@10 of the index (share of the exact top 10 it returns).
 async fn vector_index(engine: &Engine, questions: &[String]) -> Result<()> {
     let vectors = engine.store().vectors();
@@ -363,7 +363,7 @@ async fn vector_index(engine: &Engine, questions: &[String]) -> Result<()> {
     #[allow(clippy::cast_precision_loss)]
     let recall = found as f64 / wanted.max(1) as f64;
     println!(
-        "IVF-PQ index: built in {:.1} s; top-10 search p50 {i:.1} ms vs exact {e:.1} ms \
+        "IVF-RQ index: built in {:.1} s; top-10 search p50 {i:.1} ms vs exact {e:.1} ms \
          ({:.2}x faster); recall@10 against exact search {recall:.3}.",
         build.as_secs_f64(),
         e / i

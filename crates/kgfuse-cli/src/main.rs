@@ -414,7 +414,7 @@ enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The approximate nearest-neighbour index (IVF-PQ, cosine) over the vectors:
+    /// The approximate nearest-neighbour index (IVF-RQ, cosine) over the vectors:
     /// builds it, or rebuilds it with fresh partitions. Stores build it by
     /// themselves once a write leaves `vector_index.auto_build_rows` rows
     /// (kgfuse.toml, 50,000 by default) and fold new rows into it; this is for
@@ -1112,8 +1112,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 );
                 match stats.vector_index {
                     Some(index) => println!(
-                        "vector index IVF-PQ, {} rows indexed, {} newer rows scanned exactly",
-                        index.indexed_rows, index.unindexed_rows
+                        "vector index {}, {} rows indexed, {} newer rows scanned exactly",
+                        index.index_type, index.indexed_rows, index.unindexed_rows
                     ),
                     None => println!("vector index none (every search scans all rows)"),
                 }
@@ -1312,7 +1312,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&status)?);
             } else {
                 println!(
-                    "vector index: IVF-PQ over {} rows, built in {:.1} s",
+                    "vector index: {} over {} rows, built in {:.1} s",
+                    status.index_type,
                     status.indexed_rows,
                     started.elapsed().as_secs_f64()
                 );

@@ -155,7 +155,7 @@ pub struct OntologyConfig {
     pub graph: Option<String>,
 }
 
-/// When kgfuse builds and refreshes the IVF-PQ index over the vector column.
+/// When kgfuse builds and refreshes the IVF-RQ index over the vector column.
 ///
 /// Below a few ten thousand rows an exact scan is fast (about 13 ms for 10,000 rows
 /// in the release profile) and needs no upkeep; at 100,000 rows it takes about

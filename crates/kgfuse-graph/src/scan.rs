@@ -202,6 +202,29 @@ impl Graph {
         Ok(true)
     }
 
+    /// The IRI subjects of every quad the store holds, if it holds at most
+    /// `limit` quads (`None` above that, and on a SPARQL server): how a load into a
+    /// store that is empty but for a little tells which of its subjects the
+    /// store held before it.
+    pub fn all_subjects_if_at_most(
+        &self,
+        limit: usize,
+    ) -> Result<Option<std::collections::HashSet<String>>, GraphError> {
+        if self.is_remote() {
+            return Ok(None);
+        }
+        let mut subjects = std::collections::HashSet::new();
+        for (seen, quad) in self.quads(None, None, None, None).enumerate() {
+            if seen >= limit {
+                return Ok(None);
+            }
+            if let NamedOrBlankNode::NamedNode(s) = quad?.subject {
+                subjects.insert(s.into_string());
+            }
+        }
+        Ok(Some(subjects))
+    }
+
     /// IRI subjects that carry one of the predicates inside one named graph.
     pub fn text_subjects_in_graph(
         &self,

@@ -1,5 +1,6 @@
 //! Keeping vector rows in step with the graph, and checking that they are.
 
+use crate::stream_facts::StreamFacts;
 use crate::{Store, StoreError};
 use kgfuse_core::content_hash;
 use kgfuse_core::progress::Progress;
@@ -8,8 +9,10 @@ use kgfuse_graph::TextLiteral;
 use kgfuse_vector::{VectorRow, embed_in_batches};
 use std::collections::{BTreeMap, HashMap};
 
-/// Rows embedded and written per round, so memory stays bounded on big loads.
-const WRITE_BATCH: usize = 4096;
+/// Rows embedded and written per round, so memory stays bounded on big loads
+/// (16,384 rows of 384 floats: 25 MB of vectors). Each round is one LanceDB
+/// commit: LUBM-10's 203,609 rows took 50 of them at 4,096 rows a round.
+const WRITE_BATCH: usize = 16_384;
 
 /// The searchable text of one node, as derived from the graph.
 #[derive(Debug, Clone, PartialEq)]
@@ -205,9 +208,29 @@ impl Store {
         iris: &[String],
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
+        self.sync_subjects_knowing(iris, None, progress).await
+    }
+
+    /// [`Self::sync_subjects`], taking the text and types that `facts` (a load's
+    /// stream) knows from there and reading only the rest from the graph.
+    pub(crate) async fn sync_subjects_knowing(
+        &self,
+        iris: &[String],
+        facts: Option<&StreamFacts>,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, StoreError> {
         let existing = self.vectors.hashes_of(iris).await?;
         let mut by_subject: BTreeMap<String, Vec<TextLiteral>> = BTreeMap::new();
-        for literal in self.graph.text_literals_of(iris, &self.text_predicates)? {
+        let mut unknown = Vec::new();
+        for iri in iris {
+            match facts.and_then(|f| f.text_of(iri)) {
+                Some(literals) => {
+                    by_subject.insert(iri.clone(), literals);
+                }
+                None => unknown.push(iri.clone()),
+            }
+        }
+        for literal in self.graph.text_literals_of(&unknown, &self.text_predicates)? {
             by_subject
                 .entry(literal.subject.clone())
                 .or_default()
@@ -217,8 +240,30 @@ impl Store {
             .into_iter()
             .filter_map(|(iri, literals)| Some((iri, compose(literals)?)))
             .collect();
-        self.apply(wanted, &existing, Vec::new(), iris, progress)
+        self.apply(wanted, &existing, Vec::new(), iris, facts, progress)
             .await
+    }
+
+    /// The types of each of `iris`: from `facts` where it knows them, read from
+    /// the graph for the rest (at once: from a thousand subjects on that is one
+    /// pass over the types).
+    fn types_of(
+        &self,
+        iris: Vec<String>,
+        facts: Option<&StreamFacts>,
+    ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let mut types = BTreeMap::new();
+        let mut unknown = Vec::new();
+        for iri in iris {
+            match facts.and_then(|f| f.types_of(&iri)) {
+                Some(known) => {
+                    types.insert(iri, known);
+                }
+                None => unknown.push(iri),
+            }
+        }
+        types.extend(self.graph.types_of_all(&unknown)?);
+        Ok(types)
     }
 
     /// Full reconciliation: every node and every row.
@@ -238,19 +283,21 @@ impl Store {
         duplicates.sort();
         duplicates.dedup();
         let scope: Vec<String> = existing.keys().cloned().collect();
-        self.apply(wanted, &existing, duplicates, &scope, progress)
+        self.apply(wanted, &existing, duplicates, &scope, None, progress)
             .await
     }
 
     /// Writes the difference between `wanted` (graph) and `existing` (table).
     /// Rows in `scope` that are not wanted are deleted; duplicated IRIs are
-    /// deleted and written again once.
+    /// deleted and written again once. The rows' types come from `facts` where
+    /// it knows them.
     async fn apply(
         &self,
         wanted: BTreeMap<String, NodeText>,
         existing: &HashMap<String, String>,
         duplicates: Vec<String>,
         scope: &[String],
+        facts: Option<&StreamFacts>,
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
         let mut report = SyncReport::default();
@@ -293,10 +340,9 @@ impl Store {
         if pending.is_empty() {
             return Ok(report);
         }
-        // Every row's kind, read at once: from a thousand subjects on that is
-        // one pass over the types, which a batch at a time would repeat.
+        // Every row's kind, read at once rather than a batch at a time.
         let iris: Vec<String> = pending.iter().map(|p| p.iri.clone()).collect();
-        let types = self.graph.types_of_all(&iris)?;
+        let types = self.types_of(iris, facts)?;
         progress.start("embedding", Some(pending.len() as u64));
         for batch in pending.chunks(WRITE_BATCH) {
             let texts: Vec<String> = batch.iter().map(|p| p.node.text.clone()).collect();

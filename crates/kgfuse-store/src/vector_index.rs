@@ -1,4 +1,4 @@
-//! Upkeep of the approximate nearest-neighbour (IVF-PQ) index over the vectors.
+//! Upkeep of the approximate nearest-neighbour (IVF-RQ) index over the vectors.
 //!
 //! The index is an accelerator, not data: searches are correct without it (rows it
 //! does not cover are scanned exactly), so building or refreshing it never fails
@@ -58,7 +58,7 @@ impl Store {
         let _write = self.begin_write().await;
         let rows = self.vectors.len().await?;
         progress.start(
-            &format!("building the vector index (IVF-PQ) over {rows} rows"),
+            &format!("building the vector index (IVF-RQ) over {rows} rows"),
             None,
         );
         let status = self.vectors.build_vector_index().await;
@@ -93,7 +93,7 @@ impl Store {
             Ok((rows, IndexUpkeep::Build)) => {
                 progress.start(
                     &format!(
-                        "building the vector index (IVF-PQ) over {rows} rows \
+                        "building the vector index (IVF-RQ) over {rows} rows \
                          (vector_index.auto_build_rows = {})",
                         settings.auto_build_rows
                     ),
@@ -157,6 +157,7 @@ mod tests {
         assert_eq!(
             built,
             Some(VectorIndexStatus {
+                index_type: "IVF_RQ".into(),
                 indexed_rows: carried + 600,
                 unindexed_rows: 0
             }),
@@ -174,6 +175,7 @@ mod tests {
         assert_eq!(
             refreshed,
             Some(VectorIndexStatus {
+                index_type: "IVF_RQ".into(),
                 indexed_rows: carried + 680,
                 unindexed_rows: 0
             }),
@@ -200,6 +202,7 @@ mod tests {
 
     fn status(indexed_rows: usize, unindexed_rows: usize) -> Option<VectorIndexStatus> {
         Some(VectorIndexStatus {
+            index_type: "IVF_PQ".into(),
             indexed_rows,
             unindexed_rows,
         })

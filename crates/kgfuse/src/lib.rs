@@ -496,7 +496,7 @@ impl Engine {
         self.store.repair(progress).await
     }
 
-    /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-PQ) over
+    /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-RQ) over
     /// the vectors now. Stores build it by themselves once a write leaves
     /// `vector_index.auto_build_rows` rows (kgfuse.toml, 50,000 by default) and
     /// keep it up to date; this is for smaller stores or to retrain it after large

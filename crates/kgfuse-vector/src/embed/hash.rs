@@ -27,19 +27,29 @@ impl HashEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0f32; self.dimension];
         let words = words(text);
+        let mut padded: Vec<char> = Vec::new();
         for word in &words {
-            self.add(&mut vector, &format!("w:{word}"), 1.0);
-            let padded: Vec<char> = format!("<{word}>").chars().collect();
-            let grams: Vec<String> = (3..=5)
-                .flat_map(|n| padded.windows(n).map(|w| w.iter().collect::<String>()))
-                .collect();
-            let weight = 0.5 / (grams.len().max(1) as f32).sqrt();
-            for gram in grams {
-                self.add(&mut vector, &format!("c:{gram}"), weight);
+            self.add(&mut vector, Fnv::new().str("w:").str(word), 1.0);
+            padded.clear();
+            padded.push('<');
+            padded.extend(word.chars());
+            padded.push('>');
+            let grams: usize = (3..=5).map(|n| padded.len().saturating_sub(n - 1)).sum();
+            #[allow(clippy::cast_precision_loss)]
+            let weight = 0.5 / (grams.max(1) as f32).sqrt();
+            for n in 3..=5 {
+                for gram in padded.windows(n) {
+                    let mut hash = Fnv::new().str("c:");
+                    for c in gram {
+                        hash = hash.char(*c);
+                    }
+                    self.add(&mut vector, hash, weight);
+                }
             }
         }
         for pair in words.windows(2) {
-            self.add(&mut vector, &format!("b:{} {}", pair[0], pair[1]), 0.5);
+            let hash = Fnv::new().str("b:").str(&pair[0]).str(" ").str(&pair[1]);
+            self.add(&mut vector, hash, 0.5);
         }
         if vector.iter().all(|x| *x == 0.0) {
             // No word at all: a fixed unit vector keeps cosine distances defined.
@@ -49,21 +59,40 @@ impl HashEmbedder {
         vector
     }
 
-    fn add(&self, vector: &mut [f32], feature: &str, weight: f32) {
-        let h = fnv1a(feature.as_bytes());
+    /// Adds a feature, given its hash, to its dimension with its sign.
+    fn add(&self, vector: &mut [f32], feature: Fnv, weight: f32) {
+        let h = feature.0;
         let index = (h % self.dimension as u64) as usize;
         let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
         vector[index] += sign * weight;
     }
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+/// 64-bit FNV-1a over a feature's text, fed piece by piece (the same hash as of
+/// the pieces joined, without building the string).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
     }
-    hash
+
+    fn bytes(mut self, bytes: &[u8]) -> Self {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self
+    }
+
+    fn str(self, s: &str) -> Self {
+        self.bytes(s.as_bytes())
+    }
+
+    fn char(self, c: char) -> Self {
+        self.bytes(c.encode_utf8(&mut [0; 4]).as_bytes())
+    }
 }
 
 /// Lower-cased words, split at non-alphanumerics, `_` and lower-to-upper case changes.
@@ -109,6 +138,65 @@ impl Embedder for HashEmbedder {
 mod tests {
     use super::*;
     use crate::cosine;
+
+    /// The embedder as first written, building each feature's string: the
+    /// vectors of stores embedded then must not change.
+    fn embed_by_strings(dimension: usize, text: &str) -> Vec<f32> {
+        fn fnv1a(bytes: &[u8]) -> u64 {
+            bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+                (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+        }
+        let add = |vector: &mut [f32], feature: &str, weight: f32| {
+            let h = fnv1a(feature.as_bytes());
+            let index = (h % dimension as u64) as usize;
+            vector[index] += if h >> 63 == 0 { weight } else { -weight };
+        };
+        let mut vector = vec![0f32; dimension];
+        let words = words(text);
+        for word in &words {
+            add(&mut vector, &format!("w:{word}"), 1.0);
+            let padded: Vec<char> = format!("<{word}>").chars().collect();
+            let grams: Vec<String> = (3..=5)
+                .flat_map(|n| padded.windows(n).map(|w| w.iter().collect::<String>()))
+                .collect();
+            let weight = 0.5 / (grams.len().max(1) as f32).sqrt();
+            for gram in grams {
+                add(&mut vector, &format!("c:{gram}"), weight);
+            }
+        }
+        for pair in words.windows(2) {
+            add(&mut vector, &format!("b:{} {}", pair[0], pair[1]), 0.5);
+        }
+        if vector.iter().all(|x| *x == 0.0) {
+            vector[0] = 1.0;
+        }
+        normalize(&mut vector);
+        vector
+    }
+
+    #[test]
+    fn vectors_are_those_of_the_string_built_features() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "decode_signal(getMessageByName, CAN-FD 2.0)",
+            "Größe der Straße — naïve café, 東京 and 🚀 rockets",
+            "UndergraduateStudent123 takes GraduateCourse7",
+            "def parse(self, data: bytes) -> Message:\n    return Message(data)",
+        ];
+        for dimension in [384, 7] {
+            let embedder = HashEmbedder::new(dimension);
+            for text in texts {
+                assert_eq!(
+                    embedder.embed_one(text),
+                    embed_by_strings(dimension, text),
+                    "{text:?} at {dimension} dimensions"
+                );
+            }
+        }
+    }
 
     #[test]
     fn splits_identifiers_into_words() {
