@@ -42,7 +42,6 @@ pub use sync::{CheckReport, SyncReport};
 pub use validation::FileValidation;
 
 use journal::Journal;
-use stream_facts::StreamFacts;
 use kgfuse_core::config::{CONFIG_FILE, ConfigError, StoreConfig};
 use kgfuse_core::progress::Progress;
 use kgfuse_graph::model::NamedNode;
@@ -53,6 +52,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use stream_facts::StreamFacts;
 
 /// Errors of the paired store.
 #[derive(Debug, thiserror::Error)]

@@ -285,7 +285,11 @@ mod tests {
             .expect("rows");
         assert_eq!(rows.len(), iris.len());
         let row = |iri: &str| rows.iter().find(|r| r.iri == iri).expect("row");
-        assert_eq!(row("http://example.org/s0").kind, "Person", "derived in the load's commit");
+        assert_eq!(
+            row("http://example.org/s0").kind,
+            "Person",
+            "derived in the load's commit"
+        );
         assert_eq!(row("http://example.org/old").text, "old label\nnew comment");
         assert_eq!(row("http://example.org/typed").kind, "Person");
         for row in &rows {

@@ -230,7 +230,10 @@ impl Store {
                 None => unknown.push(iri.clone()),
             }
         }
-        for literal in self.graph.text_literals_of(&unknown, &self.text_predicates)? {
+        for literal in self
+            .graph
+            .text_literals_of(&unknown, &self.text_predicates)?
+        {
             by_subject
                 .entry(literal.subject.clone())
                 .or_default()
