@@ -525,11 +525,15 @@ impl Store {
     /// Facts to note during an insert-only load, when the store holds few enough
     /// quads to list their subjects first: at most one per [`BYTES_PER_PRIOR_QUAD`]
     /// bytes of the files to load, so listing them costs less than the reads the
-    /// noted facts save (`None` otherwise, and on a SPARQL server).
+    /// noted facts save (`None` otherwise, on a SPARQL server, and for a store
+    /// that embeds no text).
     fn stream_facts_for(
         &self,
         plan: &kgfuse_graph::LoadPlan,
     ) -> Result<Option<StreamFacts>, StoreError> {
+        if self.text_predicates.is_empty() {
+            return Ok(None);
+        }
         let bytes: u64 = plan
             .files
             .iter()
