@@ -9,10 +9,11 @@ use kgfuse_graph::TextLiteral;
 use kgfuse_vector::{VectorRow, embed_in_batches};
 use std::collections::{BTreeMap, HashMap};
 
-/// Rows embedded and written per round, so memory stays bounded on big loads
-/// (16,384 rows of 384 floats: 25 MB of vectors). Each round is one LanceDB
-/// commit: LUBM-10's 203,609 rows took 50 of them at 4,096 rows a round.
-const WRITE_BATCH: usize = 16_384;
+/// Rows embedded and written per round, so memory stays bounded on big loads.
+/// Each round is one LanceDB commit and one data file: rounds of 16,384 rows wrote
+/// LUBM-10 in 13 commits instead of 50 but no faster, and made an exact scan of a
+/// 33,000-row table 1.5x slower (BENCHMARKS.md, "2026-11-27").
+const WRITE_BATCH: usize = 4096;
 
 /// The searchable text of one node, as derived from the graph.
 #[derive(Debug, Clone, PartialEq)]
