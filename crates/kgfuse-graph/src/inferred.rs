@@ -28,8 +28,8 @@ fn inferred_graph() -> NamedNodeRef<'static> {
 }
 
 /// Whether a quad's graph is the derived graph.
-pub(crate) fn is_inferred(graph: &GraphName) -> bool {
-    matches!(graph, GraphName::NamedNode(n) if n.as_str() == INFERRED_GRAPH)
+pub(crate) fn is_inferred<'a>(graph: impl Into<GraphNameRef<'a>>) -> bool {
+    matches!(graph.into(), GraphNameRef::NamedNode(n) if n.as_str() == INFERRED_GRAPH)
 }
 
 /// Where some triples are held: see [`Graph::where_held`].

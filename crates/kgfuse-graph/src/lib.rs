@@ -53,7 +53,7 @@ pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
 pub use remote::{RemoteAuth, RemoteGraphConfig};
 pub use rounds::Rounds;
-pub use scan::{GraphStats, TextLiteral};
+pub use scan::{GraphStats, TextLiteral, text_literal};
 pub use service::service_call;
 pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{

@@ -3,7 +3,10 @@
 use crate::backend::End;
 use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
 use kgfuse_core::vocab::w3c;
-use oxigraph::model::{GraphName, NamedNode, NamedNodeRef, NamedOrBlankNode, Quad, Term};
+use oxigraph::model::{
+    GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Quad, QuadRef,
+    Term, TermRef,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// From this many subjects on, [`Graph::text_literals_of`] tries one pass over
@@ -76,26 +79,27 @@ pub struct GraphStats {
     pub classes: Vec<(String, u64)>,
 }
 
-fn graph_label(graph: &GraphName) -> String {
+fn graph_label(graph: GraphNameRef<'_>) -> String {
     match graph {
-        GraphName::NamedNode(n) => n.as_str().to_owned(),
-        GraphName::BlankNode(b) => b.to_string(),
-        GraphName::DefaultGraph => String::new(),
+        GraphNameRef::NamedNode(n) => n.as_str().to_owned(),
+        GraphNameRef::BlankNode(b) => b.to_string(),
+        GraphNameRef::DefaultGraph => String::new(),
     }
 }
 
 /// A literal of the `predicate`-th text predicate on an IRI, unless it is
-/// derived (only asserted text is embedded).
-fn text_literal(quad: &Quad, predicate: usize) -> Option<TextLiteral> {
-    if crate::inferred::is_inferred(&quad.graph_name) {
+/// derived (only asserted text is embedded): the one rule for what a vector
+/// row's text is made of, whether read from the store or seen in a load.
+pub fn text_literal(quad: QuadRef<'_>, predicate: usize) -> Option<TextLiteral> {
+    if crate::inferred::is_inferred(quad.graph_name) {
         return None;
     }
-    match (&quad.subject, &quad.object) {
-        (NamedOrBlankNode::NamedNode(s), Term::Literal(l)) => Some(TextLiteral {
+    match (quad.subject, quad.object) {
+        (NamedOrBlankNodeRef::NamedNode(s), TermRef::Literal(l)) => Some(TextLiteral {
             subject: s.as_str().to_owned(),
             predicate,
             value: l.value().to_owned(),
-            graph: graph_label(&quad.graph_name),
+            graph: graph_label(quad.graph_name),
         }),
         _ => None,
     }
@@ -134,7 +138,7 @@ impl Graph {
             .into_iter()
             .filter_map(|quad| {
                 let predicate = predicates.iter().position(|p| *p == quad.predicate)?;
-                text_literal(&quad, predicate)
+                text_literal(quad.as_ref(), predicate)
             })
             .collect())
     }
@@ -152,7 +156,7 @@ impl Graph {
                 None,
                 None,
             ) {
-                out.extend(text_literal(&quad?, index));
+                out.extend(text_literal(quad?.as_ref(), index));
             }
         }
         Ok(out)
@@ -171,7 +175,7 @@ impl Graph {
         let mut out = Vec::new();
         for (index, predicate) in predicates.iter().enumerate() {
             let complete = self.pass_over(predicate, &mut pass, |quad| {
-                out.extend(text_literal(&quad, index));
+                out.extend(text_literal(quad.as_ref(), index));
             })?;
             if !complete {
                 return Ok(None);
@@ -421,7 +425,7 @@ mod tests {
             .iter()
             .filter_map(|q| {
                 let index = predicates().iter().position(|p| *p == q.predicate)?;
-                text_literal(q, index)
+                text_literal(q.as_ref(), index)
             })
             .collect();
         assert_eq!(by_reads.len(), 3_000);

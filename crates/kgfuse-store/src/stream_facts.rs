@@ -10,15 +10,15 @@
 //! they entail) give it. So an insert-only load into such a store notes them as they
 //! go by, and only the few subjects the store held before are read back.
 
-use kgfuse_graph::TextLiteral;
-use kgfuse_graph::model::{GraphNameRef, NamedOrBlankNodeRef, Quad, QuadRef, TermRef};
+use kgfuse_graph::model::{NamedOrBlankNodeRef, Quad, QuadRef, TermRef};
+use kgfuse_graph::{TextLiteral, text_literal};
 use std::collections::{HashMap, HashSet};
 
 /// Subjects noted at most (text and types together, about 100 bytes each); a
 /// larger load stops noting, frees what it noted and reads everything back.
 const MAX_NOTED_SUBJECTS: usize = 4_000_000;
 
-/// Numbers for strings that repeat (graph and class IRIs).
+/// Numbers for strings that repeat (class IRIs).
 #[derive(Default)]
 struct Interner {
     ids: HashMap<String, u32>,
@@ -45,11 +45,10 @@ impl Interner {
 pub(crate) struct StreamFacts {
     /// IRI subjects the store held before the load: read back, never answered here.
     before: HashSet<String>,
-    /// Asserted literals of text predicates: (predicate index, value, graph).
-    literals: HashMap<String, Vec<(usize, String, u32)>>,
+    /// Asserted literals of text predicates.
+    literals: HashMap<String, Vec<TextLiteral>>,
     /// `rdf:type` classes, asserted or derived by the load.
     types: HashMap<String, Vec<u32>>,
-    graphs: Interner,
     classes: Interner,
     /// Derived types exist that the stream did not carry (the load's entailments
     /// were recomputed after it).
@@ -65,7 +64,6 @@ impl StreamFacts {
             before,
             literals: HashMap::new(),
             types: HashMap::new(),
-            graphs: Interner::default(),
             classes: Interner::default(),
             types_incomplete: false,
             overflow: false,
@@ -81,19 +79,11 @@ impl StreamFacts {
         let NamedOrBlankNodeRef::NamedNode(subject) = quad.subject else {
             return;
         };
-        if let Some(index) = text_predicate
-            && let TermRef::Literal(literal) = quad.object
-            && !is_inferred(quad.graph_name)
-        {
-            let graph = match quad.graph_name {
-                GraphNameRef::NamedNode(n) => self.graphs.id(n.as_str()),
-                GraphNameRef::BlankNode(b) => self.graphs.id(&b.to_string()),
-                GraphNameRef::DefaultGraph => self.graphs.id(""),
-            };
+        if let Some(literal) = text_predicate.and_then(|index| text_literal(quad, index)) {
             self.literals
-                .entry(subject.as_str().to_owned())
+                .entry(literal.subject.clone())
                 .or_default()
-                .push((index, literal.value().to_owned(), graph));
+                .push(literal);
         } else if quad.predicate == kgfuse_graph::model::vocab::rdf::TYPE
             && let TermRef::NamedNode(class) = quad.object
         {
@@ -123,8 +113,8 @@ impl StreamFacts {
         self.types_incomplete = true;
     }
 
-    /// Whether the stream holds every text literal of `subject`.
-    fn knows_text(&self, subject: &str) -> bool {
+    /// Whether the stream carried everything about `subject`.
+    fn knows(&self, subject: &str) -> bool {
         !self.overflow && !self.before.contains(subject)
     }
 
@@ -132,28 +122,15 @@ impl StreamFacts {
     /// [`kgfuse_graph::Graph::text_literals_of`] gives them), or `None` when they
     /// must be read from the graph.
     pub(crate) fn text_of(&self, subject: &str) -> Option<Vec<TextLiteral>> {
-        if !self.knows_text(subject) {
-            return None;
-        }
-        let noted = self.literals.get(subject).map_or(&[][..], Vec::as_slice);
-        Some(
-            noted
-                .iter()
-                .map(|(predicate, value, graph)| TextLiteral {
-                    subject: subject.to_owned(),
-                    predicate: *predicate,
-                    value: value.clone(),
-                    graph: self.graphs.name(*graph).to_owned(),
-                })
-                .collect(),
-        )
+        self.knows(subject)
+            .then(|| self.literals.get(subject).cloned().unwrap_or_default())
     }
 
     /// The classes of `subject`, sorted and deduplicated (as
     /// [`kgfuse_graph::Graph::types_of_all`] gives them), or `None` when they
     /// must be read from the graph.
     pub(crate) fn types_of(&self, subject: &str) -> Option<Vec<String>> {
-        if self.types_incomplete || !self.knows_text(subject) {
+        if self.types_incomplete || !self.knows(subject) {
             return None;
         }
         let mut classes: Vec<String> = self
@@ -167,11 +144,6 @@ impl StreamFacts {
         classes.dedup();
         Some(classes)
     }
-}
-
-/// Whether a quad sits in the graph of derived triples (never embedded).
-fn is_inferred(graph: GraphNameRef<'_>) -> bool {
-    matches!(graph, GraphNameRef::NamedNode(n) if n.as_str() == kgfuse_core::ontology::INFERRED_GRAPH)
 }
 
 #[cfg(test)]
