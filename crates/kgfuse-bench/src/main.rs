@@ -54,6 +54,10 @@ struct Args {
     /// Scratch folder (default: a temporary directory).
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// With `--retrieval`: keep each synthetic store (and its Turtle file) in the
+    /// scratch folder, e.g. for `--profile SCRATCH/retrieval-N` or `kgfuse retrieve`.
+    #[arg(long, requires = "scratch")]
+    keep: bool,
     /// Benchmark code ingestion of this source tree instead of LUBM (e.g. the CPython
     /// standard library: `python3 -c 'import os; print(os.path.dirname(os.__file__))'`).
     #[arg(long)]
@@ -223,6 +227,13 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    // `KGFUSE_LOG=kgfuse_graph=debug`: every query and its time, on stderr.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("KGFUSE_LOG") {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .init();
+    }
     let scratch = match &args.scratch {
         Some(s) => s.clone(),
         None => std::env::temp_dir().join(format!("kgfuse-bench-{}", std::process::id())),
@@ -282,8 +293,10 @@ async fn main() -> Result<()> {
         return result;
     }
     if !args.retrieval.is_empty() {
-        let result = retrieval::run(&args.retrieval, &scratch).await;
-        let _ = std::fs::remove_dir_all(&scratch);
+        let result = retrieval::run(&args.retrieval, &scratch, args.keep).await;
+        if !args.keep {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
         return result;
     }
     if let Some(path) = &args.ingest {

@@ -220,8 +220,9 @@ pub(crate) async fn time_strategies(
     Ok(runs)
 }
 
-/// Builds the synthetic store for each size and prints the latency table.
-pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
+/// Builds the synthetic store for each size and prints the latency table; `keep`
+/// leaves the stores and their Turtle files in `scratch`.
+pub async fn run(sizes: &[usize], scratch: &Path, keep: bool) -> Result<()> {
     for &n in sizes {
         let dir = scratch.join(format!("retrieval-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
@@ -282,8 +283,10 @@ pub async fn run(sizes: &[usize], scratch: &Path) -> Result<()> {
             with_index(&engine, &questions, &exact).await?;
         }
         drop(engine);
-        let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_file(&file);
+        if !keep {
+            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_file(&file);
+        }
     }
     Ok(())
 }

@@ -113,6 +113,24 @@ const NAME_WEIGHT: f32 = 2.0;
 const MIN_PREFIX: usize = 4;
 /// A prefix match counts this much of an exact one.
 const PREFIX_WEIGHT: f32 = 0.8;
+/// How a question part matches one name part, as [`Lexicon::matching_terms`]
+/// would: 1 when equal, [`PREFIX_WEIGHT`] when one extends the other and the
+/// shorter has [`MIN_PREFIX`] characters at least. Checked per name without
+/// scanning the lexicon's terms: a common part such as `decod` extends thousands
+/// of whole identifiers (`decodefee5897`), and scanning them for each of the
+/// thousands of names it touches made linking quadratic in the lexicon's size.
+fn part_match(question_part: &str, name_part: &str) -> Option<f32> {
+    if question_part == name_part {
+        return Some(1.0);
+    }
+    let (shorter, longer) = if question_part.len() < name_part.len() {
+        (question_part, name_part)
+    } else {
+        (name_part, question_part)
+    };
+    (longer.starts_with(shorter) && shorter.chars().count() >= MIN_PREFIX).then_some(PREFIX_WEIGHT)
+}
+
 /// What a match whose parts appear in another order than the name's keeps of its
 /// word coverage.
 const OUT_OF_ORDER: f32 = 0.5;
@@ -650,11 +668,10 @@ impl Lexicon {
             {
                 let idf = self.name_idf(&term.text);
                 word_total += idf;
-                if let Some(best) = self
-                    .matching_terms(&term.text)
-                    .into_iter()
-                    .filter(|(t, _)| name.parts.iter().any(|p| p == t))
-                    .map(|(_, w)| w)
+                if let Some(best) = name
+                    .parts
+                    .iter()
+                    .filter_map(|p| part_match(&term.text, p))
                     .reduce(f32::max)
                 {
                     word_covered += best * idf;
@@ -761,6 +778,46 @@ mod tests {
         assert_eq!(found[0].0, "urn:gc0");
         let found = best(&lexicon, "Who advises her?", Role::Property);
         assert_eq!(found[0].0, "urn:advisor");
+    }
+
+    /// `part_match` is `matching_terms` restricted to one name part: the same
+    /// weight for every pair, exact, extended either way, short or long.
+    #[test]
+    fn a_part_matches_as_the_lexicon_scan_would() {
+        let names = [
+            "teacher",
+            "teach",
+            "advis",
+            "advisor",
+            "fee",
+            "feed",
+            "decode_fee_12",
+            "école",
+        ];
+        let lexicon = lexicon(
+            &names
+                .iter()
+                .map(|n| (*n, Role::Entity, std::slice::from_ref(n), &[][..]))
+                .collect::<Vec<_>>(),
+        );
+        let parts: Vec<String> = names
+            .iter()
+            .flat_map(|n| analyze(n))
+            .map(|t| t.text)
+            .collect();
+        for question in [
+            "teach", "teacher", "advisor", "advis", "fee", "feed", "decod", "écol", "éco",
+        ] {
+            let scanned = lexicon.matching_terms(question);
+            for part in &parts {
+                let expected = scanned
+                    .iter()
+                    .filter(|(t, _)| t == part)
+                    .map(|(_, w)| *w)
+                    .reduce(f32::max);
+                assert_eq!(part_match(question, part), expected, "{question} ~ {part}");
+            }
+        }
     }
 
     #[test]
