@@ -26,25 +26,29 @@
 //! fact.
 //! The terms enter as RDF terms in the algebra, never as query text; the query is
 //! checked against the store's vocabulary like every generated query, runs with a
-//! row limit and a short timeout.
+//! row limit and a short timeout. Each anchor's edges are a sub-select of their
+//! own, which makes Oxigraph start from the anchors; the rows are ordered by
+//! kgfuse, not by the query (see [`algebra`]).
 
 use crate::linking::{Candidate, Linked};
 use crate::sources::cell_text;
 use crate::sparql::Rejected;
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
-use kgfuse_graph::model::{NamedNode, Variable};
+use kgfuse_graph::model::{NamedNode, Term, Variable};
 use kgfuse_graph::{GraphError, QueryOutcome, Rounds};
 use kgfuse_store::Store;
 use spargebra::Query;
-use spargebra::algebra::{
-    Expression, Function, GraphPattern, OrderExpression, PropertyPathExpression,
-};
+use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use std::time::Duration;
 
-/// Most rows a constructed query returns.
+/// Most rows kept of a constructed query's answer.
 const MAX_ROWS: usize = 60;
+/// Most rows read of a constructed query's answer, of which the first
+/// [`MAX_ROWS`] in text order are kept: every engine keeps the same rows when a
+/// query graph has at most this many.
+const FETCH_ROWS: usize = 1000;
 /// Most constructed queries run for one question (each is anchored at linked
 /// nodes, so an empty one costs an index lookup or two).
 const MAX_RUNS: usize = 40;
@@ -381,117 +385,161 @@ fn var(name: &str) -> TermPattern {
     TermPattern::Variable(variable(name))
 }
 
-/// The query graph as a SELECT in SPARQL algebra: the anchors' and classes'
-/// `VALUES`, the edges, DISTINCT, rows in the order of their values' text and a
-/// row limit (so every engine keeps the same rows when there are more).
+/// The query graph as a SELECT in SPARQL algebra: each anchor's edges in a
+/// sub-select with the anchor's `VALUES`, the edges between unknowns, the
+/// classes' paths filtered to the classes, DISTINCT and a limit of
+/// [`FETCH_ROWS`] rows.
+///
+/// The sub-selects are the plan: Oxigraph then reads each anchor's edges once,
+/// from the anchor, and joins them by hash. Written as one group, it joins the
+/// `VALUES` after the edges and may start from an unbound edge or look a hub's
+/// thousands of neighbours up one by one (BENCHMARKS.md, "the query graphs'
+/// plans").
+/// The query has no ORDER BY: Oxigraph reads each term's text back from disk at
+/// every comparison of `STR`, so kgfuse sorts the rows itself
+/// ([`first_rows_in_text_order`]).
 fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
-    let mut patterns = Vec::new();
+    let mut by_anchor: Vec<Vec<TriplePattern>> = vec![Vec::new(); graph.anchors.len()];
+    let mut between = Vec::new();
     let mut paths = Vec::new();
     let mut any = 0;
     for edge in &graph.edges {
-        match edge {
+        let triple = match edge {
             Edge::Property {
                 subject,
                 property,
                 object,
-            } => patterns.push(TriplePattern {
+            } => TriplePattern {
                 subject: var(subject),
                 predicate: NamedNodePattern::NamedNode(property.clone()),
                 object: var(object),
-            }),
+            },
             Edge::Any { subject, object } => {
-                patterns.push(TriplePattern {
-                    subject: var(subject),
-                    predicate: NamedNodePattern::Variable(variable(&format!("p{any}"))),
-                    object: var(object),
-                });
+                let predicate = variable(&format!("p{any}"));
                 any += 1;
-            }
-            Edge::Typed { subject, classes } => paths.push((
-                classes,
-                GraphPattern::Path {
+                TriplePattern {
                     subject: var(subject),
-                    path: PropertyPathExpression::Sequence(
-                        Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
-                            w3c::RDF_TYPE,
-                        ))),
-                        Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
-                            PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
-                                w3c::RDFS_SUBCLASS_OF,
-                            )),
-                        ))),
-                    ),
-                    object: var(&class_variable(subject)),
-                },
-                class_variable(subject),
-            )),
+                    predicate: NamedNodePattern::Variable(predicate),
+                    object: var(object),
+                }
+            }
+            Edge::Typed { subject, classes } => {
+                paths.push((classes, type_path(subject), class_variable(subject)));
+                continue;
+            }
+        };
+        let touches = |name: &str| {
+            [&triple.subject, &triple.object]
+                .iter()
+                .any(|end| matches!(end, TermPattern::Variable(v) if v.as_str() == name))
+        };
+        match graph.anchors.iter().position(|&i| touches(&anchor(i))) {
+            Some(k) => by_anchor[k].push(triple),
+            None => between.push(triple),
         }
     }
-    let mut pattern = GraphPattern::Bgp { patterns };
-    for &i in &graph.anchors {
+    let mut parts = Vec::new();
+    for (&i, patterns) in graph.anchors.iter().zip(by_anchor) {
         let bindings = linked.mentions[i]
             .candidates
             .iter()
             .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
             .map(|n| vec![Some(GroundTerm::NamedNode(n))])
             .collect();
-        pattern = join(
-            GraphPattern::Values {
-                variables: vec![variable(&anchor(i))],
-                bindings,
-            },
-            pattern,
-        );
+        let values = GraphPattern::Values {
+            variables: vec![variable(&anchor(i))],
+            bindings,
+        };
+        parts.push(sub_select(join(values, GraphPattern::Bgp { patterns })));
     }
+    if !between.is_empty() {
+        parts.push(GraphPattern::Bgp { patterns: between });
+    }
+    // A class is a filter on the path's end, not a `VALUES` joined to it: Oxigraph
+    // then follows the path from each node the anchors reach, instead of first
+    // listing every instance of the class.
+    let mut class_filters = Vec::new();
     for (classes, path, class) in paths {
-        let bindings = classes
-            .iter()
-            .map(|n| vec![Some(GroundTerm::NamedNode(n.clone()))])
-            .collect();
-        pattern = join(
-            pattern,
-            join(
-                GraphPattern::Values {
-                    variables: vec![variable(&class)],
-                    bindings,
-                },
-                path,
-            ),
-        );
+        parts.push(path);
+        class_filters.push(Expression::In(
+            Box::new(Expression::Variable(variable(&class))),
+            classes
+                .iter()
+                .map(|n| Expression::NamedNode(n.clone()))
+                .collect(),
+        ));
+    }
+    let mut pattern = parts.into_iter().reduce(join).unwrap_or(GraphPattern::Bgp {
+        patterns: Vec::new(),
+    });
+    if let Some(expr) = class_filters
+        .into_iter()
+        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
+    {
+        pattern = GraphPattern::Filter {
+            expr,
+            inner: Box::new(pattern),
+        };
     }
     Query::Select {
         dataset: None,
         pattern: GraphPattern::Slice {
             inner: Box::new(GraphPattern::Distinct {
-                inner: Box::new(in_text_order(pattern)),
+                inner: Box::new(pattern),
             }),
             start: 0,
-            length: Some(MAX_ROWS),
+            length: Some(FETCH_ROWS),
         },
         base_iri: None,
     }
 }
 
-/// `pattern` ordered by the text of each of its variables, by name: a total order
-/// that does not depend on how an engine stores its terms.
-fn in_text_order(pattern: GraphPattern) -> GraphPattern {
+/// `subject rdf:type/rdfs:subClassOf* ?class_<subject>`.
+fn type_path(subject: &str) -> GraphPattern {
+    GraphPattern::Path {
+        subject: var(subject),
+        path: PropertyPathExpression::Sequence(
+            Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
+                w3c::RDF_TYPE,
+            ))),
+            Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
+                PropertyPathExpression::NamedNode(NamedNode::new_unchecked(w3c::RDFS_SUBCLASS_OF)),
+            ))),
+        ),
+        object: var(&class_variable(subject)),
+    }
+}
+
+/// `pattern` as a sub-select of every variable it binds.
+fn sub_select(pattern: GraphPattern) -> GraphPattern {
     let mut variables = Vec::new();
     pattern.on_in_scope_variable(|v| variables.push(v.clone()));
     variables.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     variables.dedup();
-    let expression = variables
-        .into_iter()
-        .map(|v| {
-            OrderExpression::Asc(Expression::FunctionCall(
-                Function::Str,
-                vec![Expression::Variable(v)],
-            ))
-        })
-        .collect();
-    GraphPattern::OrderBy {
+    GraphPattern::Project {
         inner: Box::new(pattern),
-        expression,
+        variables,
     }
+}
+
+/// One row of an answer: a value (or none) per variable.
+type Row = Vec<Option<Term>>;
+
+/// The first [`MAX_ROWS`] of `rows` ordered by the text of each variable, by
+/// name: a total order that does not depend on how an engine stores its terms
+/// (engines order IRIs and literals of different kinds differently, and their
+/// text the same way).
+fn first_rows_in_text_order(variables: &[String], mut rows: Vec<Row>) -> Vec<Row> {
+    let mut by_name: Vec<usize> = (0..variables.len()).collect();
+    by_name.sort_by(|&a, &b| variables[a].cmp(&variables[b]));
+    rows.sort_by_cached_key(|row| {
+        by_name
+            .iter()
+            .map(|&i| cell_text(row.get(i)))
+            .collect::<Vec<_>>()
+    });
+    rows.truncate(MAX_ROWS);
+    rows
 }
 
 fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
@@ -502,11 +550,7 @@ fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
 }
 
 /// A row of a query graph as facts: each edge with the row's values.
-fn row_facts(
-    graph: &QueryGraph,
-    variables: &[String],
-    row: &[Option<kgfuse_graph::model::Term>],
-) -> Vec<Fact> {
+fn row_facts(graph: &QueryGraph, variables: &[String], row: &[Option<Term>]) -> Vec<Fact> {
     let value = |name: &str| {
         variables
             .iter()
@@ -641,6 +685,8 @@ impl<'a> Construction<'a> {
                 return;
             }
         };
+        let read = rows.len();
+        let rows = first_rows_in_text_order(&variables, rows);
         if rows.is_empty() {
             self.out.trace.dropped.push(Dropped {
                 iri: text,
@@ -655,16 +701,18 @@ impl<'a> Construction<'a> {
                 }
             }
         }
+        let cut = if read >= FETCH_ROWS {
+            format!(", the first {MAX_ROWS} of {read} read (the read limit)")
+        } else if read > MAX_ROWS {
+            format!(", the first {MAX_ROWS} of {read}")
+        } else {
+            String::new()
+        };
         self.out.trace.kept.push(format!(
-            "{} ({:.2}): {} rows{}: {text}",
+            "{} ({:.2}): {} rows{cut}: {text}",
             graph.shape,
             graph.score,
             rows.len(),
-            if rows.len() >= MAX_ROWS {
-                ", cut at the row limit"
-            } else {
-                ""
-            }
         ));
         self.out.queries.push(text);
         self.answered.get_or_insert(graph.score);
@@ -776,8 +824,10 @@ mod tests {
             text.contains("VALUES ( ?a0 ) { ( <urn:pumps> )  }"),
             "{text}"
         );
-        assert!(text.contains("LIMIT 60"), "{text}");
-        assert!(text.contains("ORDER BY ASC(STR(?a0))"), "{text}");
+        assert!(text.contains("LIMIT 1000"), "{text}");
+        // The class filters the path's end rather than joining a `VALUES`.
+        assert!(text.contains("?class_x IN (<urn:Vendor>)"), "{text}");
+        assert!(!text.contains("ORDER BY"), "{text}");
     }
 
     #[test]
@@ -795,6 +845,73 @@ mod tests {
             });
             assert!(pinned, "{:?}", graph.edges);
         }
+    }
+
+    #[test]
+    fn each_anchor_edges_are_a_sub_select_and_the_rest_stay_outside() {
+        let linked = Linked {
+            mentions: vec![mention("urn:pumps"), mention("urn:norway")],
+            ..Linked::default()
+        };
+        let graph = QueryGraph {
+            edges: vec![
+                Edge::Any {
+                    subject: "x".into(),
+                    object: "a0".into(),
+                },
+                Edge::Any {
+                    subject: "x".into(),
+                    object: "y".into(),
+                },
+                Edge::Any {
+                    subject: "y".into(),
+                    object: "a1".into(),
+                },
+            ],
+            anchors: vec![0, 1],
+            score: 1.0,
+            shape: "two anchors, one two hops away",
+        };
+        let text = algebra(&graph, &linked).to_string();
+        assert!(text.contains("SELECT ?a0 ?p0 ?x WHERE"), "{text}");
+        assert!(text.contains("SELECT ?a1 ?p2 ?y WHERE"), "{text}");
+        // The middle edge is in no sub-select: it is looked up from its ends.
+        assert!(!text.contains("SELECT ?p1"), "{text}");
+        assert!(text.contains("?x ?p1 ?y"), "{text}");
+    }
+
+    #[test]
+    fn rows_are_cut_in_the_text_order_of_their_variables() {
+        let iri = |s: &str| Some(Term::NamedNode(NamedNode::new_unchecked(s)));
+        let variables = vec!["x".to_owned(), "a0".to_owned()];
+        // Read in reverse order, more than are kept; `a0` sorts before `x`.
+        let rows: Vec<Row> = (0..MAX_ROWS + 10)
+            .rev()
+            .map(|i| {
+                vec![
+                    iri(&format!("urn:x{i:03}")),
+                    iri(&format!("urn:a{}", i % 2)),
+                ]
+            })
+            .collect();
+        let kept = first_rows_in_text_order(&variables, rows);
+        assert_eq!(kept.len(), MAX_ROWS);
+        let texts: Vec<(Option<String>, Option<String>)> = kept
+            .iter()
+            .map(|row| (cell_text(row.get(1)), cell_text(row.first())))
+            .collect();
+        let mut sorted = texts.clone();
+        sorted.sort();
+        assert_eq!(texts, sorted);
+        // Every even row (urn:a0) comes before every odd one.
+        assert!(
+            texts
+                .iter()
+                .take(35)
+                .all(|(a, _)| a.as_deref() == Some("urn:a0")),
+            "{texts:?}"
+        );
+        assert_eq!(texts[35].0.as_deref(), Some("urn:a1"));
     }
 
     #[test]
