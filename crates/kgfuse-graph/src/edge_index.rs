@@ -21,6 +21,7 @@ use crate::{Graph, GraphError, QueryOptions};
 use oxigraph::model::{NamedNode, Term};
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The IRI-to-IRI edges of a graph (`rdf:type` left out), by node, in memory.
 #[derive(Debug, Default)]
@@ -120,6 +121,9 @@ fn sorted<'a>(mut pairs: Vec<(&'a str, &'a str)>, most: usize) -> Vec<(&'a str, 
     pairs
 }
 
+/// Edges read between two looks at a build's stop flag (a few milliseconds).
+const STOP_CHECK_EVERY: usize = 1024;
+
 /// Every walkable edge: IRI to IRI in any graph, `rdf:type` left out.
 const EDGES_QUERY: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o \
     FILTER(isIRI(?s) && isIRI(?o) && ?p != <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>) }";
@@ -129,6 +133,16 @@ impl Graph {
     /// on a SPARQL server, or when the graph has more than `max_edges` edges (the
     /// scan stops there).
     pub fn edge_index(&self, max_edges: usize) -> Result<Option<EdgeIndex>, GraphError> {
+        self.edge_index_unless_stopped(max_edges, &AtomicBool::new(false))
+    }
+
+    /// [`Graph::edge_index`], giving up (`None`) soon after `stop` is set: a
+    /// build on a thread of its own ends when its store is dropped.
+    pub fn edge_index_unless_stopped(
+        &self,
+        max_edges: usize,
+        stop: &AtomicBool,
+    ) -> Result<Option<EdgeIndex>, GraphError> {
         let Backend::Embedded(store) = &self.backend else {
             return Ok(None);
         };
@@ -144,7 +158,11 @@ impl Graph {
             return Ok(None);
         };
         let mut index = EdgeIndex::default();
-        for solution in solutions {
+        for (read, solution) in solutions.enumerate() {
+            if read % STOP_CHECK_EVERY == 0 && stop.load(Ordering::Relaxed) {
+                tracing::debug!("edge index: stopped after {read} edges");
+                return Ok(None);
+            }
             let solution = solution.map_err(|e| GraphError::Evaluation(e.to_string()))?;
             if index.len() >= max_edges {
                 tracing::debug!("more than {max_edges} edges: walks read them from the store");

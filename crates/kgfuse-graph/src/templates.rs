@@ -539,6 +539,14 @@ mod tests {
             graph.edge_index(3).expect("index").is_none(),
             "over the cap: no index"
         );
+        let stopped = std::sync::atomic::AtomicBool::new(true);
+        assert!(
+            graph
+                .edge_index_unless_stopped(usize::MAX, &stopped)
+                .expect("index")
+                .is_none(),
+            "a stopped build: no index"
+        );
         let nodes = [
             "urn:pkg", "urn:mod", "urn:f1", "urn:f2", "urn:f3", "urn:none",
         ];

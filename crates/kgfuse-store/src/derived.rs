@@ -63,24 +63,44 @@ impl Derived {
     where
         T: Any + Send + Sync,
     {
-        let cached = self
+        if let Some(value) = self.get(key) {
+            return Ok(value);
+        }
+        let generation = self.generation();
+        let value = Arc::new(build()?);
+        self.keep(key, generation, Arc::clone(&value));
+        Ok(value)
+    }
+
+    /// The value under `key`, if one of type `T` is kept.
+    pub(crate) fn get<T: Any + Send + Sync>(&self, key: &'static str) -> Option<Arc<T>> {
+        let value = self
             .values
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(key)
-            .cloned();
-        if let Some(value) = cached
-            && let Ok(value) = value.downcast::<T>()
-        {
-            return Ok(value);
-        }
-        let generation = self.generation.load(Ordering::SeqCst);
-        let value = Arc::new(build()?);
+            .cloned()?;
+        value.downcast::<T>().ok()
+    }
+
+    /// Which writes have started so far; a value built from what the store held
+    /// then is passed to [`Derived::keep`] with it.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Keeps `value` under `key`, unless a write has started since `generation`
+    /// (the value may then describe a store that is no more).
+    pub(crate) fn keep<T: Any + Send + Sync>(
+        &self,
+        key: &'static str,
+        generation: u64,
+        value: Arc<T>,
+    ) {
         let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.generation.load(Ordering::SeqCst) == generation {
-            values.insert(key, Arc::clone(&value) as Arc<dyn Any + Send + Sync>);
+        if self.generation() == generation {
+            values.insert(key, value as Arc<dyn Any + Send + Sync>);
         }
-        Ok(value)
     }
 }
 
@@ -105,5 +125,19 @@ mod tests {
             let _write = derived.write_scope();
         }
         assert_eq!(get(&derived), Ok(2));
+    }
+
+    #[test]
+    fn a_value_built_across_a_write_is_not_kept() {
+        let derived = Derived::default();
+        let before = derived.generation();
+        {
+            let _write = derived.write_scope();
+        }
+        derived.keep("k", before, Arc::new(1u32));
+        assert!(derived.get::<u32>("k").is_none());
+        derived.keep("k", derived.generation(), Arc::new(2u32));
+        assert_eq!(derived.get::<u32>("k").as_deref(), Some(&2));
+        assert!(derived.get::<u64>("k").is_none(), "another type");
     }
 }

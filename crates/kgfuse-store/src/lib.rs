@@ -24,6 +24,7 @@
 //! ```
 
 mod derived;
+mod edge_index;
 mod entailment;
 mod journal;
 mod ontology;
@@ -179,6 +180,8 @@ pub struct Store {
     embedding_spent: kgfuse_core::timing::TimeSpent,
     /// Values computed from the whole store, dropped on every write.
     derived: derived::Derived,
+    /// The walks' edge index being built, if it is.
+    edge_index_build: Arc<edge_index::Background>,
     text_predicates: Arc<Vec<NamedNode>>,
     /// Prefixes learned from loads; starts as `config.prefixes`, grows as files load.
     prefixes: Arc<RwLock<BTreeMap<String, String>>>,
@@ -411,6 +414,7 @@ impl Store {
             embedder,
             embedding_spent: kgfuse_core::timing::TimeSpent::default(),
             derived: derived::Derived::default(),
+            edge_index_build: Arc::default(),
             text_predicates: Arc::new(text_predicates),
             writer: Arc::new(tokio::sync::Mutex::new(())),
         }
@@ -829,8 +833,9 @@ impl Store {
     /// The graph's edges in memory for walks ([`kgfuse_graph::EdgeIndex`]), once
     /// walks on this store have spent about as long reading from the graph as
     /// building the index takes ([`INDEX_COST_PER_QUAD`] a quad); kept until the
-    /// next write. `None` before then, on a SPARQL server, and for a graph of more
-    /// than [`MAX_INDEXED_EDGES`] edges.
+    /// next write. The build runs on a thread of its own, started by the first
+    /// call that finds it worth it; `None` until it is done, on a SPARQL server,
+    /// and for a graph of more than [`MAX_INDEXED_EDGES`] edges.
     pub fn edge_index(&self) -> Result<Option<Arc<kgfuse_graph::EdgeIndex>>, StoreError> {
         let walked = self.graph.walk_read_time();
         if self.graph.is_remote() || walked < MIN_WALK_BEFORE_INDEXING {
@@ -842,10 +847,16 @@ impl Store {
         if walked < building {
             return Ok(None);
         }
-        let index = self.derived("graph/edge-index", || {
-            Ok::<_, StoreError>(self.graph.edge_index(MAX_INDEXED_EDGES)?.map(Arc::new))
-        })?;
-        Ok(index.as_ref().clone())
+        self.derived.follow(self.graph.changes_elsewhere());
+        if let Some(index) = self
+            .derived
+            .get::<Option<Arc<kgfuse_graph::EdgeIndex>>>(edge_index::KEY)
+        {
+            return Ok(index.as_ref().clone());
+        }
+        self.edge_index_build
+            .start(&self.graph, &self.derived, MAX_INDEXED_EDGES);
+        Ok(None)
     }
 
     /// Where time went since the store was opened: inside Oxigraph, inside LanceDB,
