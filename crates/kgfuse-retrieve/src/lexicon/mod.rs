@@ -610,11 +610,17 @@ impl Lexicon {
                 .or_default()
                 .extend(term.word..term.word + term.span);
         }
-        // Name -> (name term -> (match weight, question words)).
+        // Name -> (name term -> (match weight, question words)), for the names of
+        // `role` only: a common word touches thousands of names of other roles
+        // (every function named with "filter"), which would be gathered for
+        // nothing.
         let mut touched: BTreeMap<u32, HashMap<&str, (f32, Vec<usize>)>> = BTreeMap::new();
         for (part, words) in &parts {
             for (term, weight) in self.matching_terms(part) {
                 for &name in self.name_postings.get(term).into_iter().flatten() {
+                    if self.entry(self.names[name as usize].entry).role != role {
+                        continue;
+                    }
                     let slot = touched
                         .entry(name)
                         .or_default()
@@ -628,10 +634,6 @@ impl Lexicon {
         let mut out = Vec::new();
         for (name_id, matched) in touched {
             let name = &self.names[name_id as usize];
-            let entry = self.entry(name.entry);
-            if entry.role != role {
-                continue;
-            }
             let whole_words: Vec<usize> = name
                 .wholes
                 .iter()
