@@ -59,6 +59,8 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
             ..RetrieveOptions::default()
         };
         answer_all(&engine, &questions, &options).await?; // warm-up
+        // Measure the steady state: an edge index the warm-up started is built.
+        engine.store().wait_for_background_work();
         let mut times = answer_all(&engine, &questions, &options).await?;
         times.sort();
         if strategy == Strategy::Flat {

@@ -48,6 +48,7 @@ pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
         let mut splits = Vec::with_capacity(questions.len());
         for question in questions {
             engine.retrieve(question, &options).await?; // warm-up
+            engine.store().wait_for_background_work();
             splits.push(measure(&engine, question, &options).await?);
         }
         println!("{}", row(strategy, &splits));

@@ -75,7 +75,6 @@ impl Background {
     }
 
     /// Waits for the build under way, if any.
-    #[cfg(test)]
     pub(crate) fn wait(&self) {
         self.finish(false);
     }

@@ -859,6 +859,14 @@ impl Store {
         Ok(None)
     }
 
+    /// Blocks until the work this store started in the background is done (the
+    /// walks' edge index, see [`Store::edge_index`]); returns at once when none
+    /// runs. For measurements of a steady state, such as benchmarks: requests
+    /// never need to wait for it.
+    pub fn wait_for_background_work(&self) {
+        self.edge_index_build.wait();
+    }
+
     /// Where time went since the store was opened: inside Oxigraph, inside LanceDB,
     /// and embedding query texts. The rest of a request is kgfuse's own code.
     pub fn time_spent(&self) -> TimeSplit {
