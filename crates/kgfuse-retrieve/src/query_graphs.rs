@@ -399,9 +399,63 @@ fn var(name: &str) -> TermPattern {
 /// every comparison of `STR`, so kgfuse sorts the rows itself
 /// ([`first_rows_in_text_order`]).
 fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
+    let QueryEdges {
+        by_anchor,
+        between,
+        typed,
+    } = query_edges(graph);
+    let mut parts: Vec<GraphPattern> = graph
+        .anchors
+        .iter()
+        .zip(by_anchor)
+        .map(|(&i, patterns)| anchor_sub_select(linked, i, patterns))
+        .collect();
+    if !between.is_empty() {
+        parts.push(GraphPattern::Bgp { patterns: between });
+    }
+    parts.extend(typed.iter().map(|(subject, _)| type_path(subject)));
+    let mut pattern = parts.into_iter().reduce(join).unwrap_or(GraphPattern::Bgp {
+        patterns: Vec::new(),
+    });
+    if let Some(expr) = typed
+        .iter()
+        .map(|(subject, classes)| class_filter(subject, classes))
+        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
+    {
+        pattern = GraphPattern::Filter {
+            expr,
+            inner: Box::new(pattern),
+        };
+    }
+    Query::Select {
+        dataset: None,
+        pattern: GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Distinct {
+                inner: Box::new(pattern),
+            }),
+            start: 0,
+            length: Some(FETCH_ROWS),
+        },
+        base_iri: None,
+    }
+}
+
+/// A query graph's edges as triple patterns, grouped for [`algebra`].
+struct QueryEdges<'a> {
+    /// The edges of each anchor, in the order of the graph's anchors.
+    by_anchor: Vec<Vec<TriplePattern>>,
+    /// The edges between unknowns.
+    between: Vec<TriplePattern>,
+    /// The typed nodes with their classes.
+    typed: Vec<(&'a str, &'a [NamedNode])>,
+}
+
+/// The edges of `graph` grouped; unlabelled edges get `?p0`, `?p1`, ... in edge
+/// order, as [`row_facts`] reads them.
+fn query_edges(graph: &QueryGraph) -> QueryEdges<'_> {
     let mut by_anchor: Vec<Vec<TriplePattern>> = vec![Vec::new(); graph.anchors.len()];
     let mut between = Vec::new();
-    let mut paths = Vec::new();
+    let mut typed = Vec::new();
     let mut any = 0;
     for edge in &graph.edges {
         let triple = match edge {
@@ -424,7 +478,7 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
                 }
             }
             Edge::Typed { subject, classes } => {
-                paths.push((classes, type_path(subject), class_variable(subject)));
+                typed.push((subject.as_str(), classes.as_slice()));
                 continue;
             }
         };
@@ -438,60 +492,40 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
             None => between.push(triple),
         }
     }
-    let mut parts = Vec::new();
-    for (&i, patterns) in graph.anchors.iter().zip(by_anchor) {
-        let bindings = linked.mentions[i]
-            .candidates
+    QueryEdges {
+        by_anchor,
+        between,
+        typed,
+    }
+}
+
+/// Anchor `i`'s edges with its candidates as a `VALUES`, in a sub-select.
+fn anchor_sub_select(linked: &Linked, i: usize, patterns: Vec<TriplePattern>) -> GraphPattern {
+    let bindings = linked.mentions[i]
+        .candidates
+        .iter()
+        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+        .map(|n| vec![Some(GroundTerm::NamedNode(n))])
+        .collect();
+    let values = GraphPattern::Values {
+        variables: vec![variable(&anchor(i))],
+        bindings,
+    };
+    sub_select(join(values, GraphPattern::Bgp { patterns }))
+}
+
+/// `?class_<subject> IN (classes)`: a class filters the end of the node's type
+/// path rather than joining a `VALUES` to it, so Oxigraph follows the path from
+/// each node the anchors reach instead of first listing every instance of the
+/// class.
+fn class_filter(subject: &str, classes: &[NamedNode]) -> Expression {
+    Expression::In(
+        Box::new(Expression::Variable(variable(&class_variable(subject)))),
+        classes
             .iter()
-            .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
-            .map(|n| vec![Some(GroundTerm::NamedNode(n))])
-            .collect();
-        let values = GraphPattern::Values {
-            variables: vec![variable(&anchor(i))],
-            bindings,
-        };
-        parts.push(sub_select(join(values, GraphPattern::Bgp { patterns })));
-    }
-    if !between.is_empty() {
-        parts.push(GraphPattern::Bgp { patterns: between });
-    }
-    // A class is a filter on the path's end, not a `VALUES` joined to it: Oxigraph
-    // then follows the path from each node the anchors reach, instead of first
-    // listing every instance of the class.
-    let mut class_filters = Vec::new();
-    for (classes, path, class) in paths {
-        parts.push(path);
-        class_filters.push(Expression::In(
-            Box::new(Expression::Variable(variable(&class))),
-            classes
-                .iter()
-                .map(|n| Expression::NamedNode(n.clone()))
-                .collect(),
-        ));
-    }
-    let mut pattern = parts.into_iter().reduce(join).unwrap_or(GraphPattern::Bgp {
-        patterns: Vec::new(),
-    });
-    if let Some(expr) = class_filters
-        .into_iter()
-        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
-    {
-        pattern = GraphPattern::Filter {
-            expr,
-            inner: Box::new(pattern),
-        };
-    }
-    Query::Select {
-        dataset: None,
-        pattern: GraphPattern::Slice {
-            inner: Box::new(GraphPattern::Distinct {
-                inner: Box::new(pattern),
-            }),
-            start: 0,
-            length: Some(FETCH_ROWS),
-        },
-        base_iri: None,
-    }
+            .map(|n| Expression::NamedNode(n.clone()))
+            .collect(),
+    )
 }
 
 /// `subject rdf:type/rdfs:subClassOf* ?class_<subject>`.
