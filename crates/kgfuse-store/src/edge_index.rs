@@ -69,7 +69,9 @@ impl Background {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(running) = running {
-            running.stop.store(stop, Ordering::Relaxed);
+            if stop {
+                running.stop.store(true, Ordering::Relaxed);
+            }
             let _ = running.thread.join();
         }
     }
