@@ -3,7 +3,7 @@
 //! product each); attention runs per text and head, on that text's tokens only,
 //! so a short text next to a long one costs what it would alone.
 
-use crate::matmul::{Threads, View, product};
+use crate::matmul::{Kernel, View, product};
 use crate::weights::{Config, Linear, Norm, Weights};
 use rayon::prelude::*;
 
@@ -92,25 +92,90 @@ fn embed_tokens(weights: &Weights, config: &Config, packed: &Packed) -> Vec<f32>
     x
 }
 
-/// `x · Wᵀ + b` for every row of `x`.
+/// Below this many rows a product is split by output columns, above it by rows.
+///
+/// A few rows (a question) cost little arithmetic against reading the whole
+/// weight matrix from memory, so each thread takes a block of the weight's rows
+/// (of the output's columns) and reads only those; many rows (a batch of
+/// documents) are bound by arithmetic, so each thread takes a block of rows.
+const SPLIT_BY_COLUMNS_BELOW: usize = 128;
+
+/// `x · Wᵀ + b` for every row of `x`, split across rayon's threads.
 fn linear(x: &[f32], layer: &Linear) -> Vec<f32> {
     let rows = x.len() / layer.inputs;
+    let parts = rayon::current_num_threads().max(1);
+    if rows < SPLIT_BY_COLUMNS_BELOW && parts > 1 {
+        linear_by_columns(x, layer, rows, parts)
+    } else {
+        linear_by_rows(x, layer, rows, parts)
+    }
+}
+
+/// [`linear`] for many rows: each thread multiplies a block of rows of `x` by
+/// the whole weight.
+fn linear_by_rows(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
     let mut out: Vec<f32> = Vec::with_capacity(rows * layer.outputs);
     for _ in 0..rows {
         out.extend_from_slice(&layer.bias);
     }
-    product(
-        &mut out,
-        View::rows(0, layer.outputs),
-        x,
-        View::rows(0, layer.inputs),
-        &layer.weight,
-        View::transposed(0, layer.inputs),
-        (rows, layer.inputs, layer.outputs),
-        true,
-        Threads::All,
-    );
+    let block = rows.div_ceil(parts).max(1);
+    out.par_chunks_mut(block * layer.outputs)
+        .zip(x.par_chunks(block * layer.inputs))
+        .for_each(|(out, x)| multiply_by_weight_rows(out, x, layer, 0..layer.outputs));
     out
+}
+
+/// [`linear`] for a few rows: each thread computes a block of output columns
+/// from its block of the weight's rows, then the blocks are laid side by side.
+fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
+    let width = layer.outputs.div_ceil(parts).max(1);
+    let blocks: Vec<(usize, Vec<f32>)> = (0..layer.outputs)
+        .step_by(width)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|first| {
+            let columns = width.min(layer.outputs - first);
+            let bias = &layer.bias[first..first + columns];
+            let mut block: Vec<f32> = Vec::with_capacity(rows * columns);
+            for _ in 0..rows {
+                block.extend_from_slice(bias);
+            }
+            multiply_by_weight_rows(&mut block, x, layer, first..first + columns);
+            (first, block)
+        })
+        .collect();
+    let mut out = vec![0.0f32; rows * layer.outputs];
+    for (first, block) in blocks {
+        let columns = block.len() / rows.max(1);
+        for (row, values) in block.chunks(columns.max(1)).enumerate() {
+            let start = row * layer.outputs + first;
+            out[start..start + columns].copy_from_slice(values);
+        }
+    }
+    out
+}
+
+/// `out += x · W[outputs]ᵀ`, where `W[outputs]` are the weight's rows (the
+/// output columns) in `outputs` and `out` is dense, `rows × outputs.len()`.
+fn multiply_by_weight_rows(
+    out: &mut [f32],
+    x: &[f32],
+    layer: &Linear,
+    outputs: std::ops::Range<usize>,
+) {
+    let inputs = layer.inputs;
+    let rows = x.len() / inputs;
+    product(
+        out,
+        View::rows(0, outputs.len()),
+        x,
+        View::rows(0, inputs),
+        &layer.weight,
+        View::transposed(outputs.start * inputs, inputs),
+        (rows, inputs, outputs.len()),
+        true,
+        Kernel::Large,
+    );
 }
 
 /// Multi-head self-attention of each text over its own tokens. `qkv` holds each
@@ -155,7 +220,7 @@ fn attention(qkv: &[f32], packed: &Packed, config: &Config) -> Vec<f32> {
                 keys,
                 (tokens, size, tokens),
                 false,
-                Threads::One,
+                Kernel::Small,
             );
             scores.chunks_mut(tokens).for_each(softmax);
             let values = View {
@@ -176,7 +241,7 @@ fn attention(qkv: &[f32], packed: &Packed, config: &Config) -> Vec<f32> {
                 values,
                 (tokens, tokens, size),
                 false,
-                Threads::One,
+                Kernel::Small,
             );
         }
     });
@@ -266,6 +331,60 @@ mod tests {
             (2.5, 0.993_790_3),
         ] {
             assert!((gelu(x) - x * phi).abs() < 1e-6, "gelu({x})");
+        }
+    }
+
+    /// A dense layer of `outputs × inputs` made-up weights.
+    fn layer(inputs: usize, outputs: usize) -> Linear {
+        #[allow(clippy::cast_precision_loss)]
+        Linear {
+            weight: (0..inputs * outputs)
+                .map(|i| (i as f32 * 0.013).sin())
+                .collect(),
+            bias: (0..outputs).map(|i| (i as f32 * 0.7).cos()).collect(),
+            inputs,
+            outputs,
+        }
+    }
+
+    /// `x · Wᵀ + b` by the definition.
+    fn by_definition(x: &[f32], layer: &Linear) -> Vec<f32> {
+        let rows = x.len() / layer.inputs;
+        let mut out = Vec::with_capacity(rows * layer.outputs);
+        for r in 0..rows {
+            for c in 0..layer.outputs {
+                let dot: f32 = (0..layer.inputs)
+                    .map(|i| x[r * layer.inputs + i] * layer.weight[c * layer.inputs + i])
+                    .sum();
+                out.push(dot + layer.bias[c]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_dense_layer_split_by_columns_or_by_rows_gives_the_definitions_values() {
+        let dense = layer(24, 37); // 37 columns: the blocks differ in width
+        for rows in [1, 3, SPLIT_BY_COLUMNS_BELOW + 5] {
+            #[allow(clippy::cast_precision_loss)]
+            let x: Vec<f32> = (0..rows * dense.inputs)
+                .map(|i| (i as f32 * 0.31).sin())
+                .collect();
+            let want = by_definition(&x, &dense);
+            for parts in [1, 2, 3] {
+                for got in [
+                    linear_by_columns(&x, &dense, rows, parts),
+                    linear_by_rows(&x, &dense, rows, parts),
+                ] {
+                    assert_eq!(got.len(), want.len());
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!(
+                            (g - w).abs() < 1e-4,
+                            "rows {rows}, parts {parts}: {g} vs {w}"
+                        );
+                    }
+                }
+            }
         }
     }
 

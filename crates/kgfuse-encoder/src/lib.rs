@@ -109,6 +109,7 @@ impl Encoder {
         let bytes = std::fs::read(dir.join("model.safetensors")).map_err(|e| model(&e))?;
         let weights = Weights::read(&bytes, &config)?;
         let vocabulary = weights.word.len() / config.hidden_size;
+        matmul::keep_blas_on_callers_thread();
         Ok(Self {
             config,
             weights,
@@ -185,10 +186,15 @@ impl Encoder {
                 "a token type id the model lacks".into(),
             ));
         }
-        Ok(forward::sentence_vectors(
-            &self.weights,
-            &self.config,
-            packed,
-        ))
+        // The whole pass runs on one of rayon's threads: its parallel steps then
+        // split work by joining (this thread takes one half, and the other half
+        // too when no other thread is awake to take it) instead of handing each
+        // step to the pool and sleeping until it is done. A caller thread that
+        // sleeps between steps costs a wake-up per step, which a machine back
+        // from idle pays dearly: the same question took twice as long after a
+        // 50 ms pause (BENCHMARKS.md, "The question's embedding").
+        Ok(rayon::scope(|_| {
+            forward::sentence_vectors(&self.weights, &self.config, packed)
+        }))
     }
 }

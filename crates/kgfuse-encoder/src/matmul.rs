@@ -44,13 +44,24 @@ impl View {
     }
 }
 
-/// Whether gemm may split a product across rayon's threads.
+/// Which kernel runs a product, always on the calling thread (callers split
+/// large products across threads themselves, see `forward::linear`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Threads {
-    /// Use the whole pool (large products).
-    All,
-    /// Stay on this thread (products already run in parallel with each other).
-    One,
+pub(crate) enum Kernel {
+    /// A large product: OpenBLAS's kernel when the build linked it, else gemm's.
+    Large,
+    /// A small product (attention within one head): gemm's kernel.
+    Small,
+}
+
+/// Keeps OpenBLAS (when the build linked it) from starting threads of its own;
+/// called before the first product.
+pub(crate) fn keep_blas_on_callers_thread() {
+    #[cfg(openblas)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(blas::one_thread);
+    }
 }
 
 /// `dst = lhs · rhs` (or `dst += lhs · rhs` when `accumulate`), where `lhs` is
@@ -70,7 +81,7 @@ pub(crate) fn product(
     rhs_view: View,
     (m, k, n): (usize, usize, usize),
     accumulate: bool,
-    threads: Threads,
+    kernel: Kernel,
 ) {
     if m == 0 || n == 0 {
         return;
@@ -102,7 +113,7 @@ pub(crate) fn product(
         return;
     }
     #[cfg(openblas)]
-    if threads == Threads::All
+    if kernel == Kernel::Large
         && blas::sgemm(
             dst,
             dst_view,
@@ -116,10 +127,6 @@ pub(crate) fn product(
     {
         return;
     }
-    let parallelism = match threads {
-        Threads::All => gemm::Parallelism::Rayon(0),
-        Threads::One => gemm::Parallelism::None,
-    };
     let stride = |s: usize| isize::try_from(s).expect("a stride fits in isize");
     // SAFETY: the assertions above keep every element gemm reads or writes
     // inside its slice; `dst` is borrowed mutably, so it overlaps neither input,
@@ -145,7 +152,7 @@ pub(crate) fn product(
             false,
             false,
             false,
-            parallelism,
+            gemm::Parallelism::None,
         );
     }
 }
@@ -180,6 +187,23 @@ mod blas {
             c: *mut f32,
             ldc: c_int,
         );
+    }
+
+    // SAFETY (of the declaration): OpenBLAS's own extension, in every build of it.
+    #[allow(unsafe_code)]
+    unsafe extern "C" {
+        fn openblas_set_num_threads(threads: c_int);
+    }
+
+    /// Keeps OpenBLAS on the calling thread: the encoder splits its products
+    /// across rayon's threads itself.
+    pub(super) fn one_thread() {
+        // SAFETY: a plain setter of OpenBLAS's thread count, called once (a
+        // `Once` guards it) before any product runs.
+        #[allow(unsafe_code)]
+        unsafe {
+            openblas_set_num_threads(1);
+        }
     }
 
     /// How BLAS reads an `rows × cols` matrix in `view`: transposed or not, and
@@ -274,7 +298,7 @@ mod tests {
                 bt[c * k + i] = b[i * n + c];
             }
         }
-        for threads in [Threads::One, Threads::All] {
+        for kernel in [Kernel::Small, Kernel::Large] {
             let mut got = vec![0.0; m * n];
             product(
                 &mut got,
@@ -285,7 +309,7 @@ mod tests {
                 View::transposed(0, k),
                 (m, k, n),
                 false,
-                threads,
+                kernel,
             );
             for (x, y) in got.iter().zip(&want) {
                 assert!((x - y).abs() < 1e-5, "{x} vs {y}");
@@ -300,7 +324,7 @@ mod tests {
                 View::rows(0, n),
                 (m, k, n),
                 true,
-                threads,
+                kernel,
             );
             for (x, y) in got.iter().zip(&want) {
                 assert!((x - 2.0 * y).abs() < 1e-5, "{x} vs 2 x {y}");
@@ -322,7 +346,7 @@ mod tests {
             View::rows(0, 2),
             (2, 3, 2),
             false,
-            Threads::One,
+            Kernel::Small,
         );
     }
 }

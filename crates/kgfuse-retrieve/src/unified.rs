@@ -437,8 +437,8 @@ pub(crate) async fn retrieve(
 ) -> Result<FusedContext, RetrieveError> {
     let top_k = options.top_k;
     let mut context = FusedContext::default();
+    let (linked, constructed) = linking_beside_embedding(store, question)?;
     let hits = vector_stage(store, question, top_k, &mut context).await?;
-    let linked = linking::link(store, question.text())?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
     let entities = entity_stage(
@@ -468,7 +468,7 @@ pub(crate) async fn retrieve(
         start: WalkStart::new(store, question, options).await?,
         index,
     };
-    let read = graph_stage(store, &linked, &entities, walks, ties, options)?;
+    let read = graph_stage(store, &entities, walks, ties, options)?;
     let domain_functions = domain_ranking(
         shortlist,
         model,
@@ -476,7 +476,6 @@ pub(crate) async fn retrieve(
         options,
         read.ties.as_ref(),
     )?;
-    let constructed = read.constructed;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
@@ -596,6 +595,39 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
         Dispatch::Semantic => top_k * 2,
         _ => top_k * 6,
     }
+}
+
+/// Stages 2 (linking) and 3a (the query graphs the linked terms make) on a
+/// thread of their own, while this one embeds the question for stage 1: neither
+/// needs the question's vector, and embedding it is the longest step of a
+/// retrieval on a small store (MiniLM: 6-11 ms of the peer store's 22-26). On a
+/// SPARQL server the query graphs' rounds are requests of their own, sent while
+/// the question is embedded. When no thread can be started they run here,
+/// after the embedding.
+fn linking_beside_embedding(
+    store: &Store,
+    question: &Question,
+) -> Result<(Linked, Constructed), RetrieveError> {
+    let lexical = || -> Result<(Linked, Constructed), RetrieveError> {
+        let linked = linking::link(store, question.text())?;
+        let mut construction = Construction::new(store, &linked);
+        store
+            .graph()
+            .read_in_rounds(&mut [&mut construction], &store.query_options())?;
+        Ok((linked, construction.finish()))
+    };
+    std::thread::scope(|scope| {
+        let beside = std::thread::Builder::new()
+            .name("kgfuse-linking".into())
+            .spawn_scoped(scope, lexical);
+        store.vector_of(question)?;
+        match beside {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => lexical(),
+        }
+    })
 }
 
 /// Stage 1, vector retrieval: the question's nearest rows, which seed the
@@ -741,9 +773,8 @@ async fn model_query_stage(
     Ok(generated.facts)
 }
 
-/// What stages 3a, 3c, 4 and the walk of stage 6 read from the graph.
+/// What stages 3c, 4 and the walk of stage 6 read from the graph.
 struct GraphReads<'a> {
-    constructed: Constructed,
     templates: TemplateRounds<'a>,
     /// The graph around every entity but the last (empty when no paths are
     /// wanted), in entity order.
@@ -761,14 +792,14 @@ struct Walks<'e> {
     index: Option<Arc<EdgeIndex>>,
 }
 
-/// Stages 3a (the query graphs), 3c (the templates), 4 (the graph around the
-/// entities, for paths) and the walk of stage 6 (around its seeds) read the graph
-/// together, round by round ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL
-/// server one request per round for all of them (three rounds: the walks'
-/// hops), instead of one per stage, tier, round and hop.
+/// Stages 3c (the templates), 4 (the graph around the entities, for paths) and
+/// the walk of stage 6 (around its seeds) read the graph together, round by
+/// round ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL server one
+/// request per round for all of them (three rounds: the walks' hops), instead of
+/// one per stage, round and hop. (Stage 3a's query graphs were read beside the
+/// question's embedding.)
 fn graph_stage<'a>(
     store: &'a Store,
-    linked: &Linked,
     entities: &[NamedNode],
     walks: Walks<'_>,
     mut ties: OneRead,
@@ -788,17 +819,15 @@ fn graph_stage<'a>(
         .map(|entity| (entity.clone(), pair_walk))
         .collect();
     starts.extend(walk_starts(&walk_start.seeds, options.neighborhood));
-    let mut construction = Construction::new(store, linked);
     let mut templates = TemplateRounds::new(store, entities);
     let mut walks = WalkRounds::new(&starts).with_index(index);
     store.graph().read_in_rounds(
-        &mut [&mut construction, &mut templates, &mut walks, &mut ties],
+        &mut [&mut templates, &mut walks, &mut ties],
         &store.query_options(),
     )?;
     let mut path_walks = walks.into_neighbourhoods();
     let reached = path_walks.split_off(path_from.len());
     Ok(GraphReads {
-        constructed: construction.finish(),
         templates,
         path_walks,
         walked: Walked {
