@@ -104,6 +104,10 @@ struct Args {
     /// `--peer-questions`.
     #[arg(long)]
     profile: Option<PathBuf>,
+    /// With `--profile`: milliseconds of idleness before each measured retrieval,
+    /// as an agent's questions come (0: back to back, after the warm-up).
+    #[arg(long, default_value_t = 0)]
+    idle_ms: u64,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -255,7 +259,8 @@ async fn main() -> Result<()> {
             &std::fs::read_to_string(&args.peer_questions)
                 .with_context(|| args.peer_questions.display().to_string())?,
         )?;
-        return profile::run(dir, &questions).await;
+        let idle = Duration::from_millis(args.idle_ms);
+        return profile::run(dir, &questions, idle).await;
     }
     if let Some(result) = &args.peer {
         let outcome = peer::run(result, &args.peer_questions, &scratch).await;

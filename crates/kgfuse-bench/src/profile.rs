@@ -3,7 +3,9 @@
 //! own accounting (`Store::time_spent`) splits each measured retrieval into
 //! embedding the question, LanceDB, the graph (Oxigraph or a SPARQL server) and,
 //! the rest, kgfuse's own code. Medians over the questions, with the number of
-//! calls into each component.
+//! calls into each component. With an idle time, each measured retrieval comes
+//! that long after the one before (a machine back from idle is slower to start:
+//! BENCHMARKS.md, "the question's embedding beside linking").
 
 use anyhow::Result;
 use kgfuse::{Engine, RetrieveOptions, Strategy};
@@ -31,12 +33,14 @@ impl Split {
 }
 
 /// Prints the profile table of every strategy on the store in `dir`.
-pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
+pub async fn run(dir: &Path, questions: &[String], idle: Duration) -> Result<()> {
     let engine = Engine::open(dir).await?;
     println!(
-        "\n### Where a retrieval's time goes ({}, {} questions; median ms, calls in brackets)\n",
+        "\n### Where a retrieval's time goes ({}, {} questions, {} ms idle before each; \
+         median ms, calls in brackets)\n",
         dir.display(),
-        questions.len()
+        questions.len(),
+        idle.as_millis()
     );
     println!("{}", header());
     for strategy in Strategy::ALL {
@@ -49,6 +53,7 @@ pub async fn run(dir: &Path, questions: &[String]) -> Result<()> {
         for question in questions {
             engine.retrieve(question, &options).await?; // warm-up
             engine.store().wait_for_background_work();
+            std::thread::sleep(idle);
             splits.push(measure(&engine, question, &options).await?);
         }
         println!("{}", row(strategy, &splits));
