@@ -100,13 +100,22 @@ fn embed_tokens(weights: &Weights, config: &Config, packed: &Packed) -> Vec<f32>
 /// documents) are bound by arithmetic, so each thread takes a block of rows.
 const SPLIT_BY_COLUMNS_BELOW: usize = 128;
 
-/// `x · Wᵀ + b` for every row of `x`, split across rayon's threads.
+/// The fewest output columns a thread's block of a few rows' product gets.
+const MIN_BLOCK_COLUMNS: usize = 64;
+
+/// The fewest rows a thread's block of many rows' product gets.
+const MIN_BLOCK_ROWS: usize = 32;
+
+/// `x · Wᵀ + b` for every row of `x`, split across rayon's threads (on a machine
+/// with many cores, into no more blocks than keep each one worth a thread).
 fn linear(x: &[f32], layer: &Linear) -> Vec<f32> {
     let rows = x.len() / layer.inputs;
-    let parts = rayon::current_num_threads().max(1);
-    if rows < SPLIT_BY_COLUMNS_BELOW && parts > 1 {
+    let threads = rayon::current_num_threads().max(1);
+    if rows < SPLIT_BY_COLUMNS_BELOW {
+        let parts = threads.min(layer.outputs / MIN_BLOCK_COLUMNS).max(1);
         linear_by_columns(x, layer, rows, parts)
     } else {
+        let parts = threads.min(rows / MIN_BLOCK_ROWS).max(1);
         linear_by_rows(x, layer, rows, parts)
     }
 }

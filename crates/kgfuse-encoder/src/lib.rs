@@ -192,7 +192,7 @@ impl Encoder {
         // step to the pool and sleeping until it is done. A caller thread that
         // sleeps between steps costs a wake-up per step, which a machine back
         // from idle pays dearly: the same question took twice as long after a
-        // 50 ms pause (BENCHMARKS.md, "The question's embedding").
+        // 50 ms pause (BENCHMARKS.md, "Release profile, 2026-11-27, afternoon").
         Ok(rayon::scope(|_| {
             forward::sentence_vectors(&self.weights, &self.config, packed)
         }))
