@@ -112,6 +112,8 @@ pub(crate) fn product(
         }
         return;
     }
+    #[cfg(not(openblas))]
+    let _ = kernel; // no OpenBLAS: gemm runs every product
     #[cfg(openblas)]
     if kernel == Kernel::Large
         && blas::sgemm(
