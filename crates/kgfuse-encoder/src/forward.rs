@@ -1,11 +1,13 @@
 //! The forward pass over a packed batch: the tokens of every text one after the
 //! other, no padding. The dense projections see all tokens as one matrix (one
-//! product each); attention runs per text and head, on that text's tokens only,
-//! so a short text next to a long one costs what it would alone.
+//! product each, split across the cores by [`linear`]); attention runs per text
+//! and head, on that text's tokens only, so a short text next to a long one costs
+//! what it would alone.
 
 use crate::matmul::{Kernel, View, product};
 use crate::weights::{Config, Linear, Norm, Weights};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Texts as token ids, packed: text `i` is `ids[starts[i]..starts[i + 1]]`.
 #[derive(Debug, Default)]
@@ -123,10 +125,7 @@ fn linear(x: &[f32], layer: &Linear) -> Vec<f32> {
 /// [`linear`] for many rows: each thread multiplies a block of rows of `x` by
 /// the whole weight.
 fn linear_by_rows(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
-    let mut out: Vec<f32> = Vec::with_capacity(rows * layer.outputs);
-    for _ in 0..rows {
-        out.extend_from_slice(&layer.bias);
-    }
+    let mut out = layer.bias.repeat(rows);
     let block = rows.div_ceil(parts).max(1);
     out.par_chunks_mut(block * layer.outputs)
         .zip(x.par_chunks(block * layer.inputs))
@@ -138,27 +137,23 @@ fn linear_by_rows(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f
 /// from its block of the weight's rows, then the blocks are laid side by side.
 fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
     let width = layer.outputs.div_ceil(parts).max(1);
-    let blocks: Vec<(usize, Vec<f32>)> = (0..layer.outputs)
+    let ranges: Vec<Range<usize>> = (0..layer.outputs)
         .step_by(width)
-        .collect::<Vec<_>>()
+        .map(|first| first..(first + width).min(layer.outputs))
+        .collect();
+    let blocks: Vec<(Range<usize>, Vec<f32>)> = ranges
         .into_par_iter()
-        .map(|first| {
-            let columns = width.min(layer.outputs - first);
-            let bias = &layer.bias[first..first + columns];
-            let mut block: Vec<f32> = Vec::with_capacity(rows * columns);
-            for _ in 0..rows {
-                block.extend_from_slice(bias);
-            }
-            multiply_by_weight_rows(&mut block, x, layer, first..first + columns);
-            (first, block)
+        .map(|columns| {
+            let mut block = layer.bias[columns.clone()].repeat(rows);
+            multiply_by_weight_rows(&mut block, x, layer, columns.clone());
+            (columns, block)
         })
         .collect();
     let mut out = vec![0.0f32; rows * layer.outputs];
-    for (first, block) in blocks {
-        let columns = block.len() / rows.max(1);
-        for (row, values) in block.chunks(columns.max(1)).enumerate() {
-            let start = row * layer.outputs + first;
-            out[start..start + columns].copy_from_slice(values);
+    for (columns, block) in blocks {
+        for (row, values) in block.chunks(columns.len()).enumerate() {
+            let start = row * layer.outputs + columns.start;
+            out[start..start + columns.len()].copy_from_slice(values);
         }
     }
     out
@@ -166,12 +161,7 @@ fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Ve
 
 /// `out += x · W[outputs]ᵀ`, where `W[outputs]` are the weight's rows (the
 /// output columns) in `outputs` and `out` is dense, `rows × outputs.len()`.
-fn multiply_by_weight_rows(
-    out: &mut [f32],
-    x: &[f32],
-    layer: &Linear,
-    outputs: std::ops::Range<usize>,
-) {
+fn multiply_by_weight_rows(out: &mut [f32], x: &[f32], layer: &Linear, outputs: Range<usize>) {
     let inputs = layer.inputs;
     let rows = x.len() / inputs;
     product(
