@@ -4,7 +4,7 @@
 //! and head, on that text's tokens only, so a short text next to a long one costs
 //! what it would alone.
 
-use crate::matmul::{Kernel, View, product};
+use crate::matmul::{Kernel, View, add_products_with_half_rows, product};
 use crate::weights::{Config, Linear, Norm, Weights};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -135,6 +135,8 @@ fn linear_by_rows(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f
 
 /// [`linear`] for a few rows: each thread computes a block of output columns
 /// from its block of the weight's rows, then the blocks are laid side by side.
+/// The weight is read in half precision when the layer has it: a few rows cost
+/// little arithmetic against reading the weight from memory.
 fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
     let width = layer.outputs.div_ceil(parts).max(1);
     let ranges: Vec<Range<usize>> = (0..layer.outputs)
@@ -145,7 +147,12 @@ fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Ve
         .into_par_iter()
         .map(|columns| {
             let mut block = layer.bias[columns.clone()].repeat(rows);
-            multiply_by_weight_rows(&mut block, x, layer, columns.clone());
+            match &layer.half_weight {
+                Some(half) => {
+                    add_products_with_half_rows(&mut block, x, half, layer.inputs, columns.clone());
+                }
+                None => multiply_by_weight_rows(&mut block, x, layer, columns.clone()),
+            }
             (columns, block)
         })
         .collect();
@@ -336,24 +343,34 @@ mod tests {
     /// A dense layer of `outputs × inputs` made-up weights.
     fn layer(inputs: usize, outputs: usize) -> Linear {
         #[allow(clippy::cast_precision_loss)]
+        let weight: Vec<f32> = (0..inputs * outputs)
+            .map(|i| (i as f32 * 0.013).sin())
+            .collect();
         Linear {
-            weight: (0..inputs * outputs)
-                .map(|i| (i as f32 * 0.013).sin())
-                .collect(),
+            half_weight: crate::matmul::half_precision(&weight),
+            weight,
             bias: (0..outputs).map(|i| (i as f32 * 0.7).cos()).collect(),
             inputs,
             outputs,
         }
     }
 
-    /// `x · Wᵀ + b` by the definition.
-    fn by_definition(x: &[f32], layer: &Linear) -> Vec<f32> {
+    /// `x · Wᵀ + b` by the definition, with the layer's weights in half
+    /// precision when `half` and it has them.
+    fn by_definition(x: &[f32], layer: &Linear, half: bool) -> Vec<f32> {
         let rows = x.len() / layer.inputs;
+        let weight: Vec<f32> = match &layer.half_weight {
+            Some(weight) if half => weight
+                .iter()
+                .map(|h| crate::matmul::tests::widen(*h))
+                .collect(),
+            _ => layer.weight.clone(),
+        };
         let mut out = Vec::with_capacity(rows * layer.outputs);
         for r in 0..rows {
             for c in 0..layer.outputs {
                 let dot: f32 = (0..layer.inputs)
-                    .map(|i| x[r * layer.inputs + i] * layer.weight[c * layer.inputs + i])
+                    .map(|i| x[r * layer.inputs + i] * weight[c * layer.inputs + i])
                     .sum();
                 out.push(dot + layer.bias[c]);
             }
@@ -369,11 +386,16 @@ mod tests {
             let x: Vec<f32> = (0..rows * dense.inputs)
                 .map(|i| (i as f32 * 0.31).sin())
                 .collect();
-            let want = by_definition(&x, &dense);
             for parts in [1, 2, 3] {
-                for got in [
-                    linear_by_columns(&x, &dense, rows, parts),
-                    linear_by_rows(&x, &dense, rows, parts),
+                for (got, want) in [
+                    (
+                        linear_by_columns(&x, &dense, rows, parts),
+                        by_definition(&x, &dense, true),
+                    ),
+                    (
+                        linear_by_rows(&x, &dense, rows, parts),
+                        by_definition(&x, &dense, false),
+                    ),
                 ] {
                     assert_eq!(got.len(), want.len());
                     for (g, w) in got.iter().zip(&want) {

@@ -7,6 +7,8 @@
 //! that the output does not overlap itself before it hands raw pointers to a
 //! kernel, so the crate's `unsafe` calls sit behind those checks.
 
+use std::ops::Range;
+
 /// A matrix inside a slice: element `(r, c)` is `slice[offset + r * row + c * col]`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct View {
@@ -159,6 +161,228 @@ pub(crate) fn product(
     }
 }
 
+/// A dense layer's weight rounded to 16-bit floats (IEEE half precision), for
+/// products of a few rows ([`add_products_with_half_rows`]); `None` when the
+/// CPU cannot convert them (no AVX2, FMA and F16C).
+pub(crate) fn half_precision(weight: &[f32]) -> Option<Vec<u16>> {
+    #[cfg(target_arch = "x86_64")]
+    if few_rows::available() {
+        // SAFETY: `available` found AVX2, FMA and F16C on this CPU.
+        #[allow(unsafe_code)]
+        return Some(unsafe { few_rows::to_half(weight) });
+    }
+    let _ = weight;
+    None
+}
+
+/// `out[r][o - outputs.start] += x[r] · weight[o]` for every row `r` of `x` and
+/// every `o` in `outputs`, where `weight` holds `inputs` values per output (a
+/// PyTorch `Linear`'s weight, `(out, in)`, from [`half_precision`]) and `out`
+/// is dense, `rows × outputs.len()`.
+///
+/// For a few rows (a question's tokens) a product costs little arithmetic
+/// against reading the weight from memory (MiniLM: 42 MB of 32-bit weights per
+/// question, where `sgemm` also copies each weight into its own layout first),
+/// so the weight is read in half precision, each row once for all of `x`, and
+/// widened in registers; the sums are in single precision.
+///
+/// # Panics
+///
+/// When `x` is not whole rows of `inputs`, a weight row in `outputs` lies
+/// outside `weight`, or `out` is not `rows × outputs.len()`.
+pub(crate) fn add_products_with_half_rows(
+    out: &mut [f32],
+    x: &[f32],
+    weight: &[u16],
+    inputs: usize,
+    outputs: Range<usize>,
+) {
+    assert!(inputs > 0 && x.len() % inputs == 0, "x is not whole rows");
+    assert!(
+        outputs.end * inputs <= weight.len(),
+        "weight rows outside the weight"
+    );
+    assert_eq!(out.len(), x.len() / inputs * outputs.len(), "output size");
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(few_rows::available(), "half-precision weights without F16C");
+        // SAFETY: `available` found AVX2, FMA and F16C on this CPU.
+        #[allow(unsafe_code)]
+        unsafe {
+            few_rows::add_products(out, x, weight, inputs, outputs);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("half-precision weights exist only on x86-64");
+}
+
+/// [`add_products_with_half_rows`] on AVX2 with FMA and F16C: blocks of two
+/// weight rows by four rows of `x`, eight lanes at a time; each pair of weight
+/// rows is read once while it stays in the first-level cache for every row of
+/// `x`.
+#[cfg(target_arch = "x86_64")]
+mod few_rows {
+    use std::arch::x86_64::{
+        __m128i, __m256, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32,
+        _mm_loadu_si128, _mm_movehl_ps, _mm_shuffle_ps, _mm_storeu_si128, _mm256_castps256_ps128,
+        _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_extractf128_ps, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_setzero_ps,
+    };
+    use std::ops::Range;
+
+    const LANES: usize = 8;
+    const ROWS: usize = 4;
+    const OUTPUTS: usize = 2;
+
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+            && std::is_x86_feature_detected!("f16c")
+    }
+
+    /// `weight` rounded to half precision (to nearest).
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn to_half(weight: &[f32]) -> Vec<u16> {
+        let mut half = vec![0u16; weight.len()];
+        let whole = weight.len() - weight.len() % LANES;
+        for (from, to) in weight[..whole]
+            .chunks_exact(LANES)
+            .zip(half.chunks_exact_mut(LANES))
+        {
+            let narrowed = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(load(from));
+            // SAFETY: `to` holds eight 16-bit values, the 16 bytes stored; the
+            // store needs no alignment.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm_storeu_si128(to.as_mut_ptr().cast::<__m128i>(), narrowed);
+            }
+        }
+        for (i, &value) in weight.iter().enumerate().skip(whole) {
+            let mut eight = [0.0f32; LANES];
+            eight[0] = value;
+            let narrowed = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(load(&eight));
+            let mut out = [0u16; LANES];
+            // SAFETY: as above, into a local array of eight.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), narrowed);
+            }
+            half[i] = out[0];
+        }
+        half
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn add_products(
+        out: &mut [f32],
+        x: &[f32],
+        weight: &[u16],
+        inputs: usize,
+        outputs: Range<usize>,
+    ) {
+        let rows = x.len() / inputs;
+        let width = outputs.len();
+        for output in outputs.clone().step_by(OUTPUTS) {
+            let w = &weight[output * inputs..(output + OUTPUTS).min(outputs.end) * inputs];
+            let column = output - outputs.start;
+            for row in (0..rows).step_by(ROWS) {
+                let x = &x[row * inputs..(row + ROWS).min(rows) * inputs];
+                let out = &mut out[row * width..(row + ROWS).min(rows) * width];
+                match (x.len() / inputs, w.len() / inputs) {
+                    (4, 2) => block::<4, 2>(out, width, column, x, w, inputs),
+                    (4, _) => block::<4, 1>(out, width, column, x, w, inputs),
+                    (3, 2) => block::<3, 2>(out, width, column, x, w, inputs),
+                    (3, _) => block::<3, 1>(out, width, column, x, w, inputs),
+                    (2, 2) => block::<2, 2>(out, width, column, x, w, inputs),
+                    (2, _) => block::<2, 1>(out, width, column, x, w, inputs),
+                    (_, 2) => block::<1, 2>(out, width, column, x, w, inputs),
+                    _ => block::<1, 1>(out, width, column, x, w, inputs),
+                }
+            }
+        }
+    }
+
+    /// `out[i][column + j] += x[i] · w[j]` for the `R` rows of `x` and the `O`
+    /// rows of `w`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn block<const R: usize, const O: usize>(
+        out: &mut [f32],
+        width: usize,
+        column: usize,
+        x: &[f32],
+        w: &[u16],
+        inputs: usize,
+    ) {
+        assert!(x.len() >= R * inputs && w.len() >= O * inputs);
+        let mut sums = [[_mm256_setzero_ps(); O]; R];
+        let whole = inputs - inputs % LANES;
+        let (x_at, w_at) = (x.as_ptr(), w.as_ptr());
+        for k in (0..whole).step_by(LANES) {
+            let mut lanes = [_mm256_setzero_ps(); O];
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                // SAFETY: `k + LANES <= inputs` and `j < O`, so the eight
+                // values read lie in weight row `j`, inside `w` (asserted
+                // above); the load needs no alignment.
+                #[allow(unsafe_code)]
+                let narrow = unsafe { _mm_loadu_si128(w_at.add(j * inputs + k).cast::<__m128i>()) };
+                *lane = _mm256_cvtph_ps(narrow);
+            }
+            for (i, sums) in sums.iter_mut().enumerate() {
+                // SAFETY: as above, in row `i < R` of `x`.
+                #[allow(unsafe_code)]
+                let xs = unsafe { _mm256_loadu_ps(x_at.add(i * inputs + k)) };
+                for (sum, lane) in sums.iter_mut().zip(&lanes) {
+                    *sum = _mm256_fmadd_ps(xs, *lane, *sum);
+                }
+            }
+        }
+        for (i, sums) in sums.iter().enumerate() {
+            for (j, sum) in sums.iter().enumerate() {
+                let mut total = horizontal_sum(*sum);
+                for k in whole..inputs {
+                    let mut eight = [0u16; LANES];
+                    eight[0] = w[j * inputs + k];
+                    let widened = _mm256_castps256_ps128(load_half(&eight));
+                    total = x[i * inputs + k].mul_add(_mm_cvtss_f32(widened), total);
+                }
+                out[i * width + column + j] += total;
+            }
+        }
+    }
+
+    /// Eight values from a slice of eight.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn load(eight: &[f32]) -> __m256 {
+        assert_eq!(eight.len(), LANES);
+        // SAFETY: the slice holds the eight values read (checked above); the
+        // load needs no alignment.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm256_loadu_ps(eight.as_ptr())
+        }
+    }
+
+    /// Eight half-precision values from a slice of eight, widened.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn load_half(eight: &[u16]) -> __m256 {
+        assert_eq!(eight.len(), LANES);
+        // SAFETY: the slice holds the eight values (16 bytes) read (checked
+        // above); the load needs no alignment.
+        #[allow(unsafe_code)]
+        let narrow = unsafe { _mm_loadu_si128(eight.as_ptr().cast::<__m128i>()) };
+        _mm256_cvtph_ps(narrow)
+    }
+
+    /// The sum of a vector's eight lanes.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn horizontal_sum(v: __m256) -> f32 {
+        let halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+        let one = _mm_add_ss(pairs, _mm_shuffle_ps::<0b01>(pairs, pairs));
+        _mm_cvtss_f32(one)
+    }
+}
+
 /// OpenBLAS's single-precision product, for views BLAS can describe: each one
 /// row-major with unit column stride, or the transpose of one.
 #[cfg(openblas)]
@@ -273,7 +497,7 @@ mod blas {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The product by the definition, for comparison.
@@ -330,6 +554,59 @@ mod tests {
             );
             for (x, y) in got.iter().zip(&want) {
                 assert!((x - 2.0 * y).abs() < 1e-5, "{x} vs 2 x {y}");
+            }
+        }
+    }
+
+    /// A half-precision value widened by the definition of the format (not by
+    /// the instruction the kernels use).
+    pub(crate) fn widen(half: u16) -> f32 {
+        let sign = if half >> 15 == 1 { -1.0 } else { 1.0 };
+        let exponent = i32::from((half >> 10) & 0x1f);
+        let mantissa = f32::from(half & 0x3ff);
+        sign * match exponent {
+            0 => mantissa * 2f32.powi(-24),
+            31 if mantissa == 0.0 => f32::INFINITY,
+            31 => f32::NAN,
+            _ => (1024.0 + mantissa) * 2f32.powi(exponent - 25),
+        }
+    }
+
+    #[test]
+    fn half_precision_weights_round_to_nearest_and_their_products_agree_with_the_definition() {
+        let weight: Vec<f32> = (0..5 * 41).map(|i| (i as f32 * 0.13).sin() * 3.0).collect();
+        let Some(half) = half_precision(&weight) else {
+            eprintln!("this CPU lacks AVX2, FMA or F16C: no half-precision weights");
+            return;
+        };
+        for (w, h) in weight.iter().zip(&half) {
+            // Half precision keeps 11 significant bits: within 2^-11 relative.
+            assert!((widen(*h) - w).abs() <= w.abs() * 2f32.powi(-11) + 1e-7, "{w}");
+        }
+        for inputs in [1, 7, 8, 9, 24, 41] {
+            let weight: Vec<f32> = (0..5 * inputs).map(|i| (i as f32 * 0.29).cos()).collect();
+            let half = half_precision(&weight).expect("converted above");
+            let widened: Vec<f32> = half.iter().map(|h| widen(*h)).collect();
+            for rows in 1..=9 {
+                let x: Vec<f32> = (0..rows * inputs).map(|i| (i as f32 * 0.37).sin()).collect();
+                for outputs in [0..5, 1..4, 4..5] {
+                    let width = outputs.len();
+                    let mut got: Vec<f32> = (0..rows * width).map(|i| i as f32).collect();
+                    add_products_with_half_rows(&mut got, &x, &half, inputs, outputs.clone());
+                    for r in 0..rows {
+                        for (c, o) in outputs.clone().enumerate() {
+                            let dot: f32 = (0..inputs)
+                                .map(|i| x[r * inputs + i] * widened[o * inputs + i])
+                                .sum();
+                            let want = (r * width + c) as f32 + dot;
+                            let g = got[r * width + c];
+                            assert!(
+                                (g - want).abs() < 1e-4,
+                                "inputs {inputs}, rows {rows}, output {o}: {g} vs {want}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 //! `model.safetensors` (the Hugging Face layout of a `BertModel`).
 
 use crate::EncoderError;
+use crate::matmul::half_precision;
 use safetensors::{Dtype, SafeTensors};
 
 /// What the forward pass needs from `config.json`.
@@ -34,6 +35,10 @@ fn default_position() -> String {
 #[derive(Debug)]
 pub(crate) struct Linear {
     pub weight: Vec<f32>,
+    /// `weight` in half precision, for products of a few rows (see
+    /// [`crate::matmul::add_products_with_half_rows`]); `None` when the CPU
+    /// cannot use it.
+    pub half_weight: Option<Vec<u16>>,
     pub bias: Vec<f32>,
     pub inputs: usize,
     pub outputs: usize,
@@ -102,8 +107,10 @@ impl Weights {
         let (hidden, inner) = (config.hidden_size, config.intermediate_size);
         let get = |name: &str, shape: &[usize]| tensor(&st, &format!("{prefix}{name}"), shape);
         let linear = |name: &str, outputs: usize, inputs: usize| -> Result<Linear, EncoderError> {
+            let weight = get(&format!("{name}.weight"), &[outputs, inputs])?;
             Ok(Linear {
-                weight: get(&format!("{name}.weight"), &[outputs, inputs])?,
+                half_weight: half_precision(&weight),
+                weight,
                 bias: get(&format!("{name}.bias"), &[outputs])?,
                 inputs,
                 outputs,
@@ -129,6 +136,7 @@ impl Weights {
             let p = format!("encoder.layer.{i}.");
             let mut qkv = Linear {
                 weight: Vec::with_capacity(3 * hidden * hidden),
+                half_weight: None,
                 bias: Vec::with_capacity(3 * hidden),
                 inputs: hidden,
                 outputs: 3 * hidden,
@@ -138,6 +146,7 @@ impl Weights {
                 qkv.weight.extend(one.weight.iter().map(|w| w * factor));
                 qkv.bias.extend(one.bias.iter().map(|b| b * factor));
             }
+            qkv.half_weight = half_precision(&qkv.weight);
             layers.push(Layer {
                 qkv,
                 attention_out: linear(&format!("{p}attention.output.dense"), hidden, hidden)?,
