@@ -47,7 +47,7 @@ use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 /// Vector hits whose IRIs become linked entities.
 const HIT_ENTITIES: usize = 3;
@@ -437,8 +437,9 @@ pub(crate) async fn retrieve(
 ) -> Result<FusedContext, RetrieveError> {
     let top_k = options.top_k;
     let mut context = FusedContext::default();
-    let (linked, constructed) = linking_beside_embedding(store, question)?;
+    let mut lexical = LexicalStages::start(store, question);
     let hits = vector_stage(store, question, top_k, &mut context).await?;
+    let linked = lexical.linked()?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
     let entities = entity_stage(
@@ -476,6 +477,7 @@ pub(crate) async fn retrieve(
         options,
         read.ties.as_ref(),
     )?;
+    let constructed = lexical.constructed()?;
     context.sparql.extend(constructed.queries.iter().cloned());
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
@@ -597,37 +599,105 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
     }
 }
 
-/// Stages 2 (linking) and 3a (the query graphs the linked terms make) on a
-/// thread of their own, while this one embeds the question for stage 1: neither
-/// needs the question's vector, and embedding it is the longest step of a
-/// retrieval on a small store (MiniLM: 6-11 ms of the peer store's 22-26). On a
-/// SPARQL server the query graphs' rounds are requests of their own, sent while
-/// the question is embedded. When no thread can be started they run here,
-/// after the embedding.
-fn linking_beside_embedding(
-    store: &Store,
-    question: &Question,
-) -> Result<(Linked, Constructed), RetrieveError> {
-    let lexical = || -> Result<(Linked, Constructed), RetrieveError> {
-        let linked = linking::link(store, question.text())?;
-        let mut construction = Construction::new(store, &linked);
-        store
-            .graph()
-            .read_in_rounds(&mut [&mut construction], &store.query_options())?;
-        Ok((linked, construction.finish()))
-    };
-    std::thread::scope(|scope| {
-        let beside = std::thread::Builder::new()
+/// Stages 2 (linking) and 3a (the query graphs the linked terms make), which
+/// need no vector, on a thread of their own beside the rest of the retrieval:
+/// linking runs while the question is embedded (MiniLM: 6-11 ms of the peer
+/// store's 22-26), and the query graphs, which may run dozens of empty queries
+/// before one answers, go on while this thread reads the graph for the
+/// templates, walks and gate. The linked terms are handed over as soon as they
+/// are known ([`LexicalStages::linked`]); the query graphs' answer only when
+/// the fact ranking needs it ([`LexicalStages::constructed`]). On a SPARQL
+/// server the query graphs' rounds are requests of their own, sent meanwhile.
+/// When no thread can be started both run here, at once.
+struct LexicalStages {
+    linked: mpsc::Receiver<Result<Linked, RetrieveError>>,
+    constructed: Beside<Result<Constructed, RetrieveError>>,
+}
+
+/// Work on a thread of its own, or already done on this one.
+enum Beside<T> {
+    Running(std::thread::JoinHandle<T>),
+    Done(T),
+}
+
+impl LexicalStages {
+    /// Starts linking `question` and building its query graphs.
+    fn start(store: &Store, question: &Question) -> Self {
+        let (send, linked) = mpsc::channel();
+        let (beside, text) = (store.clone(), question.text().to_owned());
+        let thread = std::thread::Builder::new()
             .name("kgfuse-linking".into())
-            .spawn_scoped(scope, lexical);
-        store.vector_of(question)?;
-        match beside {
-            Ok(thread) => thread
+            .spawn(move || link_and_construct(&beside, &text, &send));
+        if let Ok(thread) = thread {
+            return Self {
+                linked,
+                constructed: Beside::Running(thread),
+            };
+        }
+        let (send, linked) = mpsc::channel();
+        let constructed = link_and_construct(store, question.text(), &send);
+        Self {
+            linked,
+            constructed: Beside::Done(constructed),
+        }
+    }
+
+    /// Stage 2's linked terms, once linking is done.
+    fn linked(&mut self) -> Result<Linked, RetrieveError> {
+        match self.linked.recv() {
+            Ok(linked) => linked,
+            // Every way through `link_and_construct` hands the terms over, so
+            // its thread ended early: it panicked, and so does this retrieval.
+            Err(mpsc::RecvError) => {
+                let ended = std::mem::replace(
+                    &mut self.constructed,
+                    Beside::Done(Ok(Constructed::default())),
+                );
+                Err(ended.wait().err().unwrap_or_else(|| {
+                    RetrieveError::Invalid("linking ended without handing over its terms".into())
+                }))
+            }
+        }
+    }
+
+    /// Stage 3a's query graphs and their answer, once they are read.
+    fn constructed(self) -> Result<Constructed, RetrieveError> {
+        self.constructed.wait()
+    }
+}
+
+impl<T> Beside<T> {
+    /// The work's result, once it is done; a panic on its thread goes on here.
+    fn wait(self) -> T {
+        match self {
+            Self::Running(thread) => thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => lexical(),
+            Self::Done(result) => result,
         }
-    })
+    }
+}
+
+/// Links `text`, hands the linked terms to `linked`, then reads the query
+/// graphs they make. Should linking fail, the error is what is handed over.
+fn link_and_construct(
+    store: &Store,
+    text: &str,
+    linked: &mpsc::Sender<Result<Linked, RetrieveError>>,
+) -> Result<Constructed, RetrieveError> {
+    let terms = match linking::link(store, text) {
+        Ok(terms) => terms,
+        Err(error) => {
+            let _ = linked.send(Err(error));
+            return Ok(Constructed::default());
+        }
+    };
+    let _ = linked.send(Ok(terms.clone()));
+    let mut construction = Construction::new(store, &terms);
+    store
+        .graph()
+        .read_in_rounds(&mut [&mut construction], &store.query_options())?;
+    Ok(construction.finish())
 }
 
 /// Stage 1, vector retrieval: the question's nearest rows, which seed the
