@@ -10,6 +10,7 @@ use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
 use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Vector rows of ontology terms (classes, properties) are not entities to link.
 pub(crate) const INSTANCE_FILTER: KindFilter<'static> =
@@ -47,28 +48,57 @@ pub fn score(alpha: f32, distance: usize, max_distance: usize, similarity: f32) 
 }
 
 /// An undirected edge list for rebuilding evidence paths.
-pub(crate) type Adjacency = HashMap<String, Vec<(String, Fact)>>;
+pub(crate) type Adjacency = HashMap<String, Vec<Neighbour>>;
 
-/// Adds walked edges to an adjacency, in both directions.
+/// One walked edge seen from one of its ends: its fact is shared by both ends.
+#[derive(Debug, Clone)]
+pub(crate) struct Neighbour {
+    fact: Arc<Fact>,
+    /// The edge leaves this end (the neighbour is its object).
+    outgoing: bool,
+}
+
+impl Neighbour {
+    /// The node at the edge's other end.
+    fn node(&self) -> &str {
+        if self.outgoing {
+            &self.fact.object
+        } else {
+            &self.fact.subject
+        }
+    }
+}
+
+/// Adds walked edges to an adjacency, in both directions. Each edge's IRIs
+/// move into one shared fact; a node's IRI is copied only when the node is new
+/// (a walk of a few thousand edges reaches a few hundred nodes).
 pub(crate) fn add_edges(
     adjacency: &mut Adjacency,
     edges: impl IntoIterator<Item = kgfuse_graph::templates::Edge>,
 ) {
+    let mut add = |node: &str, neighbour: Neighbour| match adjacency.get_mut(node) {
+        Some(neighbours) => neighbours.push(neighbour),
+        None => {
+            adjacency.insert(node.to_owned(), vec![neighbour]);
+        }
+    };
     for edge in edges {
-        let fact = Fact {
-            subject: edge.subject.clone(),
-            predicate: edge.predicate.clone(),
-            object: edge.object.clone(),
+        let fact = Arc::new(Fact {
+            subject: edge.subject,
+            predicate: edge.predicate,
+            object: edge.object,
             graph: String::new(),
+        });
+        let outgoing = Neighbour {
+            fact: Arc::clone(&fact),
+            outgoing: true,
         };
-        adjacency
-            .entry(edge.subject.clone())
-            .or_default()
-            .push((edge.object.clone(), fact.clone()));
-        adjacency
-            .entry(edge.object)
-            .or_default()
-            .push((edge.subject, fact));
+        add(&fact.subject, outgoing);
+        let incoming = Neighbour {
+            fact: Arc::clone(&fact),
+            outgoing: false,
+        };
+        add(&fact.object, incoming);
     }
 }
 
@@ -95,10 +125,11 @@ pub(crate) fn evidence(
             facts.reverse();
             return Some((nodes, facts));
         }
-        for (next, fact) in adjacency.get(node).into_iter().flatten() {
-            if seen.insert(next.as_str()) {
-                previous.insert(next.as_str(), (node, fact));
-                queue.push_back(next.as_str());
+        for neighbour in adjacency.get(node).into_iter().flatten() {
+            let next = neighbour.node();
+            if seen.insert(next) {
+                previous.insert(next, (node, &*neighbour.fact));
+                queue.push_back(next);
             }
         }
     }
@@ -262,16 +293,15 @@ mod tests {
             graph: String::new(),
         };
         let mut adjacency: Adjacency = HashMap::new();
-        for (s, o) in [("a", "b"), ("b", "c"), ("x", "c")] {
-            adjacency
-                .entry(s.into())
-                .or_default()
-                .push((o.into(), fact(s, o)));
-            adjacency
-                .entry(o.into())
-                .or_default()
-                .push((s.into(), fact(s, o)));
-        }
+        let edge = |s: &str, o: &str| kgfuse_graph::templates::Edge {
+            subject: s.into(),
+            predicate: "urn:p".into(),
+            object: o.into(),
+        };
+        add_edges(
+            &mut adjacency,
+            [edge("a", "b"), edge("b", "c"), edge("x", "c")],
+        );
         let (nodes, facts) = evidence(&adjacency, &["a".into()], "c").expect("path");
         assert_eq!(nodes, ["a", "b", "c"]);
         assert_eq!(facts, [fact("a", "b"), fact("b", "c")]);
