@@ -1,6 +1,8 @@
 //! Matrix products over row-major `f32` slices: OpenBLAS's `cblas_sgemm` for the
 //! large ones when the build found OpenBLAS (see build.rs), gemm's kernels
-//! otherwise and for the small per-head products of attention.
+//! otherwise and for the small per-head products of attention, and a small AVX2
+//! kernel of the crate's own for a few rows against half-precision weights (a
+//! question's dense layers, [`add_products_with_half_rows`]).
 //!
 //! Every operand is a slice plus a [`View`] (where the matrix starts, its row and
 //! column strides). [`product`] checks that each view stays inside its slice and
