@@ -227,8 +227,8 @@ mod few_rows {
     use std::arch::x86_64::{
         __m128i, __m256, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32,
         _mm_loadu_si128, _mm_movehl_ps, _mm_shuffle_ps, _mm_storeu_si128, _mm256_castps256_ps128,
-        _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_extractf128_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_setzero_ps,
+        _mm256_cvtph_ps, _mm256_cvtps_ph, _mm256_extractf128_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
+        _mm256_setzero_ps,
     };
     use std::ops::Range;
 
@@ -583,14 +583,19 @@ pub(crate) mod tests {
         };
         for (w, h) in weight.iter().zip(&half) {
             // Half precision keeps 11 significant bits: within 2^-11 relative.
-            assert!((widen(*h) - w).abs() <= w.abs() * 2f32.powi(-11) + 1e-7, "{w}");
+            assert!(
+                (widen(*h) - w).abs() <= w.abs() * 2f32.powi(-11) + 1e-7,
+                "{w}"
+            );
         }
         for inputs in [1, 7, 8, 9, 24, 41] {
             let weight: Vec<f32> = (0..5 * inputs).map(|i| (i as f32 * 0.29).cos()).collect();
             let half = half_precision(&weight).expect("converted above");
             let widened: Vec<f32> = half.iter().map(|h| widen(*h)).collect();
             for rows in 1..=9 {
-                let x: Vec<f32> = (0..rows * inputs).map(|i| (i as f32 * 0.37).sin()).collect();
+                let x: Vec<f32> = (0..rows * inputs)
+                    .map(|i| (i as f32 * 0.37).sin())
+                    .collect();
                 for outputs in [0..5, 1..4, 4..5] {
                     let width = outputs.len();
                     let mut got: Vec<f32> = (0..rows * width).map(|i| i as f32).collect();
