@@ -199,7 +199,10 @@ pub(crate) fn add_products_with_half_rows(
     inputs: usize,
     outputs: Range<usize>,
 ) {
-    assert!(inputs > 0 && x.len() % inputs == 0, "x is not whole rows");
+    assert!(
+        inputs > 0 && x.len().is_multiple_of(inputs),
+        "x is not whole rows"
+    );
     assert!(
         outputs.end * inputs <= weight.len(),
         "weight rows outside the weight"
