@@ -27,6 +27,11 @@ mod profile;
 mod remote;
 mod retrieval;
 
+/// The same allocator as the `kgfuse` binary, so what is measured is what runs.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig};

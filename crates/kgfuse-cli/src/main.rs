@@ -19,6 +19,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// jemalloc instead of the system's allocator: a retrieval builds and drops many
+/// small strings (IRIs, terms, query rows), and glibc's malloc took 14% of the
+/// CPU samples of `unified` retrievals (`perf`, BENCHMARKS.md). The library
+/// crates leave the choice of allocator to the program that links them.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(
     name = "kgfuse",

@@ -14,6 +14,10 @@
 //! ([`Graph::walk_read_time`]; the rule of renting skis until the rent adds up to
 //! the price). Graphs with more than a given number of edges are not indexed: the
 //! walks read them from Oxigraph as before.
+//!
+//! The `rdf:type` edges are kept apart: walks do not take them, but linking's
+//! tie-break reads a candidate's every neighbour, its classes and instances
+//! included ([`EdgeIndex::neighbours`]).
 
 use crate::backend::Backend;
 use crate::templates::Edge;
@@ -23,7 +27,10 @@ use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The IRI-to-IRI edges of a graph (`rdf:type` left out), by node, in memory.
+const RDF_TYPE: &str = kgfuse_core::vocab::w3c::RDF_TYPE;
+
+/// The IRI-to-IRI edges of a graph by node, in memory: the walkable ones, and
+/// apart from them the `rdf:type` edges (which walks do not take).
 #[derive(Debug, Default)]
 pub struct EdgeIndex {
     /// IRIs by id.
@@ -33,11 +40,17 @@ pub struct EdgeIndex {
     outgoing: Vec<Vec<(u32, u32)>>,
     /// By node id: (subject, predicate) of its incoming edges.
     incoming: Vec<Vec<(u32, u32)>>,
+    /// By node id: the classes it is typed with (`rdf:type` objects).
+    types: Vec<Vec<u32>>,
+    /// By node id: the nodes typed with it (`rdf:type` subjects).
+    instances: Vec<Vec<u32>>,
     edges: usize,
+    typings: usize,
 }
 
 impl EdgeIndex {
-    /// How many edges the index holds (an edge stated in two graphs counts twice).
+    /// How many walkable edges the index holds, `rdf:type` edges not counted (an
+    /// edge stated in two graphs counts twice).
     pub fn len(&self) -> usize {
         self.edges
     }
@@ -57,10 +70,19 @@ impl EdgeIndex {
         self.ids.insert(iri, id);
         self.outgoing.push(Vec::new());
         self.incoming.push(Vec::new());
+        self.types.push(Vec::new());
+        self.instances.push(Vec::new());
         id
     }
 
     fn add(&mut self, subject: &str, predicate: &str, object: &str) {
+        if predicate == RDF_TYPE {
+            let (s, o) = (self.id(subject), self.id(object));
+            self.types[s as usize].push(o);
+            self.instances[o as usize].push(s);
+            self.typings += 1;
+            return;
+        }
         let (s, p, o) = (self.id(subject), self.id(predicate), self.id(object));
         self.outgoing[s as usize].push((p, o));
         self.incoming[o as usize].push((s, p));
@@ -79,6 +101,23 @@ impl EdgeIndex {
     /// The (subject, predicate) of every edge to `node`, in no set order.
     pub fn incoming(&self, node: &str) -> impl Iterator<Item = (&str, &str)> {
         self.pairs(&self.incoming, node)
+    }
+
+    /// Every IRI one edge away from `node` in either direction, `rdf:type` edges
+    /// included: what `{ node ?p ?x } UNION { ?x ?p node } FILTER(isIRI(?x))`
+    /// binds `?x` to, an IRI as often as there are such edges (an edge stated in
+    /// two graphs counts twice).
+    pub fn neighbours<'s>(&'s self, node: &str) -> impl Iterator<Item = &'s str> {
+        let id = self.ids.get(node).map(|&id| id as usize);
+        let list = |lists: &'s [Vec<u32>]| id.map_or(&[][..], |id| lists[id].as_slice());
+        let pairs = |lists: &'s [Vec<(u32, u32)>]| id.map_or(&[][..], |id| lists[id].as_slice());
+        let objects = pairs(&self.outgoing).iter().map(|&(_, o)| o);
+        let subjects = pairs(&self.incoming).iter().map(|&(s, _)| s);
+        objects
+            .chain(subjects)
+            .chain(list(&self.types).iter().copied())
+            .chain(list(&self.instances).iter().copied())
+            .map(|id| self.iri(id))
     }
 
     /// The pairs `lists` holds for `node`, as IRIs.
@@ -124,14 +163,13 @@ fn sorted<'a>(mut pairs: Vec<(&'a str, &'a str)>, most: usize) -> Vec<(&'a str, 
 /// Edges read between two looks at a build's stop flag (a few milliseconds).
 const STOP_CHECK_EVERY: usize = 1024;
 
-/// Every walkable edge: IRI to IRI in any graph, `rdf:type` left out.
-const EDGES_QUERY: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o \
-    FILTER(isIRI(?s) && isIRI(?o) && ?p != <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>) }";
+/// Every IRI-to-IRI edge, in any graph.
+const EDGES_QUERY: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER(isIRI(?s) && isIRI(?o)) }";
 
 impl Graph {
     /// The in-memory [`EdgeIndex`] of this embedded graph, read in one scan; `None`
-    /// on a SPARQL server, or when the graph has more than `max_edges` edges (the
-    /// scan stops there).
+    /// on a SPARQL server, or when the graph has more than `max_edges` IRI-to-IRI
+    /// edges, `rdf:type` ones included (the scan stops there).
     pub fn edge_index(&self, max_edges: usize) -> Result<Option<EdgeIndex>, GraphError> {
         self.edge_index_unless_stopped(max_edges, &AtomicBool::new(false))
     }
@@ -164,7 +202,7 @@ impl Graph {
                 return Ok(None);
             }
             let solution = solution.map_err(|e| GraphError::Evaluation(e.to_string()))?;
-            if index.len() >= max_edges {
+            if index.edges + index.typings >= max_edges {
                 tracing::debug!("more than {max_edges} edges: walks read them from the store");
                 return Ok(None);
             }
@@ -188,5 +226,55 @@ impl Graph {
     /// (not from an [`EdgeIndex`]).
     pub fn walk_read_time(&self) -> std::time::Duration {
         self.walk_reads.total()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Graph, QueryOptions, QueryOutcome};
+    use oxigraph::model::Term;
+
+    #[test]
+    fn neighbours_are_what_the_one_hop_query_binds() {
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .update(
+                "INSERT DATA { \
+                  GRAPH <urn:g1> { <urn:n> a <urn:Class> ; <urn:p> <urn:out>, \"text\" . \
+                                   <urn:in> <urn:p> <urn:n> . <urn:member> a <urn:n> . } \
+                  GRAPH <urn:g2> { <urn:n> <urn:p> <urn:out> . } }",
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        let QueryOutcome::Solutions { rows, .. } = graph
+            .query(
+                "SELECT ?x WHERE { { <urn:n> ?p ?x } UNION { ?x ?p <urn:n> } FILTER(isIRI(?x)) }",
+                &QueryOptions::default(),
+            )
+            .expect("query")
+        else {
+            panic!("solutions")
+        };
+        let mut queried: Vec<String> = rows
+            .into_iter()
+            .filter_map(|row| match row.into_iter().next().flatten() {
+                Some(Term::NamedNode(x)) => Some(x.into_string()),
+                _ => None,
+            })
+            .collect();
+        queried.sort();
+        let index = graph
+            .edge_index(usize::MAX)
+            .expect("index")
+            .expect("embedded");
+        let mut indexed: Vec<String> = index.neighbours("urn:n").map(str::to_owned).collect();
+        indexed.sort();
+        assert_eq!(
+            queried,
+            ["urn:Class", "urn:in", "urn:member", "urn:out", "urn:out"]
+        );
+        assert_eq!(indexed, queried);
+        assert_eq!(index.len(), 3, "rdf:type edges are not walkable");
+        assert_eq!(index.neighbours("urn:unknown").count(), 0);
     }
 }

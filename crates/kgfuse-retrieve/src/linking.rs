@@ -24,6 +24,7 @@ use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
 use crate::sources::cell_text;
 use crate::sparql::{run_all, values};
 use kgfuse_core::context::{Dropped, TraceStage};
+use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{NamedNode, Term as RdfTerm};
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -414,20 +415,81 @@ fn break_ties(
     best_accounted
 }
 
+/// The name terms of each candidate's neighbours, by group, by candidate IRI.
+type NeighbourTerms<'a> = Vec<BTreeMap<String, HashSet<&'a str>>>;
+
 /// For each group with a tie to break (two candidates or more), for each
-/// candidate, the name terms of its neighbours (both directions, one hop); one
-/// query per group, all sent together.
+/// candidate, the name terms of its neighbours (both directions, one hop, at most
+/// [`MAX_NEIGHBOURS`] a group): read from the graph's edge index when there is
+/// one (a lookup, where the query costs 1-3 ms a group for a class with many
+/// instances), else one query per group, all sent together.
 fn neighbour_terms<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<Vec<BTreeMap<String, HashSet<&'a str>>>, RetrieveError> {
-    let mut asked = Vec::new();
-    let mut texts = Vec::new();
-    for (i, group) in groups.iter().enumerate() {
-        if group.len() < 2 {
+) -> Result<NeighbourTerms<'a>, RetrieveError> {
+    match store.edge_index()? {
+        Some(index) => Ok(neighbour_terms_in(&index, lexicon, groups)),
+        None => neighbour_terms_queried(store, lexicon, groups),
+    }
+}
+
+/// Whether a group has a tie to break.
+fn is_tied(group: &[(NameMatch, f32, f32)]) -> bool {
+    group.len() >= 2
+}
+
+/// Adds the name terms of `neighbour` to those of `candidate`.
+fn add_neighbour<'a>(
+    lexicon: &'a Lexicon,
+    terms: &mut BTreeMap<String, HashSet<&'a str>>,
+    candidate: &str,
+    neighbour: &str,
+) {
+    if let Some(entry) = lexicon.find(neighbour) {
+        let near = match terms.get_mut(candidate) {
+            Some(near) => near,
+            None => terms.entry(candidate.to_owned()).or_default(),
+        };
+        near.extend(lexicon.name_terms(entry));
+    }
+}
+
+/// [`neighbour_terms`] read from the edge index: what the query reads, in the
+/// candidates' order where a group has more than [`MAX_NEIGHBOURS`] (where the
+/// query takes the ones its engine reads first).
+fn neighbour_terms_in<'a>(
+    index: &EdgeIndex,
+    lexicon: &'a Lexicon,
+    groups: &[Vec<(NameMatch, f32, f32)>],
+) -> NeighbourTerms<'a> {
+    let mut out: NeighbourTerms<'a> = vec![BTreeMap::new(); groups.len()];
+    for (group, terms) in groups.iter().zip(&mut out) {
+        if !is_tied(group) {
             continue;
         }
+        let candidates = group
+            .iter()
+            .map(|(m, _, _)| lexicon.entry(m.entry).iri.as_str());
+        let rows = candidates
+            .flat_map(|c| index.neighbours(c).map(move |x| (c, x)))
+            .take(MAX_NEIGHBOURS);
+        for (candidate, neighbour) in rows {
+            add_neighbour(lexicon, terms, candidate, neighbour);
+        }
+    }
+    out
+}
+
+/// [`neighbour_terms`] read by one query per group, all sent together.
+fn neighbour_terms_queried<'a>(
+    store: &Store,
+    lexicon: &'a Lexicon,
+    groups: &[Vec<(NameMatch, f32, f32)>],
+) -> Result<NeighbourTerms<'a>, RetrieveError> {
+    let mut asked = Vec::new();
+    let mut texts = Vec::new();
+    for (i, group) in groups.iter().enumerate().filter(|(_, g)| is_tied(g)) {
         let nodes: Vec<RdfTerm> = group
             .iter()
             .filter_map(|(m, _, _)| NamedNode::new(lexicon.entry(m.entry).iri.as_str()).ok())
@@ -439,20 +501,14 @@ fn neighbour_terms<'a>(
             values("c", &nodes)
         ));
     }
-    let mut out: Vec<BTreeMap<String, HashSet<&str>>> = vec![BTreeMap::new(); groups.len()];
+    let mut out: NeighbourTerms<'a> = vec![BTreeMap::new(); groups.len()];
     for (i, solutions) in asked.into_iter().zip(run_all(store, texts)?) {
         let (Some(c_at), Some(x_at)) = (solutions.column("c"), solutions.column("x")) else {
             continue;
         };
         for row in &solutions.rows {
-            let (Some(c), Some(x)) = (cell_text(row.get(c_at)), cell_text(row.get(x_at))) else {
-                continue;
-            };
-            if let Some(entry) = lexicon.find(&x) {
-                out[i]
-                    .entry(c)
-                    .or_default()
-                    .extend(lexicon.name_terms(entry));
+            if let (Some(c), Some(x)) = (cell_text(row.get(c_at)), cell_text(row.get(x_at))) {
+                add_neighbour(lexicon, &mut out[i], &c, &x);
             }
         }
     }
@@ -526,6 +582,82 @@ fn properties(lexicon: &Lexicon, terms: &[Term]) -> Vec<Candidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The neighbour terms of the mentions of `question`, read by the query
+    /// and from the edge index, which must agree.
+    fn neighbour_terms_both_ways(
+        store: &Store,
+        question: &str,
+    ) -> Vec<BTreeMap<String, Vec<String>>> {
+        let lexicon = Lexicon::of(store).expect("lexicon");
+        let groups = mention_groups(&lexicon, &analyze_question(question));
+        assert!(groups.iter().any(|g| is_tied(g)), "a tie to break");
+        let queried = neighbour_terms_queried(store, &lexicon, &groups).expect("query");
+        let index = store
+            .graph()
+            .edge_index(usize::MAX)
+            .expect("index")
+            .expect("embedded");
+        assert_eq!(queried, neighbour_terms_in(&index, &lexicon, &groups));
+        let sorted = |terms: &HashSet<&str>| {
+            let mut terms: Vec<String> = terms.iter().map(|t| (*t).to_owned()).collect();
+            terms.sort();
+            terms
+        };
+        queried
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|(c, terms)| (c.clone(), sorted(terms)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn neighbour_terms_read_from_the_edge_index_are_those_the_query_reads() {
+        // Two nodes named "frame" alike: one typed by a named class, the other
+        // with a named node on each side of it.
+        let (_dir, store) = crate::test_store::with_turtle(
+            "@prefix ex: <http://example.org/> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+             ex:Kind rdfs:label \"kind\" .\n\
+             ex:first rdfs:label \"frame\" ; a ex:Kind .\n\
+             ex:second rdfs:label \"frame\" ; ex:sentOn ex:bus .\n\
+             ex:bus rdfs:label \"bus\" .\n\
+             ex:gateway rdfs:label \"gateway\" ; ex:forwards ex:second .\n",
+        )
+        .await;
+        let groups = neighbour_terms_both_ways(&store, "Which frame goes on the bus?");
+        let terms = groups
+            .into_iter()
+            .find(|g| g.len() == 2)
+            .expect("the frames");
+        let of = |node: &str| terms[&format!("http://example.org/{node}")].clone();
+        assert!(
+            of("first").contains(&"kind".to_owned()),
+            "{:?}",
+            of("first")
+        );
+        for near in ["bus", "gateway"] {
+            assert!(
+                of("second").contains(&near.to_owned()),
+                "{near}: {:?}",
+                of("second")
+            );
+        }
+
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let (_dir, store) =
+            crate::test_store::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+        let groups = neighbour_terms_both_ways(
+            &store,
+            "How do I decode a signal value from a raw CAN frame?",
+        );
+        let named: usize = groups.iter().map(BTreeMap::len).sum();
+        assert!(named > 10, "{named} candidates with named neighbours");
+    }
 
     fn candidate(iri: &str, score: f32, words: &[usize]) -> Candidate {
         Candidate {
