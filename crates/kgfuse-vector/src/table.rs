@@ -35,6 +35,9 @@ const TABLE: &str = "nodes";
 pub const MIN_ROWS_FOR_VECTOR_INDEX: usize = 256;
 /// With an ANN index, how many times `k` candidates are re-ranked exactly.
 const REFINE_FACTOR: u32 = 10;
+/// Bits per dimension of the index's RaBitQ codes (48 bytes a row at 384
+/// dimensions).
+const RABITQ_BITS: u32 = 1;
 /// IRIs per `IN (...)` filter, to keep SQL predicates small.
 const FILTER_CHUNK: usize = 500;
 /// [`VectorStore::hashes_of`] reads every key rather than filter by IRI while
@@ -560,8 +563,9 @@ impl VectorStore {
 
     /// Builds an approximate nearest-neighbour index (IVF-RQ, cosine) on the vector
     /// column: LanceDB's default partitions (about 4,096 rows each) and RaBitQ's
-    /// one bit per dimension, which trains nothing beyond the partitions (100k rows:
-    /// 2.3 s, where IVF-PQ's codebooks took 18-24 s for the same recall; BENCHMARKS.md).
+    /// one bit per dimension ([`RABITQ_BITS`]), which trains nothing beyond the
+    /// partitions (100k rows: 0.8 s, where IVF-PQ's codebooks took 18-24 s for the
+    /// same recall; BENCHMARKS.md).
     /// Later searches use it and re-rank `REFINE_FACTOR` times `k` candidates with
     /// their full vectors; rows written afterwards are searched exactly until
     /// [`Self::refresh_indexes`] folds them in. Also builds the scalar indexes the
@@ -579,7 +583,11 @@ impl VectorStore {
                  thousand rows an exact scan is as fast)"
             )));
         }
-        let builder = IvfRqIndexBuilder::default().distance_type(DistanceType::Cosine);
+        // One bit per dimension, said outright: Lance's own default is five,
+        // whose codes cost LUBM-10's build 3 s more for no better recall.
+        let builder = IvfRqIndexBuilder::default()
+            .distance_type(DistanceType::Cosine)
+            .num_bits(RABITQ_BITS);
         self.replace_index("vector", Index::IvfRq(builder), VECTOR_INDEX)
             .await?;
         // Scalar indexes for the filters searches use: `iri IN (...)` (scoring given
