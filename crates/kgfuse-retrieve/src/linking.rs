@@ -421,8 +421,8 @@ type NeighbourTerms<'a> = Vec<BTreeMap<String, HashSet<&'a str>>>;
 /// For each group with a tie to break (two candidates or more), for each
 /// candidate, the name terms of its neighbours (both directions, one hop, at most
 /// [`MAX_NEIGHBOURS`] a group): read from the graph's edge index when there is
-/// one (a lookup, where the query costs 1-3 ms a group for a class with many
-/// instances), else one query per group, all sent together.
+/// one (lookups, where the query costs 1-3 ms a group whose candidates have
+/// many neighbours), else one query per group, all sent together.
 fn neighbour_terms<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
