@@ -278,6 +278,36 @@ impl Graph {
         Ok(found)
     }
 
+    /// Whether some triple has `node` as its subject (`outgoing`) or object,
+    /// with `property` as its predicate (any predicate when `None`), in the
+    /// graphs a query reads with `options` (every graph under the union default
+    /// graph, else the default graph). Embedded, one index read and no query;
+    /// on a SPARQL server `None`, unknown: the question is not worth a round
+    /// trip of its own.
+    pub fn has_edge(
+        &self,
+        node: &NamedNode,
+        property: Option<&NamedNode>,
+        outgoing: bool,
+        options: &QueryOptions,
+    ) -> Result<Option<bool>, GraphError> {
+        if self.is_remote() {
+            return Ok(None);
+        }
+        let graph = (!options.union_default_graph).then_some(GraphNameRef::DefaultGraph);
+        let property = property.map(NamedNode::as_ref);
+        let spent = self.spent.clone();
+        spent
+            .measure(|| {
+                if outgoing {
+                    self.holds(Some(node.as_ref().into()), property, None, graph)
+                } else {
+                    self.holds(None, property, Some(node.as_ref().into()), graph)
+                }
+            })
+            .map(Some)
+    }
+
     /// The rdf:type IRIs of each subject that has one, sorted and deduplicated,
     /// read together (on a SPARQL server, one query per 500 subjects).
     pub fn types_of_all(
@@ -393,6 +423,44 @@ mod tests {
             )
             .expect("insert");
         graph
+    }
+
+    #[test]
+    fn an_edge_is_found_on_its_side_by_its_property_in_the_graphs_a_query_reads() {
+        let graph = in_graph("<urn:a> <urn:p> <urn:b> ; <urn:name> \"a\" .");
+        graph
+            .update(
+                "INSERT DATA { <urn:c> <urn:q> <urn:a> }",
+                &QueryOptions::default(),
+            )
+            .expect("insert into the default graph");
+        let node = |s: &str| NamedNode::new_unchecked(s);
+        let union = QueryOptions::default();
+        let has = |n: &str, p: Option<&str>, outgoing: bool, options: &QueryOptions| {
+            graph
+                .has_edge(&node(n), p.map(node).as_ref(), outgoing, options)
+                .expect("read")
+        };
+        assert_eq!(has("urn:a", Some("urn:p"), true, &union), Some(true));
+        assert_eq!(has("urn:a", Some("urn:p"), false, &union), Some(false));
+        assert_eq!(has("urn:b", Some("urn:p"), false, &union), Some(true));
+        assert_eq!(has("urn:b", None, true, &union), Some(false));
+        // A literal object counts: `?a0 ?p ?x` binds it.
+        assert_eq!(has("urn:a", Some("urn:name"), true, &union), Some(true));
+        assert_eq!(has("urn:a", None, false, &union), Some(true));
+        // Without the union default graph only the default graph is read.
+        let default_only = QueryOptions {
+            union_default_graph: false,
+            ..QueryOptions::default()
+        };
+        assert_eq!(
+            has("urn:a", Some("urn:p"), true, &default_only),
+            Some(false)
+        );
+        assert_eq!(
+            has("urn:a", Some("urn:q"), false, &default_only),
+            Some(true)
+        );
     }
 
     fn predicates() -> Vec<NamedNode> {

@@ -26,7 +26,10 @@
 //! fact.
 //! The terms enter as RDF terms in the algebra, never as query text; the query is
 //! checked against the store's vocabulary like every generated query, runs with a
-//! row limit and a short timeout. Each anchor's edges are a sub-select of their
+//! row limit and a short timeout. A query graph that asks an anchor for an edge
+//! none of its nodes has (`headlight hasFunction ?x` of a parameter) has no rows
+//! and is not run: embedded, that costs an index read per node and edge, where
+//! running it costs a query (BENCHMARKS.md, "empty query graphs"). Each anchor's edges are a sub-select of their
 //! own, which makes Oxigraph start from the anchors; the rows are ordered by
 //! kgfuse, not by the query (see [`algebra`]).
 
@@ -41,6 +44,7 @@ use kgfuse_store::Store;
 use spargebra::Query;
 use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// Most rows kept of a constructed query's answer.
@@ -114,6 +118,127 @@ struct QueryGraph {
     anchors: Vec<usize>,
     score: f32,
     shape: &'static str,
+}
+
+/// An edge a query graph asks of one of its anchors: the anchor's mention, the
+/// property (any when `None`) and whether the anchor is the edge's subject.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct AnchorEdge {
+    mention: usize,
+    property: Option<NamedNode>,
+    outgoing: bool,
+}
+
+impl QueryGraph {
+    /// The edges this graph asks of its anchors.
+    fn anchor_edges(&self) -> impl Iterator<Item = AnchorEdge> + '_ {
+        let labelled = self.edges.iter().filter_map(|edge| match edge {
+            Edge::Property {
+                subject,
+                property,
+                object,
+            } => Some((subject.as_str(), Some(property), object.as_str())),
+            Edge::Any { subject, object } => Some((subject.as_str(), None, object.as_str())),
+            Edge::Typed { .. } => None,
+        });
+        labelled.flat_map(move |(subject, property, object)| {
+            self.anchors.iter().filter_map(move |&mention| {
+                let name = anchor(mention);
+                let outgoing = if subject == name {
+                    true
+                } else if object == name {
+                    false
+                } else {
+                    return None;
+                };
+                Some(AnchorEdge {
+                    mention,
+                    property: property.cloned(),
+                    outgoing,
+                })
+            })
+        })
+    }
+}
+
+/// Which anchor edges the store holds, read as candidates ask for them and
+/// remembered for the others.
+struct AnchorEdges {
+    /// Each mention's candidate nodes, as its anchor's `VALUES` holds them.
+    nodes: Vec<Vec<NamedNode>>,
+    held: HashMap<AnchorEdge, bool>,
+}
+
+impl AnchorEdges {
+    fn new(linked: &Linked) -> Self {
+        let nodes = linked
+            .mentions
+            .iter()
+            .map(|m| {
+                m.candidates
+                    .iter()
+                    .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+                    .collect()
+            })
+            .collect();
+        Self {
+            nodes,
+            held: HashMap::new(),
+        }
+    }
+
+    /// The first edge of `graph` that none of its anchor's nodes has: the
+    /// graph has no rows. On a SPARQL server none is found (an edge read
+    /// there costs a round trip; the query graph runs instead).
+    fn missing(
+        &mut self,
+        store: &Store,
+        graph: &QueryGraph,
+    ) -> Result<Option<AnchorEdge>, GraphError> {
+        let options = store.query_options();
+        for edge in graph.anchor_edges() {
+            let held = match self.held.get(&edge) {
+                Some(&held) => held,
+                None => {
+                    let mut held = false;
+                    for node in &self.nodes[edge.mention] {
+                        let has = store.graph().has_edge(
+                            node,
+                            edge.property.as_ref(),
+                            edge.outgoing,
+                            &options,
+                        )?;
+                        // Unknown (a SPARQL server) counts as held.
+                        if has != Some(false) {
+                            held = true;
+                            break;
+                        }
+                    }
+                    self.held.insert(edge.clone(), held);
+                    held
+                }
+            };
+            if !held {
+                return Ok(Some(edge));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl std::fmt::Display for AnchorEdge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let side = if self.outgoing {
+            "outgoing"
+        } else {
+            "incoming"
+        };
+        write!(f, "?{} has no {side} ", anchor(self.mention))?;
+        match &self.property {
+            Some(property) => write!(f, "{property} edge"),
+            None => f.write_str("edge"),
+        }
+    }
 }
 
 /// The rows of the winning query as facts, with the query text.
@@ -643,6 +768,7 @@ pub(crate) struct Construction<'a> {
     at: usize,
     /// The score of the first candidate that answered.
     answered: Option<f32>,
+    anchor_edges: AnchorEdges,
     out: Constructed,
 }
 
@@ -673,6 +799,7 @@ impl<'a> Construction<'a> {
             asked: Vec::new(),
             at: 0,
             answered: None,
+            anchor_edges: AnchorEdges::new(linked),
             out,
         }
     }
@@ -775,6 +902,15 @@ impl Rounds for Construction<'_> {
             if !unknown.is_empty() {
                 let text = self.queries[i].to_string();
                 self.out.rejected.push(Rejected { text, unknown });
+                self.at += 1;
+                continue;
+            }
+            if let Some(edge) = self.anchor_edges.missing(self.store, &self.runs[i])? {
+                let graph = &self.runs[i];
+                self.out.trace.dropped.push(Dropped {
+                    iri: self.queries[i].to_string(),
+                    why: format!("{} ({:.2}): no rows, {edge}", graph.shape, graph.score),
+                });
                 self.at += 1;
                 continue;
             }
@@ -947,6 +1083,58 @@ mod tests {
             "{texts:?}"
         );
         assert_eq!(texts[even].0.as_deref(), Some("urn:a1"));
+    }
+
+    /// Every query graph skipped for an anchor edge its nodes lack returns no
+    /// rows when run, over the fixtures and questions about them; and some are
+    /// skipped, while others answer.
+    #[tokio::test]
+    async fn a_query_graph_skipped_for_a_missing_anchor_edge_has_no_rows() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files: Vec<_> = ["can-sdk/can-sdk.ttl", "support/support.ttl", "org/org.ttl"]
+            .iter()
+            .map(|f| root.join("fixtures").join(f))
+            .collect();
+        let (_dir, store) = crate::test_store::with_files(&files).await;
+        let (mut skipped, mut answered) = (0, 0);
+        for question in [
+            "Write a function to activate high-beam headlights on bus 1",
+            "Which escalation policy applies to an open chargeback?",
+            "How do I decode a signal value from a raw CAN frame?",
+            "Who manages the sales department?",
+            "Which department is Anna Keller a member of?",
+            "Who is an expert in valves?",
+            "What is the refund limit of a Tier 1 agent?",
+        ] {
+            let linked = crate::linking::link(&store, question).expect("link");
+            let mut construction = Construction::new(&store, &linked);
+            for (graph, query) in construction.runs.iter().zip(&construction.queries) {
+                let missing = construction
+                    .anchor_edges
+                    .missing(&store, graph)
+                    .expect("edge reads");
+                let rows = match store
+                    .graph()
+                    .query_algebra(query.clone(), &[], &store.query_options())
+                    .expect("query")
+                {
+                    QueryOutcome::Solutions { rows, .. } => rows.len(),
+                    other => panic!("{other:?}"),
+                };
+                match missing {
+                    Some(edge) => {
+                        assert_eq!(rows, 0, "{question}: {edge}, yet rows: {query}");
+                        skipped += 1;
+                    }
+                    None if rows > 0 => answered += 1,
+                    None => {}
+                }
+            }
+        }
+        assert!(
+            skipped > 0 && answered > 0,
+            "{skipped} skipped, {answered} answered"
+        );
     }
 
     #[test]
