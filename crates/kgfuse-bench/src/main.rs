@@ -34,7 +34,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig};
+use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig, Strategy};
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{GraphName, NamedNode};
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
@@ -113,6 +113,15 @@ struct Args {
     /// as an agent's questions come (0: back to back, after the warm-up).
     #[arg(long, default_value_t = 0)]
     idle_ms: u64,
+    /// With `--profile`: only these strategies (comma-separated names; all
+    /// when not given).
+    #[arg(long, value_delimiter = ',')]
+    profile_strategy: Vec<String>,
+    /// With `--profile`: measure each question this many times (after one
+    /// warm-up each); the medians are over every measurement. More passes
+    /// steady the medians when comparing two builds.
+    #[arg(long, default_value_t = 1)]
+    passes: usize,
     /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
     #[arg(long, hide = true)]
     ingest_one: Option<String>,
@@ -264,8 +273,20 @@ async fn main() -> Result<()> {
             &std::fs::read_to_string(&args.peer_questions)
                 .with_context(|| args.peer_questions.display().to_string())?,
         )?;
-        let idle = Duration::from_millis(args.idle_ms);
-        return profile::run(dir, &questions, idle).await;
+        let strategies = if args.profile_strategy.is_empty() {
+            Strategy::ALL.to_vec()
+        } else {
+            args.profile_strategy
+                .iter()
+                .map(|name| Strategy::from_name(name))
+                .collect::<Result<_, _>>()?
+        };
+        let plan = profile::Plan {
+            strategies,
+            idle: Duration::from_millis(args.idle_ms),
+            passes: args.passes.max(1),
+        };
+        return profile::run(dir, &questions, &plan).await;
     }
     if let Some(result) = &args.peer {
         let outcome = peer::run(result, &args.peer_questions, &scratch).await;

@@ -32,29 +32,43 @@ impl Split {
     }
 }
 
-/// Prints the profile table of every strategy on the store in `dir`.
-pub async fn run(dir: &Path, questions: &[String], idle: Duration) -> Result<()> {
+/// What `--profile` measures: which strategies, how long to idle before each
+/// measured retrieval, and how many times each question is measured.
+pub struct Plan {
+    /// The strategies, in table order.
+    pub strategies: Vec<Strategy>,
+    /// Idleness before each measured retrieval.
+    pub idle: Duration,
+    /// Measurements per question (at least one).
+    pub passes: usize,
+}
+
+/// Prints the profile table of the planned strategies on the store in `dir`.
+pub async fn run(dir: &Path, questions: &[String], plan: &Plan) -> Result<()> {
     let engine = Engine::open(dir).await?;
     println!(
-        "\n### Where a retrieval's time goes ({}, {} questions, {} ms idle before each; \
+        "\n### Where a retrieval's time goes ({}, {} questions × {} passes, {} ms idle before each; \
          median ms, calls in brackets)\n",
         dir.display(),
         questions.len(),
-        idle.as_millis()
+        plan.passes,
+        plan.idle.as_millis()
     );
     println!("{}", header());
-    for strategy in Strategy::ALL {
+    for &strategy in &plan.strategies {
         let options = RetrieveOptions {
             strategy,
             top_k: 8,
             ..RetrieveOptions::default()
         };
-        let mut splits = Vec::with_capacity(questions.len());
+        let mut splits = Vec::with_capacity(questions.len() * plan.passes);
         for question in questions {
             engine.retrieve(question, &options).await?; // warm-up
             engine.store().wait_for_background_work();
-            std::thread::sleep(idle);
-            splits.push(measure(&engine, question, &options).await?);
+            for _ in 0..plan.passes {
+                std::thread::sleep(plan.idle);
+                splits.push(measure(&engine, question, &options).await?);
+            }
         }
         println!("{}", row(strategy, &splits));
     }
