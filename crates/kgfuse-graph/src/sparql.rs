@@ -224,7 +224,7 @@ fn demote(_: ThreadId) {}
 /// before the time the watchdog already sleeps until: once the queries it
 /// watched are done, it keeps sleeping until the last deadline it knew rather
 /// than for good, so the next queries of a busy process (whose deadlines come
-/// later) need not wake it. Waking it for every query cost 13-28 µs a query,
+/// later) need not wake it. Waking it for every query cost 13-29 µs a query,
 /// about as much as a small query itself (BENCHMARKS.md, "the query watchdog").
 struct Watchdog {
     state: Mutex<WatchdogState>,

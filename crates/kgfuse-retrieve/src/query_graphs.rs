@@ -26,12 +26,13 @@
 //! fact.
 //! The terms enter as RDF terms in the algebra, never as query text; the query is
 //! checked against the store's vocabulary like every generated query, runs with a
-//! row limit and a short timeout. A query graph that asks an anchor for an edge
-//! none of its nodes has (`headlight hasFunction ?x` of a parameter) has no rows
-//! and is not run: embedded, that costs an index read per node and edge, where
-//! running it costs a query (BENCHMARKS.md, "empty query graphs"). Each anchor's edges are a sub-select of their
+//! row limit and a short timeout. Each anchor's edges are a sub-select of their
 //! own, which makes Oxigraph start from the anchors; the rows are ordered by
-//! kgfuse, not by the query (see [`algebra`]).
+//! kgfuse, not by the query (see [`algebra`]). A query graph that asks an anchor
+//! for an edge none of its nodes has (`headlight hasFunction ?x` of a parameter)
+//! has no rows and is not run: embedded, finding that out costs an index read
+//! per node and edge, where running it costs a query (BENCHMARKS.md, "empty
+//! query graphs").
 
 use crate::linking::{Candidate, Linked};
 use crate::sources::cell_text;
