@@ -130,6 +130,22 @@ struct AnchorEdge {
     outgoing: bool,
 }
 
+/// As the trace names a missing edge: `?a2 has no outgoing <p> edge`.
+impl std::fmt::Display for AnchorEdge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let side = if self.outgoing {
+            "outgoing"
+        } else {
+            "incoming"
+        };
+        write!(f, "?{} has no {side} ", anchor(self.mention))?;
+        match &self.property {
+            Some(property) => write!(f, "{property} edge"),
+            None => f.write_str("edge"),
+        }
+    }
+}
+
 impl QueryGraph {
     /// The edges this graph asks of its anchors.
     fn anchor_edges(&self) -> impl Iterator<Item = AnchorEdge> + '_ {
@@ -224,21 +240,6 @@ impl AnchorEdges {
             }
         }
         Ok(None)
-    }
-}
-
-impl std::fmt::Display for AnchorEdge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let side = if self.outgoing {
-            "outgoing"
-        } else {
-            "incoming"
-        };
-        write!(f, "?{} has no {side} ", anchor(self.mention))?;
-        match &self.property {
-            Some(property) => write!(f, "{property} edge"),
-            None => f.write_str("edge"),
-        }
     }
 }
 
