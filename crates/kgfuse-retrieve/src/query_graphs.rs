@@ -40,7 +40,7 @@ use crate::sparql::Rejected;
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term, Variable};
-use kgfuse_graph::{GraphError, QueryOutcome, Rounds};
+use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds};
 use kgfuse_store::Store;
 use spargebra::Query;
 use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
@@ -181,26 +181,21 @@ impl QueryGraph {
 /// Which anchor edges the store holds, read as candidates ask for them and
 /// remembered for the others.
 struct AnchorEdges {
-    /// Each mention's candidate nodes, as its anchor's `VALUES` holds them.
+    /// Each mention's nodes, as its anchor's `VALUES` holds them.
     nodes: Vec<Vec<NamedNode>>,
     held: HashMap<AnchorEdge, bool>,
+    /// Which graphs the query graphs read.
+    options: QueryOptions,
 }
 
 impl AnchorEdges {
-    fn new(linked: &Linked) -> Self {
-        let nodes = linked
-            .mentions
-            .iter()
-            .map(|m| {
-                m.candidates
-                    .iter()
-                    .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
-                    .collect()
-            })
-            .collect();
+    fn new(store: &Store, linked: &Linked) -> Self {
         Self {
-            nodes,
+            nodes: (0..linked.mentions.len())
+                .map(|i| anchor_nodes(linked, i))
+                .collect(),
             held: HashMap::new(),
+            options: store.query_options(),
         }
     }
 
@@ -212,7 +207,6 @@ impl AnchorEdges {
         store: &Store,
         graph: &QueryGraph,
     ) -> Result<Option<AnchorEdge>, GraphError> {
-        let options = store.query_options();
         for edge in graph.anchor_edges() {
             let held = match self.held.get(&edge) {
                 Some(&held) => held,
@@ -223,7 +217,7 @@ impl AnchorEdges {
                             node,
                             edge.property.as_ref(),
                             edge.outgoing,
-                            &options,
+                            &self.options,
                         )?;
                         // Unknown (a SPARQL server) counts as held.
                         if has != Some(false) {
@@ -628,10 +622,8 @@ fn query_edges(graph: &QueryGraph) -> QueryEdges<'_> {
 
 /// Anchor `i`'s edges with its candidates as a `VALUES`, in a sub-select.
 fn anchor_sub_select(linked: &Linked, i: usize, patterns: Vec<TriplePattern>) -> GraphPattern {
-    let bindings = linked.mentions[i]
-        .candidates
-        .iter()
-        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+    let bindings = anchor_nodes(linked, i)
+        .into_iter()
         .map(|n| vec![Some(GroundTerm::NamedNode(n))])
         .collect();
     let values = GraphPattern::Values {
@@ -639,6 +631,15 @@ fn anchor_sub_select(linked: &Linked, i: usize, patterns: Vec<TriplePattern>) ->
         bindings,
     };
     sub_select(join(values, GraphPattern::Bgp { patterns }))
+}
+
+/// The nodes anchor `i` stands for: its mention's candidates.
+fn anchor_nodes(linked: &Linked, i: usize) -> Vec<NamedNode> {
+    linked.mentions[i]
+        .candidates
+        .iter()
+        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+        .collect()
 }
 
 /// `?class_<subject> IN (classes)`: a class filters the end of the node's type
@@ -801,7 +802,7 @@ impl<'a> Construction<'a> {
             asked: Vec::new(),
             at: 0,
             answered: None,
-            anchor_edges: AnchorEdges::new(linked),
+            anchor_edges: AnchorEdges::new(store, linked),
             out,
         }
     }
