@@ -47,3 +47,33 @@ fn init_without_a_model_names_the_fix_and_writes_nothing() {
     );
     assert!(!k.data().join("kgfuse.toml").exists());
 }
+
+/// Debian 12's OpenBLAS does not know every CPU it runs on and then falls back
+/// to its SSE3 kernels; `kgfuse` starts itself again asking for the ones the CPU
+/// runs. OpenBLAS names the kernels it picks each time it loads
+/// (`OPENBLAS_VERBOSE=2`): the last pick must be what this CPU runs.
+#[test]
+fn kgfuse_runs_on_the_blas_kernels_this_cpu_runs() {
+    let Some(here) = kgfuse::blas_kernels() else {
+        return; // built without OpenBLAS: gemm's kernels, nothing to pick
+    };
+    // What this test process would have asked for is what `kgfuse` must end on.
+    let want = kgfuse::blas_kernels_to_request().map_or(here, str::to_owned);
+    let out = Kgfuse::empty()
+        .std_cmd()
+        .env("OPENBLAS_VERBOSE", "2")
+        .arg("--version")
+        .output()
+        .expect("run kgfuse");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let picks: Vec<&str> = stderr
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("Core: "))
+        .collect();
+    match picks.last() {
+        Some(last) => assert_eq!(*last, want, "{stderr}"),
+        // An OpenBLAS built for one CPU names none, and has nothing to pick.
+        None => assert_eq!(kgfuse::blas_kernels_to_request(), None, "{stderr}"),
+    }
+}

@@ -681,6 +681,8 @@ fn exit_quietly_on_closed_stdout() {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: OpenBLAS picks its kernels as the process loads.
+    let restart_failed = kgfuse::restart_with_faster_blas_kernels();
     exit_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let level = match cli.verbose {
@@ -697,6 +699,9 @@ fn main() -> ExitCode {
             }),
         )
         .init();
+    if let Some(e) = restart_failed {
+        tracing::warn!("could not restart with faster OpenBLAS kernels: {e}");
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {

@@ -12,12 +12,20 @@
 //!   into its query rows when the weights are read;
 //! - residual additions, layer norms and GELU run in place, row by row.
 //!
-//! The matrix products use `gemm`, the kernels candle itself uses. The directory
-//! layout is Hugging Face's: `config.json`, `tokenizer.json`, `model.safetensors`.
+//! The large matrix products run on OpenBLAS when the build links it (see
+//! [`restart_with_faster_blas_kernels`] for CPUs it does not know), else on
+//! `gemm`, the kernels candle itself uses; a question's few rows run on a kernel
+//! of the crate's own over half-precision weights. The directory layout is
+//! Hugging Face's: `config.json`, `tokenizer.json`, `model.safetensors`.
 
+mod blas_kernels;
 mod forward;
 mod matmul;
 mod weights;
+
+pub use blas_kernels::{
+    CORETYPE_VARIABLE, blas_kernels, blas_kernels_to_request, restart_with_faster_blas_kernels,
+};
 
 use forward::Packed;
 use std::path::Path;

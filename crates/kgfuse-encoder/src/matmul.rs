@@ -199,6 +199,65 @@ pub(crate) fn add_products_with_half_rows(
     inputs: usize,
     outputs: Range<usize>,
 ) {
+    let kernel = HalfKernel::fastest().expect("half-precision weights without F16C");
+    add_products_with_half_rows_on(kernel, out, x, weight, inputs, outputs);
+}
+
+/// The kernels of [`add_products_with_half_rows`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HalfKernel {
+    /// Eight lanes: AVX2, FMA and F16C.
+    Avx2,
+    /// Sixteen lanes and twice the rows per block: AVX-512.
+    Avx512,
+}
+
+impl HalfKernel {
+    /// The kernels this CPU runs, slowest first.
+    pub(crate) fn available() -> Vec<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            [
+                (Self::Avx2, few_rows::available()),
+                (Self::Avx512, few_rows_avx512::available()),
+            ]
+            .into_iter()
+            .filter_map(|(kernel, runs)| runs.then_some(kernel))
+            .collect()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Vec::new()
+    }
+
+    /// The fastest kernel this CPU runs (the feature checks are cached by the
+    /// standard library).
+    fn fastest() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if few_rows_avx512::available() {
+                return Some(Self::Avx512);
+            }
+            if few_rows::available() {
+                return Some(Self::Avx2);
+            }
+        }
+        None
+    }
+}
+
+/// [`add_products_with_half_rows`] on the given kernel.
+///
+/// # Panics
+///
+/// As [`add_products_with_half_rows`], and when this CPU lacks the kernel.
+pub(crate) fn add_products_with_half_rows_on(
+    kernel: HalfKernel,
+    out: &mut [f32],
+    x: &[f32],
+    weight: &[u16],
+    inputs: usize,
+    outputs: Range<usize>,
+) {
     assert!(
         inputs > 0 && x.len().is_multiple_of(inputs),
         "x is not whole rows"
@@ -208,14 +267,20 @@ pub(crate) fn add_products_with_half_rows(
         "weight rows outside the weight"
     );
     assert_eq!(out.len(), x.len() / inputs * outputs.len(), "output size");
+    assert!(
+        HalfKernel::available().contains(&kernel),
+        "this CPU lacks the {kernel:?} kernel"
+    );
     #[cfg(target_arch = "x86_64")]
-    {
-        assert!(few_rows::available(), "half-precision weights without F16C");
+    match kernel {
         // SAFETY: `available` found AVX2, FMA and F16C on this CPU.
         #[allow(unsafe_code)]
-        unsafe {
-            few_rows::add_products(out, x, weight, inputs, outputs);
-        }
+        HalfKernel::Avx2 => unsafe { few_rows::add_products(out, x, weight, inputs, outputs) },
+        // SAFETY: `available` found AVX-512 (F) on this CPU.
+        #[allow(unsafe_code)]
+        HalfKernel::Avx512 => unsafe {
+            few_rows_avx512::add_products(out, x, weight, inputs, outputs);
+        },
     }
     #[cfg(not(target_arch = "x86_64"))]
     unreachable!("half-precision weights exist only on x86-64");
@@ -388,12 +453,127 @@ mod few_rows {
     }
 }
 
+/// [`add_products_with_half_rows`] on AVX-512: blocks of two weight rows by up
+/// to eight rows of `x`, sixteen lanes at a time. A question's 10 to 20 tokens
+/// take two or three blocks of rows, so each pair of weight rows is widened two
+/// or three times (four or five with the AVX2 kernel's four rows), and each
+/// instruction does twice the arithmetic.
+#[cfg(target_arch = "x86_64")]
+mod few_rows_avx512 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_loadu_si256, _mm512_cvtph_ps, _mm512_cvtss_f32, _mm512_fmadd_ps,
+        _mm512_loadu_ps, _mm512_reduce_add_ps, _mm512_setzero_ps,
+    };
+    use std::ops::Range;
+
+    const LANES: usize = 16;
+    const ROWS: usize = 8;
+    const OUTPUTS: usize = 2;
+
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("avx512f")
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn add_products(
+        out: &mut [f32],
+        x: &[f32],
+        weight: &[u16],
+        inputs: usize,
+        outputs: Range<usize>,
+    ) {
+        let rows = x.len() / inputs;
+        let width = outputs.len();
+        for output in outputs.clone().step_by(OUTPUTS) {
+            let w = &weight[output * inputs..(output + OUTPUTS).min(outputs.end) * inputs];
+            let column = output - outputs.start;
+            for row in (0..rows).step_by(ROWS) {
+                let x = &x[row * inputs..(row + ROWS).min(rows) * inputs];
+                let out = &mut out[row * width..(row + ROWS).min(rows) * width];
+                let pair = w.len() / inputs == 2;
+                // One instance of `block` per shape, so its sums stay in registers.
+                macro_rules! by_rows {
+                    ($($r:literal)*) => {
+                        match (x.len() / inputs, pair) {
+                            $(
+                                ($r, true) => block::<$r, 2>(out, width, column, x, w, inputs),
+                                ($r, false) => block::<$r, 1>(out, width, column, x, w, inputs),
+                            )*
+                            _ => unreachable!("a block has one to eight rows"),
+                        }
+                    };
+                }
+                by_rows!(1 2 3 4 5 6 7 8);
+            }
+        }
+    }
+
+    /// `out[i][column + j] += x[i] · w[j]` for the `R` rows of `x` and the `O`
+    /// rows of `w`.
+    #[target_feature(enable = "avx512f")]
+    fn block<const R: usize, const O: usize>(
+        out: &mut [f32],
+        width: usize,
+        column: usize,
+        x: &[f32],
+        w: &[u16],
+        inputs: usize,
+    ) {
+        assert!(x.len() >= R * inputs && w.len() >= O * inputs);
+        let mut sums = [[_mm512_setzero_ps(); O]; R];
+        let whole = inputs - inputs % LANES;
+        let (x_at, w_at) = (x.as_ptr(), w.as_ptr());
+        for k in (0..whole).step_by(LANES) {
+            let mut lanes = [_mm512_setzero_ps(); O];
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                // SAFETY: `k + LANES <= inputs` and `j < O`, so the sixteen
+                // values read lie in weight row `j`, inside `w` (asserted
+                // above); the load needs no alignment.
+                #[allow(unsafe_code)]
+                let narrow =
+                    unsafe { _mm256_loadu_si256(w_at.add(j * inputs + k).cast::<__m256i>()) };
+                *lane = _mm512_cvtph_ps(narrow);
+            }
+            for (i, sums) in sums.iter_mut().enumerate() {
+                // SAFETY: as above, in row `i < R` of `x`.
+                #[allow(unsafe_code)]
+                let xs = unsafe { _mm512_loadu_ps(x_at.add(i * inputs + k)) };
+                for (sum, lane) in sums.iter_mut().zip(&lanes) {
+                    *sum = _mm512_fmadd_ps(xs, *lane, *sum);
+                }
+            }
+        }
+        for (i, sums) in sums.iter().enumerate() {
+            for (j, sum) in sums.iter().enumerate() {
+                let mut total = _mm512_reduce_add_ps(*sum);
+                for k in whole..inputs {
+                    total = x[i * inputs + k].mul_add(widen(w[j * inputs + k]), total);
+                }
+                out[i * width + column + j] += total;
+            }
+        }
+    }
+
+    /// One half-precision value, widened by the instruction the blocks use.
+    #[target_feature(enable = "avx512f")]
+    fn widen(half: u16) -> f32 {
+        let mut sixteen = [0u16; LANES];
+        sixteen[0] = half;
+        // SAFETY: a local array of sixteen 16-bit values (32 bytes) is read;
+        // the load needs no alignment.
+        #[allow(unsafe_code)]
+        let narrow = unsafe { _mm256_loadu_si256(sixteen.as_ptr().cast::<__m256i>()) };
+        _mm512_cvtss_f32(_mm512_cvtph_ps(narrow))
+    }
+}
+
 /// OpenBLAS's single-precision product, for views BLAS can describe: each one
 /// row-major with unit column stride, or the transpose of one.
 #[cfg(openblas)]
-mod blas {
+pub(crate) mod blas {
     use super::View;
-    use std::os::raw::c_int;
+    use std::ffi::CStr;
+    use std::os::raw::{c_char, c_int};
 
     const ROW_MAJOR: c_int = 101;
     const NO_TRANS: c_int = 111;
@@ -420,10 +600,31 @@ mod blas {
         );
     }
 
-    // SAFETY (of the declaration): OpenBLAS's own extension, in every build of it.
+    // SAFETY (of the declaration): OpenBLAS's own extensions, in every build of it.
     #[allow(unsafe_code)]
     unsafe extern "C" {
         fn openblas_set_num_threads(threads: c_int);
+        fn openblas_get_corename() -> *const c_char;
+        fn openblas_get_config() -> *const c_char;
+    }
+
+    /// The name of the kernels OpenBLAS chose as the process loaded it
+    /// (`SkylakeX`, `Haswell`, `Prescott`, …).
+    pub(crate) fn kernels() -> String {
+        // SAFETY: OpenBLAS returns a static NUL-terminated string.
+        #[allow(unsafe_code)]
+        let name = unsafe { CStr::from_ptr(openblas_get_corename()) };
+        name.to_string_lossy().into_owned()
+    }
+
+    /// Whether this OpenBLAS carries kernels for many CPUs and picks among them
+    /// as it loads (`DYNAMIC_ARCH`, as Debian's does), so `OPENBLAS_CORETYPE`
+    /// can name others.
+    pub(crate) fn picks_kernels_at_load() -> bool {
+        // SAFETY: OpenBLAS returns a static NUL-terminated string.
+        #[allow(unsafe_code)]
+        let config = unsafe { CStr::from_ptr(openblas_get_config()) };
+        config.to_string_lossy().contains("DYNAMIC_ARCH")
     }
 
     /// Keeps OpenBLAS on the calling thread: the encoder splits its products
@@ -591,18 +792,28 @@ pub(crate) mod tests {
                 "{w}"
             );
         }
-        for inputs in [1, 7, 8, 9, 24, 41] {
+        for (kernel, inputs) in HalfKernel::available()
+            .into_iter()
+            .flat_map(|k| [1, 7, 8, 9, 16, 24, 33, 41, 48].map(|inputs| (k, inputs)))
+        {
             let weight: Vec<f32> = (0..5 * inputs).map(|i| (i as f32 * 0.29).cos()).collect();
             let half = half_precision(&weight).expect("converted above");
             let widened: Vec<f32> = half.iter().map(|h| widen(*h)).collect();
-            for rows in 1..=9 {
+            for rows in 1..=17 {
                 let x: Vec<f32> = (0..rows * inputs)
                     .map(|i| (i as f32 * 0.37).sin())
                     .collect();
                 for outputs in [0..5, 1..4, 4..5] {
                     let width = outputs.len();
                     let mut got: Vec<f32> = (0..rows * width).map(|i| i as f32).collect();
-                    add_products_with_half_rows(&mut got, &x, &half, inputs, outputs.clone());
+                    add_products_with_half_rows_on(
+                        kernel,
+                        &mut got,
+                        &x,
+                        &half,
+                        inputs,
+                        outputs.clone(),
+                    );
                     for r in 0..rows {
                         for (c, o) in outputs.clone().enumerate() {
                             let dot: f32 = (0..inputs)
@@ -612,7 +823,7 @@ pub(crate) mod tests {
                             let g = got[r * width + c];
                             assert!(
                                 (g - want).abs() < 1e-4,
-                                "inputs {inputs}, rows {rows}, output {o}: {g} vs {want}"
+                                "{kernel:?}, inputs {inputs}, rows {rows}, output {o}: {g} vs {want}"
                             );
                         }
                     }

@@ -32,6 +32,7 @@ pub use embed::hash::HashEmbedder;
 pub use embed::minilm::{MiniLmBackend, MiniLmEmbedder, default_minilm_dir};
 pub use embed::openai::{OpenAiConfig, OpenAiEmbedder};
 pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
+pub use kgfuse_encoder::{blas_kernels, blas_kernels_to_request, restart_with_faster_blas_kernels};
 pub use kinds::KindFilter;
 pub use location::{READ_CONSISTENCY, VectorLocation};
 pub use resident::RESIDENT_MAX_ROWS;

@@ -40,7 +40,10 @@ pub use kgfuse_store::{
     CheckReport, Derivation, FileValidation, LoadSummary, MAX_INDEXED_EDGES, Provenance, Question,
     StoreStats, SyncReport,
 };
-pub use kgfuse_vector::{KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow};
+pub use kgfuse_vector::{
+    KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,
+    blas_kernels_to_request, restart_with_faster_blas_kernels,
+};
 
 mod builder;
 mod describe;

@@ -106,9 +106,12 @@ impl MiniLmEmbedder {
         }
         let model = match backend {
             // The files were checked above; the encoder's errors name the directory.
-            MiniLmBackend::Packed => Model::Packed(
-                Encoder::load(dir, MAX_TOKENS).map_err(|e| EmbedError::Model(e.to_string()))?,
-            ),
+            MiniLmBackend::Packed => {
+                warn_of_fallback_blas_kernels();
+                Model::Packed(
+                    Encoder::load(dir, MAX_TOKENS).map_err(|e| EmbedError::Model(e.to_string()))?,
+                )
+            }
             MiniLmBackend::Candle => Model::Candle(CandleModel::load(dir)?),
         };
         let dimension = match &model {
@@ -233,6 +236,22 @@ impl CandleModel {
         let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
         mean.broadcast_div(&norms)?.to_vec2::<f32>()
     }
+}
+
+/// Says once per process that OpenBLAS runs its fallback kernels on this CPU,
+/// and how to start a program with faster ones (the kgfuse binaries do it).
+fn warn_of_fallback_blas_kernels() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Some(kernels) = kgfuse_encoder::blas_kernels_to_request() {
+            tracing::warn!(
+                "OpenBLAS does not know this CPU and runs its SSE3 kernels: MiniLM embeds \
+                 several times slower than it could. Start the program with {}={kernels}, \
+                 or call kgfuse::restart_with_faster_blas_kernels first in main",
+                kgfuse_encoder::CORETYPE_VARIABLE
+            );
+        }
+    });
 }
 
 impl Embedder for MiniLmEmbedder {
