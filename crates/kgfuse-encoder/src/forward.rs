@@ -4,7 +4,8 @@
 //! and head, on that text's tokens only, so a short text next to a long one costs
 //! what it would alone.
 
-use crate::matmul::{Kernel, View, add_products_with_half_rows, product};
+use crate::half_rows::HalfWeight;
+use crate::matmul::{Kernel, View, product};
 use crate::weights::{Config, Linear, Norm, Weights};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -138,7 +139,11 @@ fn linear_by_rows(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f
 /// The weight is read in half precision when the layer has it: a few rows cost
 /// little arithmetic against reading the weight from memory.
 fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Vec<f32> {
-    let width = layer.outputs.div_ceil(parts).max(1);
+    let step = layer
+        .half_weight
+        .as_ref()
+        .map_or(1, HalfWeight::column_step);
+    let width = layer.outputs.div_ceil(parts).next_multiple_of(step).max(1);
     let ranges: Vec<Range<usize>> = (0..layer.outputs)
         .step_by(width)
         .map(|first| first..(first + width).min(layer.outputs))
@@ -148,9 +153,7 @@ fn linear_by_columns(x: &[f32], layer: &Linear, rows: usize, parts: usize) -> Ve
         .map(|columns| {
             let mut block = layer.bias[columns.clone()].repeat(rows);
             match &layer.half_weight {
-                Some(half) => {
-                    add_products_with_half_rows(&mut block, x, half, layer.inputs, columns.clone());
-                }
+                Some(half) => half.add_products(&mut block, x, columns.clone()),
                 None => multiply_by_weight_rows(&mut block, x, layer, columns.clone()),
             }
             (columns, block)
@@ -347,7 +350,7 @@ mod tests {
             .map(|i| (i as f32 * 0.013).sin())
             .collect();
         Linear {
-            half_weight: crate::matmul::half_precision(&weight),
+            half_weight: HalfWeight::new(&weight, inputs),
             weight,
             bias: (0..outputs).map(|i| (i as f32 * 0.7).cos()).collect(),
             inputs,
@@ -360,10 +363,7 @@ mod tests {
     fn by_definition(x: &[f32], layer: &Linear, half: bool) -> Vec<f32> {
         let rows = x.len() / layer.inputs;
         let weight: Vec<f32> = match &layer.half_weight {
-            Some(weight) if half => weight
-                .iter()
-                .map(|h| crate::matmul::tests::widen(*h))
-                .collect(),
+            Some(weight) if half => weight.widened(),
             _ => layer.weight.clone(),
         };
         let mut out = Vec::with_capacity(rows * layer.outputs);

@@ -20,6 +20,7 @@
 
 mod blas_kernels;
 mod forward;
+mod half_rows;
 mod matmul;
 mod weights;
 

@@ -2,7 +2,7 @@
 //! `model.safetensors` (the Hugging Face layout of a `BertModel`).
 
 use crate::EncoderError;
-use crate::matmul::half_precision;
+use crate::half_rows::HalfWeight;
 use safetensors::{Dtype, SafeTensors};
 
 /// What the forward pass needs from `config.json`.
@@ -35,10 +35,9 @@ fn default_position() -> String {
 #[derive(Debug)]
 pub(crate) struct Linear {
     pub weight: Vec<f32>,
-    /// `weight` in half precision, for products of a few rows (see
-    /// [`crate::matmul::add_products_with_half_rows`]); `None` when the CPU
-    /// cannot use it.
-    pub half_weight: Option<Vec<u16>>,
+    /// `weight` in half precision, for products of a few rows; `None` when the
+    /// CPU runs none of the kernels that read it.
+    pub half_weight: Option<HalfWeight>,
     pub bias: Vec<f32>,
     pub inputs: usize,
     pub outputs: usize,
@@ -109,7 +108,7 @@ impl Weights {
         let linear = |name: &str, outputs: usize, inputs: usize| -> Result<Linear, EncoderError> {
             let weight = get(&format!("{name}.weight"), &[outputs, inputs])?;
             Ok(Linear {
-                half_weight: half_precision(&weight),
+                half_weight: HalfWeight::new(&weight, inputs),
                 weight,
                 bias: get(&format!("{name}.bias"), &[outputs])?,
                 inputs,
@@ -146,7 +145,7 @@ impl Weights {
                 qkv.weight.extend(one.weight.iter().map(|w| w * factor));
                 qkv.bias.extend(one.bias.iter().map(|b| b * factor));
             }
-            qkv.half_weight = half_precision(&qkv.weight);
+            qkv.half_weight = HalfWeight::new(&qkv.weight, hidden);
             layers.push(Layer {
                 qkv,
                 attention_out: linear(&format!("{p}attention.output.dense"), hidden, hidden)?,
