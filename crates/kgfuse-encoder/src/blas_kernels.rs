@@ -5,10 +5,10 @@
 //! one set as the process loads it, by the CPU's model number. A model newer than
 //! the library is unknown to it, and it falls back to its SSE3 kernels
 //! (`Prescott`) even on a CPU with AVX-512: Debian 12's OpenBLAS 0.3.21 does so on
-//! Emerald Rapids (model 207), where the encoder's products then run several
-//! times slower (BENCHMARKS.md, "Release profile, 2026-11-28"). The only way to
-//! pick again is the `OPENBLAS_CORETYPE` variable, which OpenBLAS reads once,
-//! before `main`. Setting it from inside a running program would race with any
+//! Emerald Rapids (model 207), where the encoder's batches then run almost
+//! three times slower (BENCHMARKS.md, "The encoder on a CPU OpenBLAS does not
+//! know"). The only way to pick again is the `OPENBLAS_CORETYPE` variable, which
+//! OpenBLAS reads once, before `main`. Setting it from inside a running program would race with any
 //! thread that reads the environment, so a program starts itself again with the
 //! variable set ([`restart_with_faster_blas_kernels`]).
 
