@@ -112,27 +112,3 @@ pub fn restart_with_faster_blas_kernels() -> Option<std::io::Error> {
         None
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kernels_are_requested_only_in_place_of_the_fallback() {
-        match (blas_kernels(), blas_kernels_to_request()) {
-            // Without OpenBLAS there is nothing to ask for.
-            (None, requested) => assert_eq!(requested, None),
-            // OpenBLAS knew this CPU, or was told: its choice stands.
-            (Some(kernels), requested) if kernels != FALLBACK_KERNELS => {
-                assert_eq!(requested, None);
-            }
-            // It fell back: a faster set is asked for only when the CPU has one
-            // and nobody has named kernels yet.
-            (Some(_), Some(requested)) => {
-                assert!(["SkylakeX", "Haswell"].contains(&requested));
-                assert!(std::env::var_os(CORETYPE_VARIABLE).is_none());
-            }
-            (Some(_), None) => {}
-        }
-    }
-}
