@@ -4,6 +4,7 @@
 //! and head, on that text's tokens only, so a short text next to a long one costs
 //! what it would alone.
 
+use crate::activations::{gelu_all, softmax_rows};
 use crate::half_rows::HalfWeight;
 use crate::matmul::{Kernel, View, product};
 use crate::weights::{Config, Linear, Norm, Weights};
@@ -59,9 +60,7 @@ pub(crate) fn sentence_vectors(
             config.layer_norm_eps,
         );
         let mut inner = linear(&x, &layer.intermediate);
-        inner
-            .par_chunks_mut(4096)
-            .for_each(|chunk| chunk.iter_mut().for_each(|v| *v = gelu(*v)));
+        inner.par_chunks_mut(4096).for_each(gelu_all);
         let out = linear(&inner, &layer.output);
         add_and_normalise(&mut x, &out, &layer.output_norm, config.layer_norm_eps);
     }
@@ -231,7 +230,7 @@ fn attention(qkv: &[f32], packed: &Packed, config: &Config) -> Vec<f32> {
                 false,
                 Kernel::Small,
             );
-            scores.chunks_mut(tokens).for_each(softmax);
+            softmax_rows(&mut scores, tokens);
             let values = View {
                 offset: start * width + 2 * hidden + head * size,
                 row: width,
@@ -280,35 +279,6 @@ fn layer_norm(row: &mut [f32], norm: &Norm, eps: f32) {
     }
 }
 
-/// Softmax of one row of attention scores, in place.
-fn softmax(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
-    }
-    let inverse = 1.0 / sum;
-    row.iter_mut().for_each(|v| *v *= inverse);
-}
-
-/// BERT's exact GELU, `x · Φ(x)`, with `erf` from Abramowitz & Stegun 7.1.26
-/// (absolute error below 1.5e-7, under float32 resolution here). The
-/// coefficients are written as published.
-#[allow(clippy::excessive_precision)]
-fn gelu(x: f32) -> f32 {
-    let z = x.abs() * std::f32::consts::FRAC_1_SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * z);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    // Φ(-|x|) = (1 - erf(|x| / √2)) / 2.
-    let tail = 0.5 * poly * (-z * z).exp();
-    let phi = if x < 0.0 { tail } else { 1.0 - tail };
-    x * phi
-}
-
 /// The mean of a text's token rows, scaled to unit length.
 fn mean_unit(rows: &[f32], hidden: usize) -> Vec<f32> {
     let mut mean = vec![0.0f32; hidden];
@@ -329,19 +299,6 @@ fn mean_unit(rows: &[f32], hidden: usize) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gelu_matches_the_erf_definition() {
-        // Φ(x) at a few points, from tables of the standard normal distribution.
-        for (x, phi) in [
-            (0.0f32, 0.5f32),
-            (1.0, 0.841_344_7),
-            (-1.0, 0.158_655_3),
-            (2.5, 0.993_790_3),
-        ] {
-            assert!((gelu(x) - x * phi).abs() < 1e-6, "gelu({x})");
-        }
-    }
 
     /// A dense layer of `outputs × inputs` made-up weights.
     fn layer(inputs: usize, outputs: usize) -> Linear {
@@ -407,13 +364,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn softmax_sums_to_one_and_keeps_order() {
-        let mut row = vec![1.0, 3.0, 2.0, -50.0];
-        softmax(&mut row);
-        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        assert!(row[1] > row[2] && row[2] > row[0] && row[3] < 1e-20);
     }
 }

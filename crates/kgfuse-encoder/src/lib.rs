@@ -18,6 +18,7 @@
 //! of the crate's own over half-precision weights. The directory layout is
 //! Hugging Face's: `config.json`, `tokenizer.json`, `model.safetensors`.
 
+mod activations;
 mod blas_kernels;
 mod forward;
 mod half_rows;
