@@ -61,22 +61,31 @@ fn gelu(x: f32) -> f32 {
     x * phi
 }
 
-/// Lanes of the partial sums in [`softmax`]: the sum is not reassociated by the
-/// compiler, so it is split by hand to vectorise.
+/// Lanes of the partial sums in [`sum_in_lanes`].
 const SUM_LANES: usize = 8;
+
+/// The sum of `term(v)` over `values`, in [`SUM_LANES`] partial sums: the
+/// compiler keeps the order of a plain sum, one addition after the other.
+#[inline(always)]
+pub(crate) fn sum_in_lanes(values: &[f32], term: impl Fn(f32) -> f32) -> f32 {
+    let mut lanes = [0.0f32; SUM_LANES];
+    let mut chunks = values.chunks_exact(SUM_LANES);
+    for chunk in &mut chunks {
+        lanes
+            .iter_mut()
+            .zip(chunk)
+            .for_each(|(sum, v)| *sum += term(*v));
+    }
+    let rest: f32 = chunks.remainder().iter().map(|v| term(*v)).sum();
+    lanes.iter().sum::<f32>() + rest
+}
 
 /// Softmax of one row of attention scores, in place.
 #[inline(always)]
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     row.iter_mut().for_each(|v| *v = exp(*v - max));
-    let mut lanes = [0.0f32; SUM_LANES];
-    let mut chunks = row.chunks_exact(SUM_LANES);
-    for chunk in &mut chunks {
-        lanes.iter_mut().zip(chunk).for_each(|(sum, v)| *sum += v);
-    }
-    let sum = lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>();
-    let inverse = 1.0 / sum;
+    let inverse = 1.0 / sum_in_lanes(row, |v| v);
     row.iter_mut().for_each(|v| *v *= inverse);
 }
 

@@ -4,7 +4,7 @@
 //! and head, on that text's tokens only, so a short text next to a long one costs
 //! what it would alone.
 
-use crate::activations::{gelu_all, softmax_rows};
+use crate::activations::{gelu_all, softmax_rows, sum_in_lanes};
 use crate::half_rows::HalfWeight;
 use crate::matmul::{Kernel, View, product};
 use crate::weights::{Config, Linear, Norm, Weights};
@@ -271,8 +271,8 @@ fn add_and_normalise(x: &mut [f32], residual: &[f32], norm: &Norm, eps: f32) {
 fn layer_norm(row: &mut [f32], norm: &Norm, eps: f32) {
     #[allow(clippy::cast_precision_loss)]
     let n = row.len() as f32;
-    let mean = row.iter().sum::<f32>() / n;
-    let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    let mean = sum_in_lanes(row, |v| v) / n;
+    let variance = sum_in_lanes(row, |v| (v - mean) * (v - mean)) / n;
     let scale = 1.0 / (variance + eps).sqrt();
     for ((v, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
         *v = (*v - mean) * scale * w + b;
