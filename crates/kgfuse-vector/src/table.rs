@@ -324,6 +324,24 @@ impl VectorStore {
         self.select_keys(None).await
     }
 
+    /// The text of every row, in table order: what was embedded.
+    pub async fn texts(&self) -> Result<Vec<String>, VectorError> {
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .select(Select::columns(&["text"]))
+            .execute()
+            .await?
+            .try_collect()
+            .await?;
+        let mut out = Vec::new();
+        for batch in &batches {
+            let texts = string_column(batch, "text")?;
+            out.extend((0..batch.num_rows()).map(|i| texts.value(i).to_owned()));
+        }
+        Ok(out)
+    }
+
     /// Hashes of the rows of these IRIs (an IRI with several rows appears once):
     /// a filtered query per [`FILTER_CHUNK`] of them, or, when they are many for
     /// the table's size ([`ROWS_READ_PER_KEY_WANTED`]), one read of every key.
@@ -950,6 +968,10 @@ mod tests {
         // Quotes in IRIs are escaped in filters.
         store.delete(&["urn:it's".into()]).await.expect("delete");
         assert_eq!(store.keys().await.expect("keys").len(), 1);
+        assert_eq!(
+            store.texts().await.expect("texts"),
+            ["decode signal values from CAN frames"]
+        );
 
         drop(store);
         let reopened = VectorStore::open(&dir.path().into(), 64)

@@ -42,7 +42,7 @@ pub use kgfuse_store::{
 };
 pub use kgfuse_vector::{
     KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,
-    blas_kernels_to_request, restart_with_faster_blas_kernels,
+    blas_kernels_to_request, embed_in_batches, restart_with_faster_blas_kernels,
 };
 
 mod builder;
