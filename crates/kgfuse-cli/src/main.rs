@@ -21,8 +21,11 @@ use std::time::Duration;
 
 /// jemalloc instead of the system's allocator: a retrieval builds and drops many
 /// small strings (IRIs, terms, query rows), and glibc's malloc took 14% of the
-/// CPU samples of `unified` retrievals (`perf`, BENCHMARKS.md). The library
-/// crates leave the choice of allocator to the program that links them.
+/// CPU samples of `unified` retrievals (`perf`, BENCHMARKS.md). Its thread
+/// caches keep blocks of up to 1 MiB (`tcache_max`, set for the build in
+/// `.cargo/config.toml`), so the encoder's buffers stay cached between
+/// questions. The library crates leave the choice of allocator to the program
+/// that links them.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
