@@ -23,7 +23,7 @@ use crate::backend::Backend;
 use crate::templates::Edge;
 use crate::{Graph, GraphError, QueryOptions};
 use oxigraph::model::{NamedNode, Term};
-use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::sparql::QueryResults;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -186,7 +186,7 @@ impl Graph {
         };
         let started = std::time::Instant::now();
         let query = crate::sparql::parse_query(EDGES_QUERY, &QueryOptions::default())?;
-        let mut prepared = SparqlEvaluator::new().for_query(query);
+        let mut prepared = crate::sparql::evaluator().for_query(query);
         prepared.dataset_mut().set_default_graph_as_union();
         let QueryResults::Solutions(solutions) = prepared
             .on_store(store)

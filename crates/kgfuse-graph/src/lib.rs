@@ -22,6 +22,7 @@
 //! ```
 
 mod backend;
+mod casts;
 mod cross_products;
 mod edge_index;
 mod error;

@@ -313,6 +313,19 @@ mod tests {
     }
 
     #[test]
+    fn derived_integer_casts_are_offered_to_untrusted_queries_too() {
+        let graph = sample();
+        let outcome = graph
+            .query_read_only(
+                "SELECT ?o WHERE { ?s <urn:p> ?o FILTER(xsd:unsignedByte(STR(?o)) >= 3) }",
+                &QueryOptions::default(),
+                &limits(10),
+            )
+            .expect("xsd:unsignedByte is offered");
+        assert_eq!((rows(&outcome), outcome.truncated), (2, false));
+    }
+
+    #[test]
     fn the_query_limit_stays_inside_the_cut() {
         let query = spargebra::SparqlParser::new()
             .parse_query("SELECT ?s WHERE { ?s ?p ?o } LIMIT 5000")

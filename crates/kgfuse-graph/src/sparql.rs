@@ -348,6 +348,14 @@ impl Drop for Deadline {
     }
 }
 
+/// The evaluator of every query and update kgfuse runs on its own store: Oxigraph's,
+/// with XSD's derived integer casts (`xsd:int(?x)`, …) as custom functions
+/// (see [`crate::casts`]). The parser needs no word of them: a call to any IRI
+/// parses, and only evaluation looks the function up.
+pub(crate) fn evaluator() -> SparqlEvaluator {
+    crate::casts::with_derived_casts(SparqlEvaluator::new())
+}
+
 pub(crate) fn parser(options: &QueryOptions) -> Result<SparqlParser, GraphError> {
     let mut parser = SparqlParser::new();
     if let Some(base) = &options.base_iri {
@@ -612,9 +620,7 @@ impl Graph {
         let _deadline = Deadline::arm(options, &token);
         // Cross products as lateral joins, so the token is checked while they run.
         let query = crate::cross_products::guard_cross_products(query);
-        let mut prepared = SparqlEvaluator::new()
-            .with_cancellation_token(token)
-            .for_query(query);
+        let mut prepared = evaluator().with_cancellation_token(token).for_query(query);
         if options.union_default_graph && prepared.dataset().is_default_dataset() {
             prepared.dataset_mut().set_default_graph_as_union();
         }
@@ -679,7 +685,7 @@ impl Graph {
         let update = crate::cross_products::guard_update_cross_products(update);
         let token = CancellationToken::new();
         let _deadline = Deadline::arm(options, &token);
-        SparqlEvaluator::new()
+        evaluator()
             .with_cancellation_token(token)
             .for_update(update)
             .on_store(store)
@@ -1362,5 +1368,166 @@ mod tests {
         assert!(String::from_utf8_lossy(&out).contains("rdfs:label"));
         assert!(constructed.write(ResultsFormat::Json, Vec::new()).is_err());
         assert!(outcome.write(ResultsFormat::Turtle, Vec::new()).is_err());
+    }
+
+    /// The rows of a SELECT, each cell as its lexical form (None = unbound).
+    fn lexical_rows(outcome: QueryOutcome) -> Vec<Vec<Option<String>>> {
+        let QueryOutcome::Solutions { rows, .. } = outcome else {
+            panic!("solutions: {outcome:?}")
+        };
+        rows.into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(|cell| match cell {
+                        Some(Term::Literal(l)) => Some(l.value().to_owned()),
+                        Some(other) => Some(other.to_string()),
+                        None => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn derived_integer_casts_bind_in_a_select() {
+        let graph = Graph::in_memory().expect("store");
+        let outcome = graph
+            .query(
+                "SELECT ?x WHERE { VALUES ?v { \"12\" \"3.9\"^^xsd:decimal \"x\" } \
+                 BIND(xsd:int(?v) AS ?x) }",
+                &QueryOptions::default(),
+            )
+            .expect("xsd:int is offered");
+        let QueryOutcome::Solutions { rows, .. } = &outcome else {
+            panic!("solutions")
+        };
+        // Oxigraph reads every derived integer type as an xsd:integer value, so
+        // the cast's "12"^^xsd:int comes back as a number typed xsd:integer.
+        for cell in rows.iter().flatten().flatten() {
+            let Term::Literal(literal) = cell else {
+                panic!("a literal: {cell}")
+            };
+            assert_eq!(
+                literal.datatype(),
+                oxigraph::model::vocab::xsd::INTEGER,
+                "{literal}"
+            );
+        }
+        assert_eq!(
+            lexical_rows(outcome),
+            [
+                vec![Some("12".to_owned())],
+                vec![Some("3".to_owned())],
+                vec![None]
+            ]
+        );
+    }
+
+    #[test]
+    fn every_derived_integer_cast_is_offered_with_its_range() {
+        let graph = Graph::in_memory().expect("store");
+        // (local name, a value inside, the first value outside)
+        let table = [
+            ("int", "2147483647", "2147483648"),
+            ("long", "-9223372036854775808", "9223372036854775808"),
+            ("short", "-32768", "-32769"),
+            ("byte", "127", "128"),
+            ("nonNegativeInteger", "0", "-1"),
+            ("positiveInteger", "1", "0"),
+            ("nonPositiveInteger", "0", "1"),
+            ("negativeInteger", "-1", "0"),
+            ("unsignedLong", "9223372036854775807", "-1"),
+            ("unsignedInt", "4294967295", "4294967296"),
+            ("unsignedShort", "65535", "65536"),
+            ("unsignedByte", "255", "256"),
+        ];
+        for (name, inside, outside) in table {
+            // The full IRI as other engines' queries write it, and the prefixed name.
+            let query = format!(
+                "SELECT ?in ?out ?ws WHERE {{ \
+                 BIND(<http://www.w3.org/2001/XMLSchema#{name}>(\"{inside}\") AS ?in) \
+                 BIND(xsd:{name}(\"{outside}\") AS ?out) \
+                 BIND(xsd:{name}(\" {inside}\\n\") AS ?ws) }}"
+            );
+            let rows = lexical_rows(
+                graph
+                    .query(&query, &QueryOptions::default())
+                    .unwrap_or_else(|e| panic!("xsd:{name}: {e}")),
+            );
+            assert_eq!(
+                rows,
+                [vec![Some(inside.to_owned()), None, Some(inside.to_owned())]],
+                "xsd:{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn derived_integer_casts_compare_order_and_add_as_numbers() {
+        let graph = Graph::in_memory().expect("store");
+        graph
+            .update(
+                "INSERT DATA { GRAPH <urn:g> { \
+                 <urn:a> <urn:n> \"007\" . <urn:b> <urn:n> \"12\" . <urn:c> <urn:n> \" 3 \" . \
+                 <urn:d> <urn:n> \"x\" . <urn:e> <urn:n> 5.9 . <urn:f> <urn:n> true } }",
+                &QueryOptions::default(),
+            )
+            .expect("insert");
+        let options = QueryOptions::default();
+        let filtered = graph
+            .query(
+                "SELECT ?s WHERE { ?s <urn:n> ?v FILTER(xsd:int(?v) > 5) } ORDER BY ?s",
+                &options,
+            )
+            .expect("filter");
+        assert_eq!(
+            lexical_rows(filtered),
+            [
+                vec![Some("<urn:a>".to_owned())],
+                vec![Some("<urn:b>".to_owned())]
+            ],
+            "7 and 12 are above 5; 5.9 truncates to 5; \"x\" does not cast"
+        );
+        // Numeric order: "12" after "007" and " 3 ", as strings it would come first.
+        let ordered = graph
+            .query(
+                "SELECT ?s WHERE { ?s <urn:n> ?v FILTER(BOUND(?v) && xsd:int(?v) >= 0) } \
+                 ORDER BY DESC(xsd:int(?v))",
+                &options,
+            )
+            .expect("order");
+        assert_eq!(
+            lexical_rows(ordered)
+                .into_iter()
+                .map(|row| row[0].clone().unwrap_or_default())
+                .collect::<Vec<_>>(),
+            ["<urn:b>", "<urn:a>", "<urn:e>", "<urn:c>", "<urn:f>"]
+        );
+        let sum = graph
+            .query(
+                "SELECT (SUM(xsd:int(?v)) AS ?sum) WHERE { ?s <urn:n> ?v FILTER(?s != <urn:d>) }",
+                &options,
+            )
+            .expect("sum");
+        let QueryOutcome::Solutions { rows, .. } = sum else {
+            panic!("solutions")
+        };
+        assert_eq!(
+            rows[0][0].as_ref().map(ToString::to_string).as_deref(),
+            Some("\"28\"^^<http://www.w3.org/2001/XMLSchema#integer>"),
+            "7 + 12 + 3 + 5 + 1, a number"
+        );
+        // Update WHERE clauses run with the same functions.
+        graph
+            .update(
+                "INSERT { GRAPH <urn:g> { ?s <urn:m> ?m } } WHERE { \
+                 GRAPH <urn:g> { ?s <urn:n> ?v } BIND(xsd:unsignedByte(?v) AS ?m) FILTER(BOUND(?m)) }",
+                &options,
+            )
+            .expect("update with a derived cast");
+        let copied = graph
+            .query("SELECT (COUNT(*) AS ?n) WHERE { ?s <urn:m> ?m }", &options)
+            .expect("count");
+        assert_eq!(lexical_rows(copied), [vec![Some("5".to_owned())]]);
     }
 }
