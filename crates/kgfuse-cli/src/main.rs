@@ -513,6 +513,9 @@ fn print_context(context: &kgfuse::FusedContext) {
         "strategy {}, dispatch {:?}: {}",
         context.strategy, context.dispatch, context.query
     );
+    if let Some(answers) = &context.answers {
+        print_answers(answers);
+    }
     for (i, hit) in context.unstructured.iter().enumerate() {
         let mut source = hit.source.id.clone();
         if let Some(title) = &hit.source.title {
@@ -566,6 +569,38 @@ fn print_context(context: &kgfuse::FusedContext) {
             stage.dropped.len()
         );
     }
+}
+
+/// Most answer rows `--format text` prints (the JSON has them all).
+const ANSWER_ROWS_SHOWN: usize = 20;
+
+/// The answer first: a yes or no, or the rows under their columns, then the
+/// query that gave them.
+fn print_answers(answers: &kgfuse::AnswerSet) {
+    match answers.boolean {
+        Some(yes) => println!("answer: {}", if yes { "yes" } else { "no" }),
+        None => {
+            println!(
+                "answer ({} row{}{}): {}",
+                answers.rows.len(),
+                if answers.rows.len() == 1 { "" } else { "s" },
+                if answers.truncated {
+                    ", more not shown"
+                } else {
+                    ""
+                },
+                answers.columns.join(" | ")
+            );
+            for row in answers.rows.iter().take(ANSWER_ROWS_SHOWN) {
+                let cells: Vec<&str> = row.iter().map(|c| c.as_deref().unwrap_or("-")).collect();
+                println!("  {}", cells.join(" | "));
+            }
+            if answers.rows.len() > ANSWER_ROWS_SHOWN {
+                println!("  ... {} more", answers.rows.len() - ANSWER_ROWS_SHOWN);
+            }
+        }
+    }
+    println!("  from the {} query: {}", answers.source, answers.query);
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -774,6 +809,10 @@ struct ServeArgs {
     /// the server (CORS); repeatable. Off by default.
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    /// The dataset IRI `GET /text2sparql` answers for with this store
+    /// (repeatable); without one it answers for any.
+    #[arg(long = "dataset")]
+    datasets: Vec<String>,
     /// Use the offline rule-based model even when an LLM is configured.
     #[arg(long)]
     offline: bool,
@@ -805,6 +844,7 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         max_concurrent: args.max_concurrent,
         update_token,
         cors_origins: args.cors_origins,
+        datasets: args.datasets,
     };
     let server = kgfuse_http::Server::bind(engine, config).await?;
     let addr = server.local_addr()?;

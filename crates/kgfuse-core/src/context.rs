@@ -121,6 +121,36 @@ pub struct TraceStage {
     pub dropped: Vec<Dropped>,
 }
 
+/// A question's answer as rows of an executed query: what the question asked,
+/// the query that ran, and what it returned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AnswerSet {
+    /// Who made the query: `planner` (offline), `model` or `query graph`.
+    pub source: String,
+    /// The query plan, as JSON (absent for a query not made from a plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+    /// The query that ran, as SPARQL text.
+    pub query: String,
+    /// The column names (none for a yes-or-no question).
+    pub columns: Vec<String>,
+    /// The rows: each cell an IRI, a literal's value, or null when unbound.
+    pub rows: Vec<Vec<Option<String>>>,
+    /// A yes-or-no question's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boolean: Option<bool>,
+    /// More rows matched than `rows` holds.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+impl AnswerSet {
+    /// Whether the query answered: a boolean, or at least one row.
+    pub fn answered(&self) -> bool {
+        self.boolean.is_some() || !self.rows.is_empty()
+    }
+}
+
 /// The result of a retrieval.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FusedContext {
@@ -130,6 +160,10 @@ pub struct FusedContext {
     pub strategy: String,
     /// How the question was classified.
     pub dispatch: Dispatch,
+    /// The question's answer as the rows of a query, ahead of the facts;
+    /// null when no query answered it.
+    #[serde(default)]
+    pub answers: Option<AnswerSet>,
     /// Retrieved text with sources.
     pub unstructured: Vec<TextHit>,
     /// Retrieved triples.
@@ -191,6 +225,7 @@ mod tests {
             "paths",
             "sparql",
             "trace",
+            "answers",
         ] {
             assert!(json.get(field).is_some(), "missing {field}");
         }

@@ -5,6 +5,7 @@ mod error;
 mod graph_store;
 mod negotiate;
 mod sparql;
+mod text2sparql;
 
 pub use sparql::TRUNCATED_HEADER;
 
@@ -49,6 +50,9 @@ pub struct ServerConfig {
     pub update_token: Option<String>,
     /// Origins allowed to call the server from a browser page (CORS); none by default.
     pub cors_origins: Vec<String>,
+    /// The dataset IRIs `GET /text2sparql` answers for (the store being
+    /// served); none: any.
+    pub datasets: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +66,7 @@ impl Default for ServerConfig {
             max_concurrent: 16,
             update_token: None,
             cors_origins: Vec::new(),
+            datasets: Vec::new(),
         }
     }
 }
@@ -77,6 +82,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("max_concurrent", &self.max_concurrent)
             .field("updates", &self.update_token.is_some())
             .field("cors_origins", &self.cors_origins)
+            .field("datasets", &self.datasets)
             .finish()
     }
 }
@@ -214,6 +220,7 @@ pub fn router(engine: Engine, config: ServerConfig) -> Result<Router, HttpError>
         .route("/stats", get(api::stats))
         .route("/health", get(api::health))
         .route("/prefixes", get(api::prefixes))
+        .route("/text2sparql", get(text2sparql::get))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(state)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

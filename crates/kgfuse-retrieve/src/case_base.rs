@@ -16,12 +16,12 @@
 use crate::RetrieveError;
 use crate::functions::functions_by_package;
 use crate::kmeans::{cluster_count, kmeans, unit_mean};
-use crate::sources::cell_text;
-use crate::sparql::{self, Solutions};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
+use kgfuse_plan::sparql::cell_text;
+use kgfuse_plan::sparql::{self, Solutions};
 use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -23,13 +23,13 @@ use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
 use crate::functions::{functions_by_package, functions_info};
 use crate::kmeans::dot;
-use crate::sources::cell_text;
-use crate::sparql::{self, OneRead, Solutions, values};
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_llm::LanguageModel;
+use kgfuse_plan::sparql::cell_text;
+use kgfuse_plan::sparql::{self, OneRead, Solutions, values};
 use kgfuse_store::{KindFilter, Question, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -810,7 +810,7 @@ mod tests {
     async fn ties_read_from_the_edge_index_are_the_ties_the_query_reads() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let (_dir, store) =
-            crate::test_store::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+            kgfuse_plan::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
         let candidates: Vec<Candidate> = functions_by_package(&store)
             .expect("functions")
             .into_iter()

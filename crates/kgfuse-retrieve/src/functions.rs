@@ -2,11 +2,11 @@
 //! call them. The nodes' IRIs are `VALUES` terms, never pasted into query text.
 
 use crate::RetrieveError;
-use crate::sources::cell_text;
-use crate::sparql;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_plan::sparql;
+use kgfuse_plan::sparql::cell_text;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap};
 

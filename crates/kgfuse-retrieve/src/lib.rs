@@ -30,17 +30,9 @@ mod functions;
 mod fusion;
 mod hybrid;
 mod kmeans;
-mod lexicon;
-mod linking;
 mod neighborhood;
 mod paths;
-mod query_graphs;
 mod sources;
-mod sparql;
-pub mod sparql_grammar;
-#[cfg(test)]
-mod test_store;
-pub mod text_to_sparql;
 mod unified;
 
 pub use case_base::{CaseBaseOptions, CaseBaseReport};
@@ -69,6 +61,20 @@ pub enum RetrieveError {
     /// The language model failed.
     #[error(transparent)]
     Model(#[from] kgfuse_llm::LlmError),
+}
+
+/// Linking's and query construction's errors keep their kind.
+impl From<kgfuse_plan::PlanError> for RetrieveError {
+    fn from(error: kgfuse_plan::PlanError) -> Self {
+        use kgfuse_plan::PlanError;
+        match error {
+            PlanError::Store(e) => Self::Store(e),
+            PlanError::Graph(e) => Self::Graph(e),
+            PlanError::Model(e) => Self::Model(e),
+            PlanError::Invalid(why) => Self::Invalid(why),
+            other => Self::Invalid(other.to_string()),
+        }
+    }
 }
 
 /// A retrieval strategy.
@@ -315,7 +321,7 @@ mod tests {
     async fn a_retrieval_embeds_its_question_once() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
-        let (_dir, store) = test_store::with_files(&files).await;
+        let (_dir, store) = kgfuse_plan::testing::with_files(&files).await;
         let model = kgfuse_llm::RuleBased::default();
         let question = "How many days a week can I work remotely?";
         for strategy in Strategy::ALL {

@@ -1,11 +1,11 @@
 //! Where a retrieved node's text comes from (document, title, section, chunk id), and
 //! the small conversions every strategy shares.
 
-use crate::sparql::values;
 use kgfuse_core::context::{SourceRef, TextHit};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
+use kgfuse_plan::sparql::{cell_text, values};
 use kgfuse_store::{Store, VectorHit};
 use std::collections::HashMap;
 
@@ -94,22 +94,6 @@ fn source_rows(store: &Store, nodes: &[Term]) -> Vec<(String, SourceRef)> {
             Some((value(4)?, source))
         })
         .collect()
-}
-
-/// A result cell as text: an IRI, a literal's value, or `_:id` for a blank node.
-pub(crate) fn cell_text(cell: Option<&Option<Term>>) -> Option<String> {
-    match cell.cloned().flatten() {
-        Some(Term::NamedNode(n)) => Some(n.into_string()),
-        Some(Term::Literal(l)) => Some(l.value().to_owned()),
-        Some(Term::BlankNode(b)) => Some(format!("_:{}", b.as_str())),
-        None => None,
-    }
-}
-
-/// Whether a cell holds a true boolean. Virtuoso answers `isLiteral(…)` and
-/// `BIND(true AS …)` with the integer 1, so `1` counts as true too.
-pub(crate) fn cell_is_true(cell: Option<&Option<Term>>) -> bool {
-    cell_text(cell).is_some_and(|value| value == "true" || value == "1")
 }
 
 /// Vector hits as retrieved text with their sources (one lookup for all), each

@@ -1,11 +1,11 @@
 //! `unified`: the unified context retriever's iterative refinement.
 //!
 //! 1. vector retrieval gives the unstructured side (chunks with their sources);
-//! 2. entity linking ([`crate::linking`]): the question's mentions to nodes (partial
+//! 2. entity linking ([`kgfuse_plan::linking`]): the question's mentions to nodes (partial
 //!    names, inflections, identifiers, ties broken by the rest of the question),
 //!    classes and properties; the entities are the linked nodes, then nodes whose
 //!    label is a spelling of a name the language model extracts, then the best hits;
-//! 3. generated SPARQL: the offline query graphs ([`crate::query_graphs`]: 1-3 joins
+//! 3. generated SPARQL: the offline query graphs ([`kgfuse_plan::query_graphs`]: 1-3 joins
 //!    from the linked entities along linked properties to nodes of the linked
 //!    class), a real model's text-to-SPARQL query, and templates (outgoing and
 //!    incoming facts of every entity, class membership; a second round for nodes
@@ -29,22 +29,24 @@
 //! costs five requests (ARCHITECTURE.md, "Round trips").
 
 use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
-use crate::lexicon::{Lexicon, local_name};
-use crate::linking::{self, Linked};
 use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
-use crate::query_graphs::{Constructed, Construction};
-use crate::sources::cell_text;
-use crate::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
-use crate::text_to_sparql::{
-    Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
-};
 use crate::{RetrieveError, RetrieveOptions, domain};
-use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
+use kgfuse_core::context::{AnswerSet, Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
+use kgfuse_plan::cues::Cues;
+use kgfuse_plan::lexicon::{Lexicon, local_name};
+use kgfuse_plan::linking::{self, Linked};
+use kgfuse_plan::planner;
+use kgfuse_plan::query_graphs::{Constructed, Construction};
+use kgfuse_plan::sparql::cell_text;
+use kgfuse_plan::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
+use kgfuse_plan::text_to_sparql::{
+    Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
+};
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, mpsc};
@@ -477,10 +479,24 @@ pub(crate) async fn retrieve(
         options,
         read.ties.as_ref(),
     )?;
-    let constructed = lexical.constructed()?;
+    let Lexical {
+        constructed,
+        answers,
+        plan_trace,
+        ..
+    } = lexical.constructed()?;
     context.sparql.extend(constructed.queries.iter().cloned());
+    // A plan's query ran as it reads; a lookup's answer column is read from a
+    // query graph's rows, already listed.
+    if let Some(answer) = &answers
+        && answer.source == planner::SOURCE
+    {
+        context.sparql.insert(0, answer.query.clone());
+    }
+    context.answers = answers;
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
+    context.trace.push(plan_trace);
     let generated =
         model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
     let template = read.templates.finish(&mut context, &mut rejected);
@@ -611,7 +627,30 @@ fn fact_budget(dispatch: Dispatch, top_k: usize) -> usize {
 /// When no thread can be started both run here, at once.
 struct LexicalStages {
     linked: mpsc::Receiver<Result<Linked, RetrieveError>>,
-    constructed: Beside<Result<Constructed, RetrieveError>>,
+    constructed: Beside<Result<Lexical, RetrieveError>>,
+}
+
+/// What stages 3a and 3b read beside the rest: the query graphs' rows and the
+/// question's answer (a plan's rows, or for a lookup the best query graph's
+/// answer column).
+#[derive(Default)]
+struct Lexical {
+    constructed: Constructed,
+    answers: Option<AnswerSet>,
+    plan_trace: TraceStage,
+    /// The question counts, compares or asks yes or no about a class the
+    /// store has: a plan was made for it.
+    shaped: bool,
+}
+
+/// The question's answer as rows, with how it was reached.
+pub(crate) struct RowsAnswer {
+    /// The answer, when a query returned rows (or a yes or no).
+    pub answers: Option<AnswerSet>,
+    /// The query graphs' and the planner's trace stages.
+    pub stages: Vec<TraceStage>,
+    /// A plan was made for a class the question names, beyond a lookup.
+    pub shaped: bool,
 }
 
 /// Work on a thread of its own, or already done on this one.
@@ -649,10 +688,8 @@ impl LexicalStages {
             // Every way through `link_and_construct` hands the terms over, so
             // its thread ended early: it panicked, and so does this retrieval.
             Err(mpsc::RecvError) => {
-                let ended = std::mem::replace(
-                    &mut self.constructed,
-                    Beside::Done(Ok(Constructed::default())),
-                );
+                let ended =
+                    std::mem::replace(&mut self.constructed, Beside::Done(Ok(Lexical::default())));
                 Err(ended.wait().err().unwrap_or_else(|| {
                     RetrieveError::Invalid("linking ended without handing over its terms".into())
                 }))
@@ -660,8 +697,8 @@ impl LexicalStages {
         }
     }
 
-    /// Stage 3a's query graphs and their answer, once they are read.
-    fn constructed(self) -> Result<Constructed, RetrieveError> {
+    /// Stage 3a's query graphs and 3b's answer, once they are read.
+    fn constructed(self) -> Result<Lexical, RetrieveError> {
         self.constructed.wait()
     }
 }
@@ -679,17 +716,18 @@ impl<T> Beside<T> {
 }
 
 /// Links `text`, hands the linked terms to `linked`, then reads the query
-/// graphs they make. Should linking fail, the error is what is handed over.
+/// graphs they make and plans the answer. Should linking fail, the error is
+/// what is handed over.
 fn link_and_construct(
     store: &Store,
     text: &str,
     linked: &mpsc::Sender<Result<Linked, RetrieveError>>,
-) -> Result<Constructed, RetrieveError> {
+) -> Result<Lexical, RetrieveError> {
     let terms = match linking::link(store, text) {
         Ok(terms) => terms,
         Err(error) => {
-            let _ = linked.send(Err(error));
-            return Ok(Constructed::default());
+            let _ = linked.send(Err(error.into()));
+            return Ok(Lexical::default());
         }
     };
     let _ = linked.send(Ok(terms.clone()));
@@ -697,7 +735,51 @@ fn link_and_construct(
     store
         .graph()
         .read_in_rounds(&mut [&mut construction], &store.query_options())?;
-    Ok(construction.finish())
+    let constructed = construction.finish();
+    let (answers, plan_trace, shaped) = plan_stage(store, text, &terms, &constructed)?;
+    Ok(Lexical {
+        constructed,
+        answers,
+        plan_trace,
+        shaped,
+    })
+}
+
+/// The question's answer as rows, without the rest of a retrieval: linking,
+/// the query graphs and the planner, with their trace stages.
+pub(crate) fn answer_by_query(store: &Store, question: &str) -> Result<RowsAnswer, RetrieveError> {
+    let (send, linked) = mpsc::channel();
+    let lexical = link_and_construct(store, question, &send)?;
+    if let Ok(Err(error)) = linked.try_recv() {
+        return Err(error);
+    }
+    Ok(RowsAnswer {
+        answers: lexical.answers,
+        stages: vec![lexical.constructed.trace, lexical.plan_trace],
+        shaped: lexical.shaped,
+    })
+}
+
+/// Stage 3b, the answer: the offline planner's plans run best first
+/// ([`planner::answer`]); a lookup it makes no plan for, or whose plans return
+/// nothing, is answered by the best query graph's answer column.
+fn plan_stage(
+    store: &Store,
+    text: &str,
+    linked: &Linked,
+    constructed: &Constructed,
+) -> Result<(Option<AnswerSet>, TraceStage, bool), RetrieveError> {
+    let (planned, mut trace) = planner::plans(store, text, linked)?;
+    let answers = planner::answer(store, &planned, &mut trace)?;
+    let lookup = Cues::of(text).is_lookup();
+    let shaped = !lookup && planned.iter().any(|p| !p.plan.classes.is_empty());
+    if lookup && let Some(answer) = &constructed.answer {
+        trace
+            .kept
+            .push("a lookup: the best query graph's answer column".into());
+        return Ok((Some(answer.clone()), trace, shaped));
+    }
+    Ok((answers, trace, shaped))
 }
 
 /// Stage 1, vector retrieval: the question's nearest rows, which seed the
@@ -1180,7 +1262,7 @@ mod tests {
         for i in (0..40).rev() {
             turtle.push_str(&format!("ex:hub ex:links ex:o{i:02} .\n"));
         }
-        let (_dir, store) = crate::test_store::with_turtle(&turtle).await;
+        let (_dir, store) = kgfuse_plan::testing::with_turtle(&turtle).await;
         let nodes = ["urn:ex:hub", "urn:ex:small"].map(|n| NamedNode::new(n).expect("iri"));
         let solutions = run_checked(&store, facts_query(&nodes, true))
             .expect("run")
@@ -1258,5 +1340,83 @@ mod tests {
             .collect();
         assert!(snake.contains(&"\"decode signal\"".to_owned()), "{snake:?}");
         assert!(snake.contains(&"\"decode_signal\"".to_owned()));
+    }
+
+    const INVENTED: &str = "SELECT ?o WHERE { ex:alice ex:employer ?o }";
+    const VALID: &str = "```sparql\nSELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }\n```";
+    const VALID_TEXT: &str = "SELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }";
+
+    #[tokio::test]
+    async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
+        use kgfuse_core::context::Dispatch;
+        let (_dir, store) =
+            kgfuse_plan::testing::with_turtle(kgfuse_plan::testing::EMPLOYEES).await;
+        let model = kgfuse_plan::testing::Scripted::new(&[INVENTED, VALID]);
+        let context = retrieve(
+            &store,
+            &model,
+            &Question::new("Who works for which organisation?"),
+            Dispatch::Factual,
+            &RetrieveOptions {
+                top_k: 4,
+                ..RetrieveOptions::default()
+            },
+        )
+        .await
+        .expect("unified");
+        assert!(
+            context.sparql.iter().any(|q| q == VALID_TEXT),
+            "{:?}",
+            context.sparql
+        );
+        let stage = context
+            .trace
+            .iter()
+            .find(|s| s.stage == kgfuse_plan::text_to_sparql::STAGE)
+            .expect("text-to-sparql stage");
+        assert_eq!(stage.dropped.len(), 1);
+        assert_eq!(stage.kept, [VALID_TEXT]);
+        let first = context.structured_facts.first().expect("facts");
+        assert!(
+            context
+                .structured_facts
+                .iter()
+                .any(|f| f.subject == "http://example.org/alice"
+                    && f.predicate == "http://example.org/worksFor"
+                    && f.object == "http://example.org/acme"),
+            "{first:?}"
+        );
+        // The linked entities reach the model with their labels.
+        let request = &model.requests()[0];
+        assert!(!request.entities.is_empty());
+        assert!(
+            request
+                .entities
+                .iter()
+                .all(|e| !e.label.is_empty() && e.iri.starts_with("http"))
+        );
+
+        // Rows that are not triples become trace items.
+        let model = kgfuse_plan::testing::Scripted::new(&[
+            "SELECT ?name WHERE { ?x ex:worksFor ex:acme ; rdfs:label ?name }",
+        ]);
+        let context = retrieve(
+            &store,
+            &model,
+            &Question::new("What are the names of Acme's employees?"),
+            Dispatch::Factual,
+            &RetrieveOptions {
+                top_k: 4,
+                ..RetrieveOptions::default()
+            },
+        )
+        .await
+        .expect("unified");
+        let stage = context
+            .trace
+            .iter()
+            .find(|s| s.stage == kgfuse_plan::text_to_sparql::STAGE)
+            .expect("text-to-sparql stage");
+        assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
     }
 }

@@ -13,7 +13,8 @@ pub use kgfuse_core::config::{
     VectorIndexConfig,
 };
 pub use kgfuse_core::context::{
-    CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit, TraceStage,
+    AnswerSet, CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit,
+    TraceStage,
 };
 pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;

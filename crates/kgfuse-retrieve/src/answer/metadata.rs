@@ -3,10 +3,10 @@
 //! fixed queries whose only inputs are IRIs bound through `VALUES`.
 
 use crate::RetrieveError;
-use crate::sources::{cell_is_true, cell_text};
-use crate::sparql::{run, values};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_plan::sparql::{cell_is_true, cell_text};
+use kgfuse_plan::sparql::{run, values};
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet};
 

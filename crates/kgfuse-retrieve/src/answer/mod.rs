@@ -30,7 +30,7 @@ use grounding::covered;
 use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
-use kgfuse_core::context::{Dropped, FusedContext, SourceRef, TextHit, TraceStage};
+use kgfuse_core::context::{AnswerSet, Dropped, FusedContext, SourceRef, TextHit, TraceStage};
 use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
     sentences,
@@ -231,6 +231,9 @@ async fn answer_loop(
     options: &AskOptions,
     answer: &mut Answer,
 ) -> Result<(), RetrieveError> {
+    if answer_from_rows(store, question, answer)? {
+        return Ok(());
+    }
     let gathered = gather(store, model, question, options, answer).await?;
     answer.contradictions = gathered.selection.contradictions.clone();
     let mut context = gathered.context.clone();
@@ -253,6 +256,82 @@ async fn answer_loop(
         return Ok(());
     }
     draft_and_check(model, question, &gathered.selection, options, answer)
+}
+
+/// A question about the store's own classes ("how many vendors", "which
+/// department has the most members") is answered by the rows of a query plan,
+/// cited to the query; when it names a class but no plan returns rows, the
+/// context is insufficient. Whether it answered (or gave up) here.
+fn answer_from_rows(
+    store: &Store,
+    question: &str,
+    answer: &mut Answer,
+) -> Result<bool, RetrieveError> {
+    let found = crate::unified::answer_by_query(store, question)?;
+    answer.trace.extend(found.stages);
+    let Some(rows) = found
+        .answers
+        .filter(|r| r.answered() && planned_for_a_class(r))
+    else {
+        if found.shaped {
+            answer.status = AnswerStatus::InsufficientContext;
+            answer.context.query = question.to_owned();
+            answer.knowledge_gap = Some(
+                "no query over the store's classes and properties returns rows for this question"
+                    .into(),
+            );
+            return Ok(true);
+        }
+        return Ok(false);
+    };
+    answer.status = AnswerStatus::Answered;
+    answer.answer = Some(format!("{} [1]", rows_as_text(&rows)));
+    answer.citations = vec![Citation {
+        source_id: "sparql".into(),
+        title: Some(rows.query.clone()),
+        section: None,
+        chunk_id: None,
+    }];
+    answer.confidence = 1.0;
+    answer.grounding_status = GroundingStatus::Grounded;
+    answer.retrieval_attempts = 1;
+    answer.context.query = question.to_owned();
+    answer.context.sparql = vec![rows.query.clone()];
+    answer.context.answers = Some(rows);
+    answer.trace.push(stage(
+        "rows",
+        vec!["answered from the rows of the plan's query".into()],
+        Vec::new(),
+    ));
+    Ok(true)
+}
+
+/// Whether a plan made the rows and names a class of the store.
+fn planned_for_a_class(rows: &AnswerSet) -> bool {
+    rows.plan
+        .as_ref()
+        .and_then(|p| p.get("classes"))
+        .and_then(|c| c.as_array())
+        .is_some_and(|c| !c.is_empty())
+}
+
+/// A yes or no, one value, or the rows as `a | b; c | d`.
+fn rows_as_text(rows: &AnswerSet) -> String {
+    if let Some(yes) = rows.boolean {
+        return if yes { "Yes." } else { "No." }.to_owned();
+    }
+    let cells: Vec<String> = rows
+        .rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| c.as_deref().unwrap_or("-"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect();
+    let more = if rows.truncated { "; and more" } else { "" };
+    format!("{}{more}", cells.join("; "))
 }
 
 /// Retrieval rounds: retrieve, rank, assess; when weak, expand once and rewrite,

@@ -35,9 +35,9 @@
 //! query graphs").
 
 use crate::linking::{Candidate, Linked};
-use crate::sources::cell_text;
 use crate::sparql::Rejected;
-use kgfuse_core::context::{Dropped, Fact, TraceStage};
+use crate::sparql::cell_text;
+use kgfuse_core::context::{AnswerSet, Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term, Variable};
 use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds};
@@ -239,12 +239,14 @@ impl AnchorEdges {
 
 /// The rows of the winning query as facts, with the query text.
 #[derive(Debug, Default)]
-pub(crate) struct Constructed {
+pub struct Constructed {
     /// The queries that answered, as SPARQL text: the best, and those scored as
     /// well (within `TIE_MARGIN`), whose rows join the best's.
     pub queries: Vec<String>,
     /// Its rows as facts, row by row.
     pub facts: Vec<Fact>,
+    /// The best query's answer column (`?x`), as the answer to a lookup.
+    pub answer: Option<AnswerSet>,
     /// Queries rejected by the vocabulary check.
     pub rejected: Vec<Rejected>,
     /// What was tried.
@@ -561,6 +563,58 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
     }
 }
 
+/// The distinct values of a query graph's answer `?x`, with the query that
+/// projects them: what a lookup asked for, without its anchors and edges. The
+/// values are read from the query graph's own rows (the projection is not run
+/// again); its text gives the same values.
+fn answer_column(
+    query: &Query,
+    variables: &[String],
+    rows: &[Row],
+    truncated: bool,
+) -> Option<AnswerSet> {
+    let at = variables.iter().position(|v| v == "x")?;
+    let Query::Select {
+        pattern: GraphPattern::Slice { inner, .. },
+        ..
+    } = query
+    else {
+        return None;
+    };
+    let GraphPattern::Distinct { inner } = inner.as_ref() else {
+        return None;
+    };
+    let projected = Query::Select {
+        dataset: None,
+        pattern: GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Distinct {
+                inner: Box::new(GraphPattern::Project {
+                    inner: inner.clone(),
+                    variables: vec![variable("x")],
+                }),
+            }),
+            start: 0,
+            length: Some(FETCH_ROWS),
+        },
+        base_iri: None,
+    };
+    let mut values: Vec<String> = rows
+        .iter()
+        .filter_map(|row| cell_text(row.get(at)))
+        .collect();
+    values.sort();
+    values.dedup();
+    Some(AnswerSet {
+        source: "query graph".into(),
+        plan: None,
+        query: projected.to_string(),
+        columns: vec!["x".into()],
+        rows: values.into_iter().map(|v| vec![Some(v)]).collect(),
+        boolean: None,
+        truncated,
+    })
+}
+
 /// A query graph's edges as triple patterns, grouped for [`algebra`].
 struct QueryEdges<'a> {
     /// The edges of each anchor, in the order of the graph's anchors.
@@ -759,7 +813,7 @@ fn row_facts(graph: &QueryGraph, variables: &[String], row: &[Option<Term>]) -> 
 /// [`Rounds`]: the first with rows answers, with any scored within `TIE_MARGIN`
 /// of it. On a SPARQL server each round asks a whole tier of equally scored
 /// candidates (what the loop would run anyway); embedded, one candidate per round.
-pub(crate) struct Construction<'a> {
+pub struct Construction<'a> {
     store: &'a Store,
     runs: Vec<QueryGraph>,
     queries: Vec<Query>,
@@ -777,7 +831,7 @@ pub(crate) struct Construction<'a> {
 
 impl<'a> Construction<'a> {
     /// The candidates for `linked`, none run yet.
-    pub(crate) fn new(store: &'a Store, linked: &Linked) -> Self {
+    pub fn new(store: &'a Store, linked: &Linked) -> Self {
         let mut out = Constructed {
             trace: TraceStage {
                 stage: "query graphs".into(),
@@ -808,7 +862,7 @@ impl<'a> Construction<'a> {
     }
 
     /// What answered and what was tried.
-    pub(crate) fn finish(self) -> Constructed {
+    pub fn finish(self) -> Constructed {
         self.out
     }
 
@@ -850,6 +904,10 @@ impl<'a> Construction<'a> {
             }
         };
         let read = rows.len();
+        if self.out.answer.is_none() && !rows.is_empty() {
+            self.out.answer =
+                answer_column(&self.queries[i], &variables, &rows, read >= FETCH_ROWS);
+        }
         let rows = first_rows_in_text_order(&variables, rows);
         if rows.is_empty() {
             self.out.trace.dropped.push(Dropped {
@@ -1098,7 +1156,7 @@ mod tests {
             .iter()
             .map(|f| root.join("fixtures").join(f))
             .collect();
-        let (_dir, store) = crate::test_store::with_files(&files).await;
+        let (_dir, store) = crate::testing::with_files(&files).await;
         let (mut skipped, mut answered) = (0, 0);
         for question in [
             "Write a function to activate high-beam headlights on bus 1",

@@ -7,7 +7,7 @@
 //! parsed before it runs, and the parsed query is what executes, so a label such as
 //! `x" } ; DROP ALL #` stays one literal value.
 
-use crate::RetrieveError;
+use crate::PlanError;
 use kgfuse_graph::model::Term;
 use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds, parse_query};
 use kgfuse_store::Store;
@@ -16,7 +16,7 @@ use kgfuse_store::Store;
 /// The pattern is joined with the `VALUES` block in the same group, so the limit
 /// applies to the matches for these values (a sub-select would be evaluated first,
 /// over the whole store).
-pub(crate) fn with_values(pattern: &str, variable: &str, terms: &[Term], limit: usize) -> String {
+pub fn with_values(pattern: &str, variable: &str, terms: &[Term], limit: usize) -> String {
     format!(
         "SELECT * WHERE {{ {} {pattern} }} LIMIT {limit}",
         values(variable, terms)
@@ -24,13 +24,13 @@ pub(crate) fn with_values(pattern: &str, variable: &str, terms: &[Term], limit: 
 }
 
 /// `VALUES ?variable { ... }` written from RDF terms (each with its own escaping).
-pub(crate) fn values(variable: &str, terms: &[Term]) -> String {
+pub fn values(variable: &str, terms: &[Term]) -> String {
     let rows: Vec<String> = terms.iter().map(ToString::to_string).collect();
     format!("VALUES ?{variable} {{ {} }}", rows.join(" "))
 }
 
 /// What a generated SELECT returned, with the text that ran.
-pub(crate) struct Solutions {
+pub struct Solutions {
     /// The query text, for `FusedContext::sparql`.
     pub text: String,
     /// Projected variables.
@@ -41,7 +41,7 @@ pub(crate) struct Solutions {
 
 impl Solutions {
     /// The rows of a query's outcome (none for an ASK or CONSTRUCT).
-    pub(crate) fn of(text: String, outcome: QueryOutcome) -> Self {
+    pub fn of(text: String, outcome: QueryOutcome) -> Self {
         let (variables, rows) = match outcome {
             QueryOutcome::Solutions { variables, rows } => (variables, rows),
             _ => (Vec::new(), Vec::new()),
@@ -61,7 +61,7 @@ impl Solutions {
 
 /// A generated query that was not run because it names terms the store does not know.
 #[derive(Debug, Clone)]
-pub(crate) struct Rejected {
+pub struct Rejected {
     /// The query text.
     pub text: String,
     /// The unknown terms, e.g. `predicate <urn:x>`.
@@ -84,23 +84,20 @@ impl Rejected {
 /// Parses a generated SELECT, checks its predicates and classes against the store
 /// ([`kgfuse_graph::Graph::unknown_terms`]) and runs it only when all are known.
 /// Used where a query's vocabulary is not fixed by kgfuse's own templates.
-pub(crate) fn run_checked(
-    store: &Store,
-    text: String,
-) -> Result<Result<Solutions, Rejected>, RetrieveError> {
+pub fn run_checked(store: &Store, text: String) -> Result<Result<Solutions, Rejected>, PlanError> {
     let mut outcomes = run_checked_all(store, vec![text])?;
     outcomes
         .pop()
-        .ok_or_else(|| RetrieveError::Invalid("no outcome for the query".into()))
+        .ok_or_else(|| PlanError::Invalid("no outcome for the query".into()))
 }
 
 /// [`run_checked`] for several queries of one stage, in order: the ones that
 /// pass the check run together ([`kgfuse_graph::Graph::select_many`]: one round
 /// trip to a remote graph).
-pub(crate) fn run_checked_all(
+pub fn run_checked_all(
     store: &Store,
     texts: Vec<String>,
-) -> Result<Vec<Result<Solutions, Rejected>>, RetrieveError> {
+) -> Result<Vec<Result<Solutions, Rejected>>, PlanError> {
     let options = store.query_options();
     let mut outcomes: Vec<Option<Result<Solutions, Rejected>>> = Vec::new();
     let mut runnable = Vec::new();
@@ -125,7 +122,7 @@ pub(crate) fn run_checked_all(
 }
 
 /// Parses and runs a generated SELECT.
-pub(crate) fn run(store: &Store, text: String) -> Result<Solutions, RetrieveError> {
+pub fn run(store: &Store, text: String) -> Result<Solutions, PlanError> {
     let options = store.query_options();
     let parsed = parse_query(&text, &options)?;
     let outcome = store.graph().query_algebra(parsed, &[], &options)?;
@@ -134,7 +131,7 @@ pub(crate) fn run(store: &Store, text: String) -> Result<Solutions, RetrieveErro
 
 /// [`run`] for several queries of one stage, together
 /// ([`kgfuse_graph::Graph::select_many`]: one round trip to a remote graph).
-pub(crate) fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions>, RetrieveError> {
+pub fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions>, PlanError> {
     let options = store.query_options();
     let parsed = texts
         .iter()
@@ -149,7 +146,7 @@ pub(crate) fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions
 }
 
 /// One generated SELECT read as [`Rounds`], with other stages' reads.
-pub(crate) struct OneRead {
+pub struct OneRead {
     text: Option<String>,
     options: QueryOptions,
     answer: Option<Solutions>,
@@ -157,7 +154,7 @@ pub(crate) struct OneRead {
 
 impl OneRead {
     /// Reads `text`, if any, parsed with the store's options.
-    pub(crate) fn new(store: &Store, text: Option<String>) -> Self {
+    pub fn new(store: &Store, text: Option<String>) -> Self {
         Self {
             text,
             options: store.query_options(),
@@ -166,7 +163,7 @@ impl OneRead {
     }
 
     /// A read whose answer is known already: it asks nothing.
-    pub(crate) fn answered(answer: Solutions) -> Self {
+    pub fn answered(answer: Solutions) -> Self {
         Self {
             text: None,
             options: QueryOptions::default(),
@@ -175,13 +172,13 @@ impl OneRead {
     }
 
     /// The answer, once read.
-    pub(crate) fn finish(self) -> Option<Solutions> {
+    pub fn finish(self) -> Option<Solutions> {
         self.answer
     }
 
     /// The answer, read now if not known yet (for a stage that reads nothing
     /// else).
-    pub(crate) fn finish_alone(self, store: &Store) -> Result<Option<Solutions>, RetrieveError> {
+    pub fn finish_alone(self, store: &Store) -> Result<Option<Solutions>, PlanError> {
         match (self.answer, self.text) {
             (Some(answer), _) => Ok(Some(answer)),
             (None, Some(text)) => run(store, text).map(Some),
@@ -206,6 +203,22 @@ impl Rounds for OneRead {
             _ => Ok(Vec::new()),
         }
     }
+}
+
+/// A result cell as text: an IRI, a literal's value, or `_:id` for a blank node.
+pub fn cell_text(cell: Option<&Option<Term>>) -> Option<String> {
+    match cell.cloned().flatten() {
+        Some(Term::NamedNode(n)) => Some(n.into_string()),
+        Some(Term::Literal(l)) => Some(l.value().to_owned()),
+        Some(Term::BlankNode(b)) => Some(format!("_:{}", b.as_str())),
+        None => None,
+    }
+}
+
+/// Whether a cell holds a true boolean. Virtuoso answers `isLiteral(…)` and
+/// `BIND(true AS …)` with the integer 1, so `1` counts as true too.
+pub fn cell_is_true(cell: Option<&Option<Term>>) -> bool {
+    cell_text(cell).is_some_and(|value| value == "true" || value == "1")
 }
 
 #[cfg(test)]

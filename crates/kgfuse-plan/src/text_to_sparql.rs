@@ -28,10 +28,10 @@
 //! the result then has no query and its trace stage says that template queries are
 //! used instead, which is what callers do.
 
-use crate::RetrieveError;
+use crate::PlanError;
 use crate::lexicon::analyze::identifier_parts;
 use crate::lexicon::local_name;
-use crate::sources::{cell_is_true, cell_text};
+use crate::sparql::{cell_is_true, cell_text};
 use crate::sparql::{run, values, with_values};
 use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
@@ -237,7 +237,7 @@ pub async fn text_to_sparql(
     question: &Question,
     grounding: &Grounding,
     options: &TextToSparqlOptions,
-) -> Result<TextToSparql, RetrieveError> {
+) -> Result<TextToSparql, PlanError> {
     let Grounding { entities, named } = grounding;
     let mut out = TextToSparql {
         trace: TraceStage {
@@ -397,7 +397,7 @@ fn accept(
     text: String,
     run: Run,
     options: &TextToSparqlOptions,
-) -> Result<(), RetrieveError> {
+) -> Result<(), PlanError> {
     out.facts = facts_of(store, &run, options.row_limit)?;
     // The query that ran: the model's text, unless it was changed before running.
     let ran = match &run.note {
@@ -593,7 +593,7 @@ fn named_chain(
     entity: &QuestionEntity,
     named: &[String],
     known: &KnownTerms,
-) -> Result<Option<Chain>, RetrieveError> {
+) -> Result<Option<Chain>, PlanError> {
     let properties: Vec<&String> = named
         .iter()
         .filter(|iri| known.properties.contains(iri) && !BOOKKEEPING.contains(&iri.as_str()))
@@ -654,7 +654,7 @@ type Uses = (Vec<String>, Vec<String>);
 
 /// For each entity, the properties of the triples it is the subject of and of
 /// those it is the object of, most used first (kgfuse's bookkeeping left out).
-fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, RetrieveError> {
+fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, PlanError> {
     let terms: Vec<Term> = entities
         .iter()
         .filter_map(|e| NamedNode::new(e.iri.as_str()).ok())
@@ -700,10 +700,10 @@ fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, 
 }
 
 /// (label, IRI) of each node: its first `rdfs:label`, else the end of its IRI.
-pub(crate) fn entity_labels(
+pub fn entity_labels(
     store: &Store,
     nodes: &[NamedNode],
-) -> Result<Vec<(String, String)>, RetrieveError> {
+) -> Result<Vec<(String, String)>, PlanError> {
     if nodes.is_empty() {
         return Ok(Vec::new());
     }
@@ -762,7 +762,7 @@ async fn ontology_slice(
     question: &Question,
     size: usize,
     known: &KnownTerms,
-) -> Result<Vec<NamedNode>, RetrieveError> {
+) -> Result<Vec<NamedNode>, PlanError> {
     if size == 0 {
         return Ok(Vec::new());
     }
@@ -824,7 +824,7 @@ async fn ontology_slice(
 fn descriptions(
     store: &Store,
     terms: &[NamedNode],
-) -> Result<BTreeMap<(String, String), Vec<Term>>, RetrieveError> {
+) -> Result<BTreeMap<(String, String), Vec<Term>>, PlanError> {
     let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
     if terms.is_empty() {
         return Ok(described);
@@ -884,7 +884,7 @@ fn vocabulary_text(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
-) -> Result<String, RetrieveError> {
+) -> Result<String, PlanError> {
     let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
     let in_slice = |iri: &str| slice.iter().any(|t| t.as_str() == iri);
     let mut terms: Vec<NamedNode> = slice.to_vec();
@@ -1071,7 +1071,7 @@ fn check_and_run(
     prefixes: &[(String, String)],
     options: &TextToSparqlOptions,
     known: &KnownTerms,
-) -> Result<Result<Run, String>, RetrieveError> {
+) -> Result<Result<Run, String>, PlanError> {
     if text.is_empty() {
         return Ok(Err("the reply holds no query".to_owned()));
     }
@@ -1312,7 +1312,7 @@ fn certain_patterns(
 
 /// The facts an accepted SELECT's rows assert (see [`TextToSparql::facts`]), at most
 /// `limit`.
-fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, RetrieveError> {
+fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, PlanError> {
     let spargebra::Query::Select { pattern, .. } = &run.query else {
         return Ok(Vec::new());
     };
@@ -1418,46 +1418,19 @@ fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, Retriev
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Scripted;
     use kgfuse_core::config::StoreConfig;
-    use kgfuse_llm::{Draft, Passage, Relevance, RuleBased};
-    use std::collections::VecDeque;
-    use std::sync::Mutex;
-
-    const ONTOLOGY: &str = r#"
-@prefix ex: <http://example.org/> .
-@prefix owl: <http://www.w3.org/2002/07/owl#> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-
-ex:Person a owl:Class ; rdfs:label "person" ; rdfs:comment "A human being." .
-ex:Employee a owl:Class ; rdfs:subClassOf ex:Person ; rdfs:label "employee" ;
-    rdfs:comment "A person employed by an organisation." .
-ex:Organisation a owl:Class ; rdfs:label "organisation" ;
-    rdfs:comment "A company or institution that employs people." .
-ex:worksFor a owl:ObjectProperty ; rdfs:label "works for" ;
-    rdfs:comment "The organisation an employee works for." ;
-    rdfs:domain ex:Employee ; rdfs:range ex:Organisation .
-ex:Volcano a owl:Class ; rdfs:label "volcano" ;
-    rdfs:comment "A mountain whose crater erupts lava and ash." .
-ex:Recipe a owl:Class ; rdfs:label "recipe" ;
-    rdfs:comment "Cooking instructions for a dish, with ingredients." .
-ex:lastEruption a owl:DatatypeProperty ; rdfs:label "last eruption" ;
-    rdfs:comment "The year a volcano last erupted." ; rdfs:domain ex:Volcano .
-
-ex:alice a ex:Employee ; rdfs:label "Alice" ; ex:worksFor ex:acme .
-ex:bob a ex:Person ; rdfs:label "Bob" .
-ex:acme a ex:Organisation ; rdfs:label "Acme" .
-ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
-"#;
+    use kgfuse_llm::RuleBased;
 
     /// A store with the hash embedder holding [`ONTOLOGY`], reopened so the prefixes
     /// learned from the file are known to the parser.
     async fn store() -> (tempfile::TempDir, Store) {
-        store_with(ONTOLOGY).await
+        store_with(crate::testing::EMPLOYEES).await
     }
 
     /// A store like [`store`] holding `turtle`.
     async fn store_with(turtle: &str) -> (tempfile::TempDir, Store) {
-        crate::test_store::with_turtle(turtle).await
+        crate::testing::with_turtle(turtle).await
     }
 
     /// Runs text-to-SPARQL with no linked entities or terms and the default options.
@@ -1485,63 +1458,6 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
             label: label.to_owned(),
             iri: iri.to_owned(),
             anchor: true,
-        }
-    }
-
-    /// A language model that answers `generate_sparql` from a script (the last reply
-    /// repeats) and remembers every request.
-    struct Scripted {
-        replies: Mutex<VecDeque<String>>,
-        requests: Mutex<Vec<SparqlRequest>>,
-    }
-
-    impl Scripted {
-        fn new(replies: &[&str]) -> Self {
-            Self {
-                replies: Mutex::new(replies.iter().map(|r| (*r).to_owned()).collect()),
-                requests: Mutex::new(Vec::new()),
-            }
-        }
-
-        fn requests(&self) -> Vec<SparqlRequest> {
-            self.requests.lock().expect("lock").clone()
-        }
-    }
-
-    impl LanguageModel for Scripted {
-        fn name(&self) -> &str {
-            "scripted"
-        }
-        fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, LlmError> {
-            Ok(None)
-        }
-        fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
-            Ok(Vec::new())
-        }
-        fn judge_relevance(&self, _: &str, _: &str) -> Result<Relevance, LlmError> {
-            Ok(Relevance {
-                relevant: true,
-                why: "scripted".into(),
-            })
-        }
-        fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
-            Err(LlmError::Service("not scripted".into()))
-        }
-        fn rewrite_query(&self, question: &str, _: &[String]) -> Result<String, LlmError> {
-            Ok(question.to_owned())
-        }
-        fn draft_answer(&self, _: &str, _: &[Passage]) -> Result<Draft, LlmError> {
-            Err(LlmError::Service("not scripted".into()))
-        }
-        fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError> {
-            self.requests.lock().expect("lock").push(request.clone());
-            let mut replies = self.replies.lock().expect("lock");
-            let reply = if replies.len() > 1 {
-                replies.pop_front()
-            } else {
-                replies.front().cloned()
-            };
-            reply.ok_or_else(|| LlmError::Service("script exhausted".into()))
         }
     }
 
@@ -1942,78 +1858,6 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
         }
     }
 
-    #[tokio::test]
-    async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
-        use kgfuse_core::context::Dispatch;
-        let (_dir, store) = store().await;
-        let model = Scripted::new(&[INVENTED, VALID]);
-        let context = crate::unified::retrieve(
-            &store,
-            &model,
-            &Question::new("Who works for which organisation?"),
-            Dispatch::Factual,
-            &crate::RetrieveOptions {
-                top_k: 4,
-                ..crate::RetrieveOptions::default()
-            },
-        )
-        .await
-        .expect("unified");
-        assert!(
-            context.sparql.iter().any(|q| q == VALID_TEXT),
-            "{:?}",
-            context.sparql
-        );
-        let stage = context
-            .trace
-            .iter()
-            .find(|s| s.stage == STAGE)
-            .expect("text-to-sparql stage");
-        assert_eq!(stage.dropped.len(), 1);
-        assert_eq!(stage.kept, [VALID_TEXT]);
-        let first = context.structured_facts.first().expect("facts");
-        assert!(
-            context
-                .structured_facts
-                .iter()
-                .any(|f| f.subject == "http://example.org/alice"
-                    && f.predicate == "http://example.org/worksFor"
-                    && f.object == "http://example.org/acme"),
-            "{first:?}"
-        );
-        // The linked entities reach the model with their labels.
-        let request = &model.requests()[0];
-        assert!(!request.entities.is_empty());
-        assert!(
-            request
-                .entities
-                .iter()
-                .all(|e| !e.label.is_empty() && e.iri.starts_with("http"))
-        );
-
-        // Rows that are not triples become trace items.
-        let model =
-            Scripted::new(&["SELECT ?name WHERE { ?x ex:worksFor ex:acme ; rdfs:label ?name }"]);
-        let context = crate::unified::retrieve(
-            &store,
-            &model,
-            &Question::new("What are the names of Acme's employees?"),
-            Dispatch::Factual,
-            &crate::RetrieveOptions {
-                top_k: 4,
-                ..crate::RetrieveOptions::default()
-            },
-        )
-        .await
-        .expect("unified");
-        let stage = context
-            .trace
-            .iter()
-            .find(|s| s.stage == STAGE)
-            .expect("text-to-sparql stage");
-        assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
-    }
-
     #[test]
     fn an_entity_example_uses_its_properties_in_their_direction_and_the_named_one_alone() {
         let prefixes = [("ex".to_owned(), "http://example.org/".to_owned())];
@@ -2085,8 +1929,9 @@ ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
     #[tokio::test]
     async fn two_named_properties_that_chain_in_the_data_make_the_example() {
         let turtle = format!(
-            "{ONTOLOGY}\nex:locatedIn a owl:ObjectProperty ; rdfs:label \"located in\" .\n\
-             ex:acme ex:locatedIn ex:lyon .\n"
+            "{}\nex:locatedIn a owl:ObjectProperty ; rdfs:label \"located in\" .\n\
+             ex:acme ex:locatedIn ex:lyon .\n",
+            crate::testing::EMPLOYEES
         );
         let (_dir, store) = store_with(&turtle).await;
         let known = store.graph().known_terms(100).expect("known terms");

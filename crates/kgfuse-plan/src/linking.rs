@@ -18,10 +18,10 @@
 //! 4. **Classes and properties** are linked the same way, a class also by its head
 //!    noun ("students" -> graduate student, undergraduate student).
 
-use crate::RetrieveError;
+use crate::PlanError;
 use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
 use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
-use crate::sources::cell_text;
+use crate::sparql::cell_text;
 use crate::sparql::{run_all, values};
 use kgfuse_core::context::{Dropped, TraceStage};
 use kgfuse_graph::EdgeIndex;
@@ -50,7 +50,7 @@ const MAX_NEIGHBOURS: usize = 5_000;
 
 /// A node a mention may mean.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Candidate {
+pub struct Candidate {
     /// The node.
     pub iri: String,
     /// Its name as stored.
@@ -73,7 +73,7 @@ pub(crate) struct Candidate {
 
 /// Question words that name something, with what they may name.
 #[derive(Debug, Clone)]
-pub(crate) struct Mention {
+pub struct Mention {
     /// Word indices in the question.
     pub words: Vec<usize>,
     /// The best candidates, best first.
@@ -91,7 +91,7 @@ pub(crate) struct Mention {
 
 /// What a question links to.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Linked {
+pub struct Linked {
     /// Entity mentions in question order.
     pub mentions: Vec<Mention>,
     /// Classes the question names, best first.
@@ -177,7 +177,7 @@ fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
 }
 
 /// Links the question.
-pub(crate) fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
+pub fn link(store: &Store, question: &str) -> Result<Linked, PlanError> {
     let lexicon = Lexicon::of(store)?;
     let terms = analyze_question(question);
     let mut linked = Linked {
@@ -427,7 +427,7 @@ fn neighbour_terms<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, RetrieveError> {
+) -> Result<NeighbourTerms<'a>, PlanError> {
     match store.edge_index()? {
         Some(index) => Ok(neighbour_terms_in(&index, lexicon, groups)),
         None => neighbour_terms_queried(store, lexicon, groups),
@@ -486,7 +486,7 @@ fn neighbour_terms_queried<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, RetrieveError> {
+) -> Result<NeighbourTerms<'a>, PlanError> {
     let mut asked = Vec::new();
     let mut texts = Vec::new();
     for (i, group) in groups.iter().enumerate().filter(|(_, g)| is_tied(g)) {
@@ -619,7 +619,7 @@ mod tests {
     async fn neighbour_terms_read_from_the_edge_index_are_those_the_query_reads() {
         // Two nodes named "frame" alike: one typed by a named class, the other
         // with a named node on each side of it.
-        let (_dir, store) = crate::test_store::with_turtle(
+        let (_dir, store) = crate::testing::with_turtle(
             "@prefix ex: <http://example.org/> .\n\
              @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
              ex:Kind rdfs:label \"kind\" .\n\
@@ -650,7 +650,7 @@ mod tests {
 
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let (_dir, store) =
-            crate::test_store::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+            crate::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
         let groups = neighbour_terms_both_ways(
             &store,
             "How do I decode a signal value from a raw CAN frame?",

@@ -21,11 +21,11 @@
 //! `comment`, `summary`, `abstract` or `definition`. Classes and properties are
 //! named by their labels, else by their local names (`worksFor` -> works for).
 
-pub(crate) mod analyze;
+pub mod analyze;
 
-use crate::RetrieveError;
-use crate::sources::{cell_is_true, cell_text};
+use crate::PlanError;
 use crate::sparql;
+use crate::sparql::{cell_is_true, cell_text};
 use analyze::{Term, analyze, analyze_question};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::NamedNode;
@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 /// What a lexicon entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
+pub enum Role {
     /// An instance: a person, a function, a chunk.
     Entity,
     /// A class (used as the object of `rdf:type`, or declared one).
@@ -46,7 +46,7 @@ pub(crate) enum Role {
 
 /// One node of the lexicon.
 #[derive(Debug, Clone)]
-pub(crate) struct Entry {
+pub struct Entry {
     /// The node.
     pub iri: String,
     /// What it is.
@@ -73,7 +73,7 @@ struct Name {
 
 /// A name of an entry that a question matches, and how well.
 #[derive(Debug, Clone)]
-pub(crate) struct NameMatch {
+pub struct NameMatch {
     /// Index of the entry.
     pub entry: u32,
     /// Share of the name's term weight the question covers (1 = all of it).
@@ -96,7 +96,7 @@ impl NameMatch {
 
 /// A BM25 hit.
 #[derive(Debug, Clone)]
-pub(crate) struct LexicalHit {
+pub struct LexicalHit {
     /// Index of the entry.
     pub entry: u32,
     /// BM25 score.
@@ -139,7 +139,7 @@ const MAX_TEXT: usize = 1_500;
 
 /// Name and description terms of every named node.
 #[derive(Debug, Default)]
-pub(crate) struct Lexicon {
+pub struct Lexicon {
     entries: Vec<Entry>,
     by_iri: HashMap<String, u32>,
     names: Vec<Name>,
@@ -176,7 +176,7 @@ const DESCRIPTION_PREDICATES: &[&str] = &[
 const SECONDARY_NAMES: &[&str] = &[kgfuse::NAME];
 
 /// The local name of an IRI: after the last `#`, else the last `/`.
-pub(crate) fn local_name(iri: &str) -> &str {
+pub fn local_name(iri: &str) -> &str {
     iri.rsplit(['#', '/'])
         .find(|s| !s.is_empty())
         .unwrap_or(iri)
@@ -219,7 +219,7 @@ struct Harvest {
     properties: Vec<String>,
 }
 
-fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
+fn harvest(store: &Store) -> Result<Harvest, PlanError> {
     let predicates = sparql::run(
         store,
         "SELECT DISTINCT ?p ?literal WHERE { ?s ?p ?o BIND(isLiteral(?o) AS ?literal) }".into(),
@@ -274,7 +274,7 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
     classes.dedup();
     properties.sort();
     properties.dedup();
-    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
+    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, PlanError> {
         let nodes: Vec<NamedNode> = iris
             .iter()
             .filter_map(|p| NamedNode::new(p.as_str()).ok())
@@ -339,11 +339,11 @@ fn place(parts: &[String], matched: &HashMap<&str, (f32, Vec<usize>)>) -> Vec<(u
 
 impl Lexicon {
     /// The store's lexicon, built on first use after each write.
-    pub(crate) fn of(store: &Store) -> Result<Arc<Self>, RetrieveError> {
+    pub fn of(store: &Store) -> Result<Arc<Self>, PlanError> {
         store.derived("retrieve/lexicon", || Self::build(store))
     }
 
-    fn build(store: &Store) -> Result<Self, RetrieveError> {
+    fn build(store: &Store) -> Result<Self, PlanError> {
         let harvest = harvest(store)?;
         let mut lexicon = Self::default();
         let is_class: std::collections::HashSet<&str> =
@@ -504,12 +504,12 @@ impl Lexicon {
     }
 
     /// The entry at `index`.
-    pub(crate) fn entry(&self, index: u32) -> &Entry {
+    pub fn entry(&self, index: u32) -> &Entry {
         &self.entries[index as usize]
     }
 
     /// The name terms (parts and wholes) of an entry.
-    pub(crate) fn name_terms(&self, index: u32) -> impl Iterator<Item = &str> {
+    pub fn name_terms(&self, index: u32) -> impl Iterator<Item = &str> {
         let range = self.entry(index).names.clone();
         self.names[range.start as usize..range.end as usize]
             .iter()
@@ -517,12 +517,12 @@ impl Lexicon {
     }
 
     /// The entry of an IRI.
-    pub(crate) fn find(&self, iri: &str) -> Option<u32> {
+    pub fn find(&self, iri: &str) -> Option<u32> {
         self.by_iri.get(iri).copied()
     }
 
     /// Inverse document frequency of a name term among the entries' names.
-    pub(crate) fn name_idf(&self, term: &str) -> f32 {
+    pub fn name_idf(&self, term: &str) -> f32 {
         #[allow(clippy::cast_precision_loss)]
         let n = self.entries.len().max(1) as f32;
         #[allow(clippy::cast_precision_loss)]
@@ -532,12 +532,7 @@ impl Lexicon {
 
     /// The `k` entity entries that best match `text` by BM25, optionally only those
     /// `keep` accepts.
-    pub(crate) fn bm25(
-        &self,
-        text: &str,
-        k: usize,
-        keep: &dyn Fn(&Entry) -> bool,
-    ) -> Vec<LexicalHit> {
+    pub fn bm25(&self, text: &str, k: usize, keep: &dyn Fn(&Entry) -> bool) -> Vec<LexicalHit> {
         let mut query: Vec<String> = analyze_question(text).into_iter().map(|t| t.text).collect();
         query.sort_unstable();
         query.dedup();
@@ -600,7 +595,7 @@ impl Lexicon {
 
     /// Every name the question's terms touch, scored by coverage both ways; only
     /// entries of `role`.
-    pub(crate) fn name_matches(&self, question: &[Term], role: Role) -> Vec<NameMatch> {
+    pub fn name_matches(&self, question: &[Term], role: Role) -> Vec<NameMatch> {
         // Question part -> (words it occurs in); whole identifiers separately.
         let mut parts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         let mut wholes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();

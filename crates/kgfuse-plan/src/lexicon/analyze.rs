@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 /// One search term of a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Term {
+pub struct Term {
     /// The stemmed part, or the whole identifier lowercased.
     pub text: String,
     /// Index of the word it came from (words that are only stop words count too).
@@ -43,12 +43,12 @@ const STOP_WORDS: &[&str] = &[
 const TITLES: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "mx", "sir", "dame"];
 
 /// Whether a lowercased part is dropped from matching.
-pub(crate) fn is_stop(part: &str) -> bool {
+pub fn is_stop(part: &str) -> bool {
     STOP_WORDS.binary_search(&part).is_ok() || TITLES.contains(&part)
 }
 
 /// The words of a text: runs of alphanumeric characters and `_`.
-pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
 }
@@ -56,7 +56,7 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
 /// The parts of one word: split at `_`, at a lower-to-upper change (`contentType`),
 /// before the last capital of a capital run followed by lowercase (`HTTPServer` ->
 /// HTTP, Server) and between letters and digits (`Course12` -> Course, 12).
-pub(crate) fn identifier_parts(word: &str) -> Vec<&str> {
+pub fn identifier_parts(word: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     for piece in word.split('_').filter(|p| !p.is_empty()) {
         let chars: Vec<(usize, char)> = piece.char_indices().collect();
@@ -80,12 +80,12 @@ pub(crate) fn identifier_parts(word: &str) -> Vec<&str> {
 }
 
 /// The stem of a lowercased part.
-pub(crate) fn stem(part: &str) -> String {
+pub fn stem(part: &str) -> String {
     STEMMER.stem(part).into_owned()
 }
 
 /// The search terms of `text`, in order.
-pub(crate) fn analyze(text: &str) -> Vec<Term> {
+pub fn analyze(text: &str) -> Vec<Term> {
     let mut out = Vec::new();
     for (word_index, word) in words(text).enumerate() {
         let parts = identifier_parts(word);
@@ -120,7 +120,7 @@ const MAX_JOINED: usize = 4;
 /// (no stop word inside) joined as whole identifiers, because people write
 /// identifiers as words: "full professor 2" may mean `FullProfessor2`, "content
 /// type" `ContentType`.
-pub(crate) fn analyze_question(text: &str) -> Vec<Term> {
+pub fn analyze_question(text: &str) -> Vec<Term> {
     let mut out = analyze(text);
     let all: Vec<&str> = words(text).collect();
     for start in 0..all.len() {

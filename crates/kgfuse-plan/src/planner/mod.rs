@@ -1,0 +1,988 @@
+//! The offline planner: a question's words to ranked [`QueryPlan`]s, with no
+//! model.
+//!
+//! 1. **Cues** ([`Cues`]): the shape the words ask for (yes or no, how many, the
+//!    most, more than N, no X, per X, which columns).
+//! 2. **Classes**: the linked classes, split into the answer's (the one asked
+//!    about: "which departments", "how many students") and a related one ("the
+//!    most *students*", "more than 10 *students*").
+//! 3. **Profile** ([`probe::profile`]): which properties the answer class's
+//!    members use, in which direction, towards which classes, with numbers.
+//! 4. **Anchors** ([`probe::entity_paths`]): each linked entity becomes a
+//!    constraint along the walk the data has from the answer class to it,
+//!    walks over the properties the question names first.
+//! 5. **Shape**: counts, set functions, grouping, order and limit, comparisons,
+//!    negation and columns, each from its cue and the profile.
+//!
+//! Plans are ranked; [`answer`] runs them best first and keeps the first that
+//! returns rows.
+
+pub mod probe;
+
+use crate::PlanError;
+use crate::cues::{Cues, Direction, NumberComparison};
+use crate::lexicon::analyze::{analyze, stem};
+use crate::lexicon::{Lexicon, local_name};
+use crate::linking::{Candidate, Linked, Mention};
+use crate::plan::{
+    Aggregation, Column, CompileOptions, Constraint, Form, Grouping, Measure, Order, Path,
+    QueryPlan, SetFunction, SortKey, Step, Value,
+};
+use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
+use kgfuse_core::vocab::w3c;
+use kgfuse_graph::model::Term;
+use kgfuse_graph::{QueryOutcome, query_vocabulary};
+use kgfuse_store::Store;
+use probe::{EntityPath, Profile, PropertyUse, Start};
+
+/// The trace stage's name.
+pub const STAGE: &str = "plan";
+/// `AnswerSet::source` of the planner's answers.
+pub const SOURCE: &str = "planner";
+/// Most rows an answer keeps.
+pub const MAX_ROWS: usize = 1_000;
+/// Most plans run for one question.
+const MAX_RUNS: usize = 6;
+/// How many walks to each anchor are tried.
+const PATHS_PER_ANCHOR: usize = 2;
+
+/// A plan with how much of the question it uses.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The plan.
+    pub plan: QueryPlan,
+    /// Higher first.
+    pub score: f32,
+}
+
+/// What the planner read about a question, computed once and passed down.
+struct Reading<'a> {
+    cues: Cues,
+    linked: &'a Linked,
+    lexicon: &'a Lexicon,
+    /// The answer's classes (any of them).
+    answer: Vec<String>,
+    /// Another class the question counts or compares ("the most students").
+    related: Option<ClassWords>,
+    /// The answers: the answer classes' members, or with no class the entity
+    /// the question asks about.
+    start: Start,
+    profile: Profile,
+}
+
+/// Classes named by the same words.
+#[derive(Debug, Clone)]
+struct ClassWords {
+    classes: Vec<String>,
+    words: Vec<usize>,
+}
+
+/// The question's plans, best first, with the trace of how they were made. No
+/// plan when the question is a lookup with no class (the query graphs answer
+/// those) or names nothing of the store.
+pub fn plans(
+    store: &Store,
+    question: &str,
+    linked: &Linked,
+) -> Result<(Vec<Planned>, TraceStage), PlanError> {
+    let lexicon = Lexicon::of(store)?;
+    let cues = Cues::of(question);
+    let mut trace = TraceStage {
+        stage: STAGE.into(),
+        ..TraceStage::default()
+    };
+    let (mut answer, related) = classes(&cues, linked);
+    if answer.is_empty() && !cues.is_lookup() {
+        answer = owner_of_named_property(store, linked)?;
+    }
+    if cues.is_lookup() && answer.is_empty() {
+        trace
+            .kept
+            .push("a lookup without a class: the query graphs answer it".into());
+        return Ok((Vec::new(), trace));
+    }
+    if answer.is_empty() && linked.mentions.iter().all(|m| m.qualifier) {
+        trace
+            .kept
+            .push("no class and no entity of the store named: nothing to plan".into());
+        return Ok((Vec::new(), trace));
+    }
+    let start = if answer.is_empty() {
+        let first = linked.mentions.iter().find(|m| !m.qualifier);
+        Start::Nodes(
+            first
+                .map(|m| m.candidates.iter().map(|c| c.iri.clone()).collect())
+                .unwrap_or_default(),
+        )
+    } else {
+        Start::Classes(answer.clone())
+    };
+    let profile = probe::profile(store, &start)?;
+    let reading = Reading {
+        cues,
+        linked,
+        lexicon: &lexicon,
+        answer,
+        related,
+        start,
+        profile,
+    };
+    let anchors = anchors(store, &reading)?;
+    let mut planned = Vec::new();
+    for (constraints, score) in anchors {
+        if let Some(plan) = shape(&reading, constraints, &mut trace) {
+            planned.push(Planned { plan, score });
+        }
+    }
+    planned.sort_by(|a, b| b.score.total_cmp(&a.score));
+    planned.dedup_by(|a, b| a.plan == b.plan);
+    trace.kept.push(format!(
+        "answer classes {:?}, related {:?}, {} plans",
+        reading.answer,
+        reading.related.as_ref().map(|r| &r.classes),
+        planned.len()
+    ));
+    Ok((planned, trace))
+}
+
+/// Stage 2: the answer's classes and a related class, each a group of classes
+/// named by the same words. The answer's is the group the question asks for
+/// ("which X", "how many X"), else the first named.
+fn classes(cues: &Cues, linked: &Linked) -> (Vec<String>, Option<ClassWords>) {
+    let mut groups: Vec<(ClassWords, bool)> = Vec::new();
+    for class in &linked.classes {
+        // A class inside an entity's words is the entity's ("FullProfessor2").
+        if linked
+            .mentions
+            .iter()
+            .any(|m| class.words.iter().all(|w| m.words.contains(w)))
+        {
+            continue;
+        }
+        match groups.iter_mut().find(|(g, _)| g.words == class.words) {
+            Some((group, asked)) => {
+                group.classes.push(class.iri.clone());
+                *asked |= class.asked;
+            }
+            None => groups.push((
+                ClassWords {
+                    classes: vec![class.iri.clone()],
+                    words: class.words.clone(),
+                },
+                class.asked,
+            )),
+        }
+    }
+    groups.sort_by_key(|(g, _)| g.words.first().copied().unwrap_or(usize::MAX));
+    let counted = cues.count.map(|at| at + 2);
+    let answer_at = groups
+        .iter()
+        .position(|(g, _)| {
+            counted.is_some_and(|at| g.words.first().is_some_and(|w| *w <= at + 1 && *w >= at))
+        })
+        .or_else(|| groups.iter().position(|(_, asked)| *asked))
+        .unwrap_or(0);
+    if groups.is_empty() {
+        return (Vec::new(), None);
+    }
+    // "the average price per category": the class after "per" is what the
+    // answers are grouped by; the answers are what has the price.
+    let per_only = cues.per.is_some_and(|at| {
+        groups.len() == 1
+            && groups[0]
+                .0
+                .words
+                .first()
+                .is_some_and(|&w| w >= at && w <= at + 2)
+    });
+    if per_only {
+        return (Vec::new(), groups.pop().map(|(g, _)| g));
+    }
+    let (answer, _) = groups.remove(answer_at);
+    let related = groups.into_iter().map(|(g, _)| g).next();
+    (answer.classes, related)
+}
+
+/// The class whose members have the first property the question names ("the
+/// average *price*" of what has one), when the question names no class.
+fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>, PlanError> {
+    let Some(property) = linked.properties.first() else {
+        return Ok(Vec::new());
+    };
+    Ok(probe::subject_classes(store, &property.iri)?
+        .into_iter()
+        .take(1)
+        .collect())
+}
+
+/// Stage 4: the constraints that tie the answer to the question's entities,
+/// one set per choice of walks, with a score. One empty set when the question
+/// names no entity.
+fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32)>, PlanError> {
+    let mut choices: Vec<(Vec<Constraint>, f32)> = vec![(Vec::new(), 1.0)];
+    let mentions: Vec<&Mention> = reading
+        .linked
+        .mentions
+        .iter()
+        .filter(|m| !m.qualifier)
+        .collect();
+    for (i, mention) in mentions.iter().enumerate() {
+        let nodes: Vec<String> = mention.candidates.iter().map(|c| c.iri.clone()).collect();
+        let negated = negated(&reading.cues, &mention.words);
+        // With no class, the answer is the entity the question asks about
+        // ("Is Anna a member of Sales?" walks from Anna).
+        if reading.answer.is_empty() && i == 0 {
+            for choice in &mut choices {
+                choice.0.push(Constraint::Reaches {
+                    path: Vec::new(),
+                    any_of: nodes.iter().map(|n| Value::iri(n)).collect(),
+                });
+            }
+            continue;
+        }
+        let start = &reading.start;
+        let mut paths = probe::entity_paths(store, start, &nodes)?;
+        rank_paths(&mut paths, reading.linked);
+        if paths.is_empty() {
+            // No member reaches it: the walk the schema has to its class, so
+            // that the answer is "none" or "no" rather than the entity ignored.
+            let types = probe::types_of(store, &nodes)?;
+            paths = reading
+                .profile
+                .towards(&types)
+                .into_iter()
+                .take(1)
+                .map(|u| EntityPath {
+                    steps: vec![u.step.clone()],
+                    count: 0,
+                })
+                .collect();
+        }
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut next = Vec::new();
+        for (constraints, score) in &choices {
+            for (rank, path) in paths.iter().take(PATHS_PER_ANCHOR).enumerate() {
+                let reaches = Constraint::Reaches {
+                    path: path.steps.clone(),
+                    any_of: nodes.iter().map(|n| Value::iri(n)).collect(),
+                };
+                let constraint = if negated {
+                    Constraint::Not(Box::new(reaches))
+                } else {
+                    reaches
+                };
+                let mut constraints = constraints.clone();
+                constraints.push(constraint);
+                next.push((
+                    constraints,
+                    score - 0.1 * rank as f32 - 0.05 * (path.steps.len() - 1) as f32,
+                ));
+            }
+        }
+        choices = next;
+    }
+    Ok(choices)
+}
+
+/// Walks over the properties the question names first, then shorter, then
+/// more used.
+fn rank_paths(paths: &mut [EntityPath], linked: &Linked) {
+    let named = |p: &EntityPath| {
+        p.steps
+            .iter()
+            .filter(|s| linked.properties.iter().any(|c| c.iri == s.property))
+            .count()
+    };
+    paths.sort_by(|a, b| {
+        named(b)
+            .cmp(&named(a))
+            .then(a.steps.len().cmp(&b.steps.len()))
+            .then(b.count.cmp(&a.count))
+    });
+}
+
+/// Whether a negation word stands at most three words before `words`.
+fn negated(cues: &Cues, words: &[usize]) -> bool {
+    let Some(&first) = words.first() else {
+        return false;
+    };
+    cues.negations.iter().any(|&n| n < first && first - n <= 3)
+}
+
+/// Stage 5: the plan's shape around its anchors, from the cues. `None` when a
+/// cue needs a property or class the question does not give.
+fn shape(
+    reading: &Reading,
+    constraints: Vec<Constraint>,
+    trace: &mut TraceStage,
+) -> Option<QueryPlan> {
+    let cues = &reading.cues;
+    let mut plan = QueryPlan {
+        form: if cues.ask { Form::Ask } else { Form::Select },
+        classes: reading.answer.clone(),
+        constraints,
+        ..QueryPlan::default()
+    };
+    comparisons(reading, &mut plan, trace)?;
+    negations(reading, &mut plan);
+    aggregation(reading, &mut plan, trace)?;
+    order(reading, &mut plan, trace)?;
+    columns(reading, &mut plan);
+    Some(plan)
+}
+
+/// Comparisons with numbers (a measure of the answer, or how many related
+/// nodes it has) and between two measures.
+fn comparisons(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
+    for number in &reading.cues.numbers {
+        if let Some(related) = related_after(reading, number) {
+            let path = towards(reading, &related.classes)?;
+            let aggregation = plan.aggregation.get_or_insert(Aggregation {
+                measures: Vec::new(),
+                group: Grouping::PerAnswer,
+                having: None,
+            });
+            aggregation.measures.push(Measure {
+                function: SetFunction::Count,
+                of: path,
+            });
+            let i = aggregation.measures.len() - 1;
+            aggregation.having = Some((i, number.op, integer(&number.number)));
+            continue;
+        }
+        let Some(measure) = measure(reading, number.measure, number.word) else {
+            trace.dropped.push(Dropped {
+                iri: number.number.clone(),
+                why: "a number compared with no measure of the answer found".into(),
+            });
+            return None;
+        };
+        plan.constraints.push(Constraint::Compare {
+            path: vec![measure],
+            op: number.op,
+            value: decimal(&number.number),
+        });
+    }
+    if let Some(compared) = &reading.cues.measures_compared {
+        let left = measure(reading, compared.left, usize::MAX)?;
+        let right = measure(reading, compared.right, usize::MAX)?;
+        plan.constraints.push(Constraint::CompareValues {
+            left: vec![left],
+            op: compared.op,
+            right: vec![right],
+        });
+    }
+    Some(())
+}
+
+/// The related class named right after a number ("more than 10 students").
+fn related_after<'a>(reading: &'a Reading, number: &NumberComparison) -> Option<&'a ClassWords> {
+    reading.related.as_ref().filter(|r| {
+        r.words
+            .first()
+            .is_some_and(|&w| w > number.number_word && w <= number.number_word + 2)
+    })
+}
+
+/// "no manager", "without an advisor": the property or class the negation is
+/// about, when it is not an entity (those were negated as anchors).
+fn negations(reading: &Reading, plan: &mut QueryPlan) {
+    for &at in &reading.cues.negations {
+        let near = |words: &[usize]| words.first().is_some_and(|&w| w > at && w <= at + 3);
+        if reading.linked.mentions.iter().any(|m| near(&m.words)) {
+            continue;
+        }
+        if let Some(related) = reading.related.as_ref().filter(|r| near(&r.words))
+            && let Some(path) = towards(reading, &related.classes)
+        {
+            plan.constraints
+                .push(Constraint::Not(Box::new(Constraint::IsA {
+                    path,
+                    classes: related.classes.clone(),
+                })));
+            continue;
+        }
+        let property = reading
+            .linked
+            .properties
+            .iter()
+            .filter(|p| near(&p.words))
+            .find_map(|p| {
+                reading
+                    .profile
+                    .find(&p.iri)
+                    .cloned()
+                    .or_else(|| Some(any_use(&p.iri)))
+            });
+        if let Some(use_) = property {
+            plan.constraints
+                .push(Constraint::Not(Box::new(Constraint::Exists {
+                    path: vec![use_.step.clone()],
+                })));
+        }
+    }
+}
+
+/// A use of a property the sample did not show: outgoing.
+fn any_use(property: &str) -> PropertyUse {
+    PropertyUse {
+        step: Step::forward(property),
+        count: 0,
+        numeric: 0,
+        literal: 0,
+        classes: Default::default(),
+    }
+}
+
+/// Counts ("how many"), set functions ("average rate"), grouping ("per X").
+fn aggregation(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
+    let cues = &reading.cues;
+    let group = match cues.per {
+        Some(at) => Some(group_by(reading, at)?),
+        None => None,
+    };
+    let measure = if let Some((function, word)) = cues.function {
+        let Some(step) = measure(reading, &[], word) else {
+            trace.dropped.push(Dropped {
+                iri: function.name().into(),
+                why: "a set function with no measure of the answer found".into(),
+            });
+            return None;
+        };
+        Some(Measure {
+            function,
+            of: vec![step],
+        })
+    } else if cues.count.is_some() {
+        Some(Measure {
+            function: SetFunction::Count,
+            of: Vec::new(),
+        })
+    } else {
+        None
+    };
+    if let Some(measure) = measure {
+        let aggregation = plan.aggregation.get_or_insert(Aggregation {
+            measures: Vec::new(),
+            group: Grouping::All,
+            having: None,
+        });
+        aggregation.measures.insert(0, measure);
+        if let Some(having) = aggregation.having.as_mut() {
+            having.0 += 1;
+        }
+    }
+    if let (Some(group), Some(aggregation)) = (group, plan.aggregation.as_mut()) {
+        aggregation.group = Grouping::PerValue(group);
+    }
+    Some(())
+}
+
+/// The walk to what "per X" names: a class reached from the answer, or a
+/// property of it.
+fn group_by(reading: &Reading, at: usize) -> Option<Path> {
+    let near = |words: &[usize]| words.first().is_some_and(|&w| w >= at && w <= at + 2);
+    if let Some(related) = reading.related.as_ref().filter(|r| near(&r.words)) {
+        return towards(reading, &related.classes);
+    }
+    reading
+        .linked
+        .properties
+        .iter()
+        .filter(|p| near(&p.words))
+        .find_map(|p| reading.profile.find(&p.iri))
+        .map(|u| vec![u.step.clone()])
+}
+
+/// Superlatives and top-N: by a measure of the answer, or by how many related
+/// nodes it has ("the most students").
+fn order(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
+    let cues = &reading.cues;
+    plan.limit = cues.limit;
+    plan.offset = cues.offset;
+    let Some(superlative) = &cues.superlative else {
+        return Some(());
+    };
+    if cues.function.is_some() {
+        return Some(());
+    }
+    let descending = superlative.direction == Direction::Descending;
+    let by_count = superlative.measure.is_empty()
+        && reading.related.as_ref().is_some_and(|r| {
+            r.words
+                .first()
+                .is_some_and(|&w| w > superlative.word && w <= superlative.word + 2)
+        });
+    if by_count {
+        let related = reading.related.as_ref()?;
+        let path = towards(reading, &related.classes)?;
+        let aggregation = plan.aggregation.get_or_insert(Aggregation {
+            measures: Vec::new(),
+            group: Grouping::PerAnswer,
+            having: None,
+        });
+        aggregation.measures.push(Measure {
+            function: SetFunction::Count,
+            of: path,
+        });
+        plan.order = Some(Order {
+            key: SortKey::Measure(aggregation.measures.len() - 1),
+            descending,
+        });
+        return Some(());
+    }
+    let Some(step) = measure(reading, superlative.measure, superlative.word) else {
+        trace.dropped.push(Dropped {
+            iri: cues
+                .words
+                .get(superlative.word)
+                .cloned()
+                .unwrap_or_default(),
+            why: "a superlative with no measure of the answer found".into(),
+        });
+        return None;
+    };
+    plan.order = Some(Order {
+        key: SortKey::Value(vec![step]),
+        descending,
+    });
+    Some(())
+}
+
+/// The answer's columns: the answer itself, its name when names are asked
+/// for, the literal properties the question names, and the measures.
+fn columns(reading: &Reading, plan: &mut QueryPlan) {
+    if plan.form == Form::Ask {
+        return;
+    }
+    let used: Vec<&str> = plan_properties(plan);
+    let mut columns = Vec::new();
+    let grouped_by = plan.aggregation.as_ref().map(|a| a.group.clone());
+    match &grouped_by {
+        Some(Grouping::All) => {}
+        Some(Grouping::PerValue(path)) => columns.push(Column::Value(path.clone())),
+        Some(Grouping::PerAnswer) | None => columns.push(Column::Value(Vec::new())),
+    }
+    let answer_rows = !matches!(
+        grouped_by,
+        Some(Grouping::All) | Some(Grouping::PerValue(_))
+    );
+    if answer_rows {
+        if reading.cues.names
+            && let Some(name) = name_use(reading)
+        {
+            columns.push(Column::Value(vec![name.step.clone()]));
+        }
+        for property in &reading.linked.properties {
+            let Some(use_) = reading.profile.find(&property.iri) else {
+                continue;
+            };
+            let column = Column::Value(vec![use_.step.clone()]);
+            if use_.is_literal()
+                && !used.contains(&property.iri.as_str())
+                && !columns.contains(&column)
+            {
+                columns.push(column);
+            }
+        }
+    }
+    if let Some(aggregation) = &plan.aggregation {
+        columns.extend((0..aggregation.measures.len()).map(Column::Measure));
+    }
+    plan.columns = columns;
+}
+
+/// The properties a plan's constraints and order already use.
+fn plan_properties(plan: &QueryPlan) -> Vec<&str> {
+    let mut out = Vec::new();
+    fn walk<'a>(c: &'a Constraint, out: &mut Vec<&'a str>) {
+        match c {
+            Constraint::Reaches { path, .. }
+            | Constraint::Compare { path, .. }
+            | Constraint::Contains { path, .. }
+            | Constraint::Exists { path }
+            | Constraint::IsA { path, .. } => out.extend(path.iter().map(|s| s.property.as_str())),
+            Constraint::CompareValues { left, right, .. } => {
+                out.extend(left.iter().chain(right).map(|s| s.property.as_str()));
+            }
+            Constraint::Not(inner) => walk(inner, out),
+        }
+    }
+    for c in &plan.constraints {
+        walk(c, &mut out);
+    }
+    if let Some(Order {
+        key: SortKey::Value(path),
+        ..
+    }) = &plan.order
+    {
+        out.extend(path.iter().map(|s| s.property.as_str()));
+    }
+    out
+}
+
+/// The property the answer's members are named by (a label or a `name`).
+fn name_use<'a>(reading: &'a Reading) -> Option<&'a PropertyUse> {
+    reading
+        .profile
+        .uses
+        .iter()
+        .filter(|u| !u.step.inverse && u.is_literal())
+        .find(|u| is_name_property(&u.step.property))
+}
+
+/// Label predicates and properties whose local name ends in `name`, `label` or
+/// `title`.
+fn is_name_property(iri: &str) -> bool {
+    let lower = local_name(iri).to_lowercase();
+    iri == w3c::RDFS_LABEL
+        || ["name", "label", "title"]
+            .iter()
+            .any(|s| lower.ends_with(s))
+}
+
+/// The step from the answer to a node of one of `classes`, the most used.
+fn towards(reading: &Reading, classes: &[String]) -> Option<Path> {
+    reading
+        .profile
+        .towards(classes)
+        .first()
+        .map(|u| vec![u.step.clone()])
+}
+
+/// The numeric property of the answer a measure means: one the question names
+/// near `word` (or anywhere), else one named by the measure's nouns.
+fn measure(reading: &Reading, nouns: &[&str], word: usize) -> Option<Step> {
+    let numeric: Vec<&PropertyUse> = reading
+        .profile
+        .uses
+        .iter()
+        .filter(|u| !u.step.inverse && u.is_numeric())
+        .collect();
+    let distance = |c: &Candidate| {
+        c.words
+            .iter()
+            .map(|&w| w.abs_diff(word))
+            .min()
+            .unwrap_or(usize::MAX)
+    };
+    let mut named: Vec<(&Candidate, &PropertyUse)> = reading
+        .linked
+        .properties
+        .iter()
+        .filter_map(|c| {
+            numeric
+                .iter()
+                .find(|u| u.step.property == c.iri)
+                .map(|u| (c, *u))
+        })
+        .collect();
+    named.sort_by_key(|(c, _)| distance(c));
+    if let Some((_, use_)) = named.first() {
+        return Some(use_.step.clone());
+    }
+    let stems: Vec<String> = nouns.iter().map(|n| stem(n)).collect();
+    numeric
+        .iter()
+        .find(|u| {
+            let name = reading.lexicon.find(&u.step.property).map_or_else(
+                || local_name(&u.step.property).to_owned(),
+                |i| reading.lexicon.entry(i).name.clone(),
+            );
+            let parts = analyze(&format!("{name} {}", local_name(&u.step.property)));
+            parts.iter().any(|p| stems.contains(&p.text))
+        })
+        .map(|u| u.step.clone())
+}
+
+fn integer(text: &str) -> Value {
+    Value::typed(text, "http://www.w3.org/2001/XMLSchema#integer")
+}
+
+fn decimal(text: &str) -> Value {
+    let datatype = if text.contains('.') {
+        "decimal"
+    } else {
+        "integer"
+    };
+    Value::typed(
+        text,
+        &format!("http://www.w3.org/2001/XMLSchema#{datatype}"),
+    )
+}
+
+/// Runs the plans best first and returns the first that answers (a yes-or-no
+/// question: the first that says yes, else the best plan's no), with the
+/// trace. `None` when no plan answered.
+pub fn answer(
+    store: &Store,
+    planned: &[Planned],
+    trace: &mut TraceStage,
+) -> Result<Option<AnswerSet>, PlanError> {
+    let options = CompileOptions {
+        entailment: store.config().reasoning.entailment == kgfuse_core::config::Entailment::Rdfs,
+    };
+    let mut first_no = None;
+    for planned in planned.iter().take(MAX_RUNS) {
+        // The rows read are capped: the query says so itself, so that running
+        // its text again gives the same rows.
+        let mut plan = planned.plan.clone();
+        if plan.form == Form::Select && plan.limit.is_none() {
+            plan.limit = Some(MAX_ROWS);
+        }
+        let query = match plan.compile(options) {
+            Ok(query) => query,
+            Err(e) => {
+                trace.dropped.push(Dropped {
+                    iri: plan.to_string(),
+                    why: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let text = query.to_string();
+        let unknown = store.graph().unknown_terms(&query_vocabulary(&query))?;
+        if !unknown.is_empty() {
+            trace.dropped.push(Dropped {
+                iri: text,
+                why: format!("not in the store: {}", unknown.join(", ")),
+            });
+            continue;
+        }
+        let limited =
+            match store
+                .graph()
+                .query_algebra_limited(query, MAX_ROWS, &store.query_options())
+            {
+                Ok(limited) => limited,
+                Err(e) => {
+                    trace.dropped.push(Dropped {
+                        iri: text,
+                        why: format!("failed: {e}"),
+                    });
+                    continue;
+                }
+            };
+        let set = answer_set(&plan, text, limited.outcome, limited.truncated);
+        if set.boolean == Some(false) {
+            first_no.get_or_insert(set);
+            continue;
+        }
+        if set.answered() {
+            trace
+                .kept
+                .push(format!("answered ({:.2}): {}", planned.score, set.query));
+            return Ok(Some(set));
+        }
+        trace.dropped.push(Dropped {
+            iri: set.query,
+            why: format!("({:.2}) no rows", planned.score),
+        });
+    }
+    if let Some(no) = &first_no {
+        trace.kept.push(format!("answered no: {}", no.query));
+    }
+    Ok(first_no)
+}
+
+/// A query's outcome as an answer set.
+fn answer_set(
+    plan: &QueryPlan,
+    query: String,
+    outcome: QueryOutcome,
+    truncated: bool,
+) -> AnswerSet {
+    let mut set = AnswerSet {
+        source: SOURCE.into(),
+        plan: serde_json::to_value(plan).ok(),
+        query,
+        truncated,
+        ..AnswerSet::default()
+    };
+    match outcome {
+        QueryOutcome::Boolean(b) => set.boolean = Some(b),
+        QueryOutcome::Solutions { variables, rows } => {
+            set.columns = variables;
+            set.rows = rows
+                .iter()
+                .map(|row| row.iter().map(|cell| cell_value(cell.as_ref())).collect())
+                .collect();
+        }
+        QueryOutcome::Graph(_) => {}
+    }
+    set
+}
+
+/// A cell as the answer shows it: an IRI, a literal's value, `_:id`.
+fn cell_value(cell: Option<&Term>) -> Option<String> {
+    crate::sparql::cell_text(Some(&cell.cloned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linking::link;
+
+    /// A small shop, written for these tests: products with prices, weights
+    /// and sizes, in categories, from suppliers in cities.
+    const SHOP: &str = r#"
+@prefix s: <http://example.org/shop/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+s:Product a owl:Class ; rdfs:label "product" .
+s:Category a owl:Class ; rdfs:label "category" .
+s:Supplier a owl:Class ; rdfs:label "supplier" .
+s:City a owl:Class ; rdfs:label "city" .
+s:price a owl:DatatypeProperty ; rdfs:label "price" ; rdfs:domain s:Product ; rdfs:range xsd:decimal .
+s:weight a owl:DatatypeProperty ; rdfs:label "weight" ; rdfs:domain s:Product ; rdfs:range xsd:decimal .
+s:width a owl:DatatypeProperty ; rdfs:label "width" ; rdfs:domain s:Product ; rdfs:range xsd:decimal .
+s:height a owl:DatatypeProperty ; rdfs:label "height" ; rdfs:domain s:Product ; rdfs:range xsd:decimal .
+s:inCategory a owl:ObjectProperty ; rdfs:label "in category" ; rdfs:domain s:Product ; rdfs:range s:Category .
+s:suppliedBy a owl:ObjectProperty ; rdfs:label "supplied by" ; rdfs:domain s:Product ; rdfs:range s:Supplier .
+s:locatedIn a owl:ObjectProperty ; rdfs:label "located in" ; rdfs:domain s:Supplier ; rdfs:range s:City .
+
+s:kitchen a s:Category ; rdfs:label "Kitchen" .
+s:lighting a s:Category ; rdfs:label "Lighting" .
+s:furniture a s:Category ; rdfs:label "Furniture" .
+s:oslo a s:City ; rdfs:label "Oslo" .
+s:bergen a s:City ; rdfs:label "Bergen" .
+s:paris a s:City ; rdfs:label "Paris" .
+s:acme a s:Supplier ; rdfs:label "Acme" ; s:locatedIn s:oslo .
+s:bolt a s:Supplier ; rdfs:label "Boltworks" ; s:locatedIn s:bergen .
+s:corvid a s:Supplier ; rdfs:label "Corvid" ; s:locatedIn s:bergen .
+s:delta a s:Supplier ; rdfs:label "Delta" ; s:locatedIn s:oslo .
+
+s:p1 a s:Product ; rdfs:label "Kettle" ; s:price 25.0 ; s:weight 1.2 ; s:width 20 ; s:height 25 ; s:inCategory s:kitchen ; s:suppliedBy s:acme .
+s:p2 a s:Product ; rdfs:label "Toaster" ; s:price 40.0 ; s:weight 2.0 ; s:width 30 ; s:height 20 ; s:inCategory s:kitchen ; s:suppliedBy s:bolt .
+s:p3 a s:Product ; rdfs:label "Lamp" ; s:price 15.0 ; s:weight 0.8 ; s:width 15 ; s:height 40 ; s:inCategory s:lighting ; s:suppliedBy s:acme .
+s:p4 a s:Product ; rdfs:label "Desk" ; s:price 120.0 ; s:weight 20.0 ; s:width 120 ; s:height 75 ; s:inCategory s:furniture ; s:suppliedBy s:bolt .
+s:p5 a s:Product ; rdfs:label "Chair" ; s:price 60.0 ; s:weight 6.0 ; s:width 50 ; s:height 90 ; s:inCategory s:furniture ; s:suppliedBy s:corvid .
+s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 15 ; s:height 35 ; s:inCategory s:kitchen ; s:suppliedBy s:bolt .
+"#;
+
+    const S: &str = "http://example.org/shop/";
+
+    /// The answer the planner gives on the shop store.
+    async fn answered(question: &str) -> AnswerSet {
+        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        answer_on(&store, question)
+    }
+
+    fn answer_on(store: &Store, question: &str) -> AnswerSet {
+        let linked = link(store, question).expect("link");
+        let (planned, mut trace) = plans(store, question, &linked).expect("plans");
+        let set = answer(store, &planned, &mut trace).expect("answer");
+        set.unwrap_or_else(|| {
+            panic!(
+                "no answer to {question:?}: {trace:#?}\n{:#?}",
+                linked.trace()
+            )
+        })
+    }
+
+    /// The first column's values, sorted, with the shop's namespace cut.
+    fn first_column(set: &AnswerSet) -> Vec<String> {
+        let mut values: Vec<String> = set
+            .rows
+            .iter()
+            .filter_map(|r| r.first().cloned().flatten())
+            .map(|v| v.trim_start_matches(S).to_owned())
+            .collect();
+        values.sort();
+        values
+    }
+
+    #[tokio::test]
+    async fn each_shape_answers_on_a_graph_it_was_not_written_for() {
+        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let cases: &[(&str, &[&str])] = &[
+            ("How many products are there?", &["6"]),
+            ("How many products does Acme supply?", &["2"]),
+            ("Which product is the cheapest?", &["p3"]),
+            ("What are the 2 most expensive products?", &["p4", "p5"]),
+            ("Which products have a price above 50?", &["p4", "p5", "p6"]),
+            (
+                "Which products are wider than they are tall?",
+                &["p2", "p4"],
+            ),
+            ("Which suppliers supply no products?", &["delta"]),
+            ("Which category has the most products?", &["kitchen"]),
+        ];
+        let mut wrong = Vec::new();
+        for (question, expected) in cases {
+            let set = answer_on(&store, question);
+            let got = first_column(&set);
+            if got != *expected {
+                wrong.push(format!("{question}: {got:?} from {}", set.query));
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    #[tokio::test]
+    async fn yes_or_no() {
+        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        assert_eq!(
+            answer_on(&store, "Are there suppliers in Oslo?").boolean,
+            Some(true)
+        );
+        assert_eq!(
+            answer_on(&store, "Are there suppliers in Paris?").boolean,
+            Some(false)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_set_function_per_group() {
+        let set = answered("What is the average price per category?").await;
+        assert_eq!(set.columns.len(), 2, "{set:?}");
+        let mut rows: Vec<(String, f64)> = set
+            .rows
+            .iter()
+            .map(|r| {
+                let group = r[0]
+                    .clone()
+                    .unwrap_or_default()
+                    .trim_start_matches(S)
+                    .to_owned();
+                let value = r[1]
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(f64::NAN);
+                (group, value)
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            rows,
+            [
+                ("furniture".to_owned(), 90.0),
+                ("kitchen".to_owned(), 40.0),
+                ("lighting".to_owned(), 15.0)
+            ],
+            "{}",
+            set.query
+        );
+    }
+
+    #[tokio::test]
+    async fn lookups_are_left_to_the_query_graphs_and_counts_are_not_lookups() {
+        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let question = "Which suppliers are located in Bergen?";
+        let linked = link(&store, question).expect("link");
+        let (planned, _) = plans(&store, question, &linked).expect("plans");
+        // A class is named, so a plan is made: it lists, it does not count.
+        assert!(
+            planned.iter().all(|p| p.plan.aggregation.is_none()),
+            "{planned:?}"
+        );
+        let set = answer_on(&store, question);
+        assert_eq!(first_column(&set), ["bolt", "corvid"]);
+        let set = answer_on(&store, "How many suppliers are located in Bergen?");
+        assert_eq!(first_column(&set), ["2"]);
+    }
+}

@@ -1,0 +1,132 @@
+//! Test support for this crate and the crates above it (feature `testing`):
+//! temporary stores with files loaded, a small employees ontology, and a
+//! language model that answers `generate_sparql` from a script. Nothing here is
+//! used outside tests.
+
+use kgfuse_core::config::StoreConfig;
+use kgfuse_core::progress::NoProgress;
+use kgfuse_llm::{Draft, LanguageModel, LlmError, Passage, Relevance, SparqlRequest};
+use kgfuse_store::Store;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use tempfile::TempDir;
+
+/// Employees, organisations, and two classes unrelated to them (volcanoes,
+/// recipes), with labels, comments, domains and ranges.
+pub const EMPLOYEES: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+ex:Person a owl:Class ; rdfs:label "person" ; rdfs:comment "A human being." .
+ex:Employee a owl:Class ; rdfs:subClassOf ex:Person ; rdfs:label "employee" ;
+rdfs:comment "A person employed by an organisation." .
+ex:Organisation a owl:Class ; rdfs:label "organisation" ;
+rdfs:comment "A company or institution that employs people." .
+ex:worksFor a owl:ObjectProperty ; rdfs:label "works for" ;
+rdfs:comment "The organisation an employee works for." ;
+rdfs:domain ex:Employee ; rdfs:range ex:Organisation .
+ex:Volcano a owl:Class ; rdfs:label "volcano" ;
+rdfs:comment "A mountain whose crater erupts lava and ash." .
+ex:Recipe a owl:Class ; rdfs:label "recipe" ;
+rdfs:comment "Cooking instructions for a dish, with ingredients." .
+ex:lastEruption a owl:DatatypeProperty ; rdfs:label "last eruption" ;
+rdfs:comment "The year a volcano last erupted." ; rdfs:domain ex:Volcano .
+
+ex:alice a ex:Employee ; rdfs:label "Alice" ; ex:worksFor ex:acme .
+ex:bob a ex:Person ; rdfs:label "Bob" .
+ex:acme a ex:Organisation ; rdfs:label "Acme" .
+ex:etna a ex:Volcano ; rdfs:label "Etna" ; ex:lastEruption 2024 .
+"#;
+
+/// A store holding `files`, in a temporary directory that lives as long as the
+/// returned guard.
+pub async fn with_files(files: &[PathBuf]) -> (TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = in_dir(&dir, files).await;
+    (dir, store)
+}
+
+/// A store holding `turtle` as one file, written beside the store.
+pub async fn with_turtle(turtle: &str) -> (TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("data.ttl");
+    std::fs::write(&file, turtle).expect("write");
+    let store = in_dir(&dir, &[file]).await;
+    (dir, store)
+}
+
+async fn in_dir(dir: &TempDir, files: &[PathBuf]) -> Store {
+    let data = dir.path().join("data");
+    {
+        let store = Store::init(&data, StoreConfig::new("hash", 384))
+            .await
+            .expect("init");
+        let sources: Vec<_> = files.iter().map(|f| f.as_path().into()).collect();
+        store
+            .load_files(&sources, None, &NoProgress)
+            .await
+            .expect("load");
+    }
+    Store::open(&data, &NoProgress).await.expect("reopen")
+}
+
+/// A language model that answers `generate_sparql` from a script (the last reply
+/// repeats) and remembers every request.
+pub struct Scripted {
+    replies: Mutex<VecDeque<String>>,
+    requests: Mutex<Vec<SparqlRequest>>,
+}
+
+impl Scripted {
+    /// A model that gives `replies` in turn, repeating the last.
+    pub fn new(replies: &[&str]) -> Self {
+        Self {
+            replies: Mutex::new(replies.iter().map(|r| (*r).to_owned()).collect()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every `generate_sparql` request so far.
+    pub fn requests(&self) -> Vec<SparqlRequest> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl LanguageModel for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, LlmError> {
+        Ok(None)
+    }
+    fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
+        Ok(Vec::new())
+    }
+    fn judge_relevance(&self, _: &str, _: &str) -> Result<Relevance, LlmError> {
+        Ok(Relevance {
+            relevant: true,
+            why: "scripted".into(),
+        })
+    }
+    fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
+        Err(LlmError::Service("not scripted".into()))
+    }
+    fn rewrite_query(&self, question: &str, _: &[String]) -> Result<String, LlmError> {
+        Ok(question.to_owned())
+    }
+    fn draft_answer(&self, _: &str, _: &[Passage]) -> Result<Draft, LlmError> {
+        Err(LlmError::Service("not scripted".into()))
+    }
+    fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError> {
+        self.requests.lock().expect("lock").push(request.clone());
+        let mut replies = self.replies.lock().expect("lock");
+        let reply = if replies.len() > 1 {
+            replies.pop_front()
+        } else {
+            replies.front().cloned()
+        };
+        reply.ok_or_else(|| LlmError::Service("script exhausted".into()))
+    }
+}
