@@ -3,9 +3,9 @@
 //! `{"dataset", "question", "query"}`.
 //!
 //! The query is the one whose rows answer the question in a `unified`
-//! retrieval (`FusedContext::answers`: a plan's, a model's, or for a lookup
-//! the best query graph's answer column); when none returned rows, the best
-//! query kgfuse built; when it built none, a query that matches nothing. The
+//! retrieval (`FusedContext::answers`: a plan's, or the best query graph's
+//! answer column); when no query returned rows, a query that matches nothing
+//! (the other queries a retrieval runs read context, not answers). The
 //! dataset IRI names the store being served: `kgfuse serve --dataset IRI`
 //! lists the IRIs it answers for (any, when none is given).
 
@@ -87,7 +87,6 @@ pub(crate) async fn get(
     let query = context
         .answers
         .map(|a| a.query)
-        .or_else(|| context.sparql.into_iter().next())
         .unwrap_or_else(|| NO_QUERY.to_owned());
     Ok(Json(Response {
         dataset,

@@ -289,7 +289,11 @@ impl Cues {
         for i in 0..self.words.len() {
             let (w, next) = (self.word(i).to_owned(), self.word(i + 1).to_owned());
             let (w, next) = (w.as_str(), next.as_str());
-            if (w == "how" && next == "many") || (w == "number" && next == "of") || w == "count" {
+            // "the number of X" asks for a count near the start; "ranked by
+            // their number of X" orders by one.
+            let opening = i < 5 && !self.words[..i].iter().any(|w| w == "by");
+            let number_of = w == "number" && next == "of" && opening;
+            if (w == "how" && next == "many") || number_of || (w == "count" && i == 0) {
                 self.count.get_or_insert(i);
             }
             let function = match w {
@@ -397,8 +401,61 @@ impl Cues {
                 self.limit = Some(to - from + 1);
             }
         }
+        self.read_counted_superlative();
+        self.read_ordinal_run();
         if self.superlative.is_some() && self.limit.is_none() && self.function.is_none() {
             self.limit = Some(1);
+        }
+    }
+
+    /// "the five departments with the most students": a count after "the"
+    /// and before the superlative.
+    fn read_counted_superlative(&mut self) {
+        let Some(superlative) = &self.superlative else {
+            return;
+        };
+        if self.limit.is_some() {
+            return;
+        }
+        let before = superlative.word;
+        for i in before.saturating_sub(6)..before {
+            if self.word(i.wrapping_sub(1)) == "the"
+                && let Some(n) = number_of(self.word(i))
+            {
+                self.limit = Some(n);
+                return;
+            }
+        }
+    }
+
+    /// "second, third and fourth": rows skipped and kept.
+    fn read_ordinal_run(&mut self) {
+        let mut i = 0;
+        while i < self.words.len() {
+            let mut positions = Vec::new();
+            let mut j = i;
+            while let Some(position) = ORDINALS.iter().position(|o| *o == self.word(j)) {
+                positions.push(position + 1);
+                j += 1;
+                if self.word(j) == "and" {
+                    j += 1;
+                }
+            }
+            if positions.len() >= 2 {
+                let (low, high) = (positions.iter().min(), positions.iter().max());
+                if let (Some(&low), Some(&high)) = (low, high) {
+                    self.offset = Some(low - 1);
+                    self.limit = Some(high - low + 1);
+                }
+                // A rank is counted from the top.
+                self.superlative.get_or_insert(Superlative {
+                    direction: Direction::Descending,
+                    measure: &[],
+                    word: j.saturating_sub(1),
+                });
+                return;
+            }
+            i = j.max(i + 1);
         }
     }
 
@@ -572,10 +629,21 @@ impl Cues {
             {
                 self.per = Some(at);
             }
-            if matches!(
-                w,
-                "name" | "names" | "called" | "titled" | "title" | "titles" | "label" | "labels"
-            ) {
+            // "Name the five departments ...": a verb, not a column.
+            let imperative = i == 0 && w == "name";
+            if !imperative
+                && matches!(
+                    w,
+                    "name"
+                        | "names"
+                        | "called"
+                        | "titled"
+                        | "title"
+                        | "titles"
+                        | "label"
+                        | "labels"
+                )
+            {
                 self.names = true;
             }
         }
@@ -734,6 +802,11 @@ mod tests {
         assert_eq!(c.limit, Some(3));
         let c = Cues::of("Which are the 6th to 10th most expensive items?");
         assert_eq!((c.offset, c.limit), (Some(5), Some(5)));
+        let c = Cues::of("Name the five departments with the most students");
+        assert_eq!(c.limit, Some(5));
+        let c = Cues::of("Which teams come second, third and fourth by points?");
+        assert_eq!((c.offset, c.limit), (Some(1), Some(3)));
+        assert_eq!(Cues::of("What is the first name of Anna?").offset, None);
     }
 
     #[test]

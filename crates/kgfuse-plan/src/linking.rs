@@ -33,6 +33,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 const MIN_SCORE: f32 = 0.45;
 /// The score of a class linked by its head noun only.
 const HEAD_SCORE: f32 = 0.4;
+/// A name covered at least this much is said whole.
+const WHOLE_NAME: f32 = 0.999;
 /// Candidates within this share of a mention's best stay beside it.
 const TIE_SHARE: f32 = 0.95;
 /// Most candidates a mention keeps.
@@ -199,8 +201,14 @@ pub fn link(store: &Store, question: &str) -> Result<Linked, PlanError> {
             .count();
         let words = group.first().map(|c| c.0.words.clone()).unwrap_or_default();
         let top = group.first().map_or(0.0, |c| c.2);
-        let best: Vec<&(NameMatch, f32, f32)> =
+        let mut best: Vec<&(NameMatch, f32, f32)> =
             group.iter().filter(|c| c.2 >= top * TIE_SHARE).collect();
+        // A name said whole beats names said in part: "Crossfit_Hanna" is the
+        // merchant of that name, not its twelve "Crossfit_Hanna, January 2023"
+        // figures, however common "January" and "2023" are.
+        if best.iter().any(|c| c.0.name_coverage >= WHOLE_NAME) {
+            best.retain(|c| c.0.name_coverage >= WHOLE_NAME);
+        }
         if best.len() > MAX_TIED {
             linked.dropped.push(Dropped {
                 iri: format!("words {words:?}"),

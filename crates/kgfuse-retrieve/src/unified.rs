@@ -761,8 +761,8 @@ pub(crate) fn answer_by_query(store: &Store, question: &str) -> Result<RowsAnswe
 }
 
 /// Stage 3b, the answer: the offline planner's plans run best first
-/// ([`planner::answer`]); a lookup it makes no plan for, or whose plans return
-/// nothing, is answered by the best query graph's answer column.
+/// ([`planner::answer`]); a lookup, or a question no plan answers, is answered
+/// by the best query graph's answer column when there is one.
 fn plan_stage(
     store: &Store,
     text: &str,

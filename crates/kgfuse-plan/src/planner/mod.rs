@@ -43,6 +43,13 @@ pub const SOURCE: &str = "planner";
 pub const MAX_ROWS: usize = 1_000;
 /// Most plans run for one question.
 const MAX_RUNS: usize = 6;
+/// A class linked with this score is named whole.
+const WHOLE_CLASS: f32 = 0.99;
+/// Classes named by the same words within this share of a whole name stay.
+const CLASS_TIE: f32 = 0.95;
+/// A property shown as a column is named at least this much ("e-mail
+/// addresses" for `emailAddress`).
+const MOST_OF_A_NAME: f32 = 0.6;
 /// How many walks to each anchor are tried.
 const PATHS_PER_ANCHOR: usize = 2;
 
@@ -91,7 +98,14 @@ pub fn plans(
         stage: STAGE.into(),
         ..TraceStage::default()
     };
-    let (mut answer, related) = classes(&cues, linked);
+    let (mut answer, mut related) = classes(&cues, linked);
+    if let Some(counted) = counted_class(&lexicon, &cues, linked) {
+        if answer.is_empty() {
+            answer = counted.classes;
+        } else if related.is_none() {
+            related = Some(counted);
+        }
+    }
     if answer.is_empty() && !cues.is_lookup() {
         answer = owner_of_named_property(store, linked)?;
     }
@@ -155,6 +169,7 @@ fn classes(cues: &Cues, linked: &Linked) -> (Vec<String>, Option<ClassWords>) {
         if linked
             .mentions
             .iter()
+            .filter(|m| !is_number_mention(cues, m))
             .any(|m| class.words.iter().all(|w| m.words.contains(w)))
         {
             continue;
@@ -174,6 +189,22 @@ fn classes(cues: &Cues, linked: &Linked) -> (Vec<String>, Option<ClassWords>) {
         }
     }
     groups.sort_by_key(|(g, _)| g.words.first().copied().unwrap_or(usize::MAX));
+    // Of the classes named by the same words, the ones named whole: "merchants"
+    // is the merchant class, not "merchant category" named in part. Classes
+    // all named in part ("students": graduate and undergraduate) all stay.
+    for (group, _) in &mut groups {
+        let score = |iri: &String| {
+            linked
+                .classes
+                .iter()
+                .find(|c| &c.iri == iri)
+                .map_or(0.0, |c| c.score)
+        };
+        let best = group.classes.iter().map(score).fold(0.0, f32::max);
+        if best >= WHOLE_CLASS {
+            group.classes.retain(|c| score(c) >= best * CLASS_TIE);
+        }
+    }
     let counted = cues.count.map(|at| at + 2);
     let answer_at = groups
         .iter()
@@ -203,6 +234,40 @@ fn classes(cues: &Cues, linked: &Linked) -> (Vec<String>, Option<ClassWords>) {
     (answer.classes, related)
 }
 
+/// The class a compared number counts when linking took its words for a
+/// node: "more than 140 graduate students" read as `GraduateStudent140`.
+fn counted_class(lexicon: &Lexicon, cues: &Cues, linked: &Linked) -> Option<ClassWords> {
+    let mention = linked
+        .mentions
+        .iter()
+        .find(|m| is_number_mention(cues, m))?;
+    let words: Vec<usize> = mention
+        .words
+        .iter()
+        .copied()
+        .filter(|w| !cues.numbers.iter().any(|n| n.number_word == *w))
+        .collect();
+    let text: Vec<&str> = words
+        .iter()
+        .filter_map(|&w| cues.words.get(w).map(String::as_str))
+        .collect();
+    let terms: Vec<crate::lexicon::analyze::Term> = analyze(&text.join(" "))
+        .into_iter()
+        .map(|mut t| {
+            t.word = words.get(t.word).copied().unwrap_or(t.word);
+            t
+        })
+        .collect();
+    let matches = lexicon.name_matches(&terms, crate::lexicon::Role::Class);
+    let best = matches.iter().map(|m| m.score()).fold(0.0, f32::max);
+    let classes: Vec<String> = matches
+        .iter()
+        .filter(|m| best > 0.0 && m.score() >= best * CLASS_TIE)
+        .map(|m| lexicon.entry(m.entry).iri.clone())
+        .collect();
+    (!classes.is_empty()).then_some(ClassWords { classes, words })
+}
+
 /// The class whose members have the first property the question names ("the
 /// average *price*" of what has one), when the question names no class.
 fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>, PlanError> {
@@ -224,7 +289,7 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
         .linked
         .mentions
         .iter()
-        .filter(|m| !m.qualifier)
+        .filter(|m| !m.qualifier && !is_number_mention(&reading.cues, m))
         .collect();
     for (i, mention) in mentions.iter().enumerate() {
         let nodes: Vec<String> = mention.candidates.iter().map(|c| c.iri.clone()).collect();
@@ -286,6 +351,14 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
     Ok(choices)
 }
 
+/// A mention that takes in a number the question compares with: "more than
+/// 140 graduate students" is not the node `GraduateStudent140`.
+fn is_number_mention(cues: &Cues, mention: &Mention) -> bool {
+    cues.numbers
+        .iter()
+        .any(|n| mention.words.contains(&n.number_word))
+}
+
 /// Walks over the properties the question names first, then shorter, then
 /// more used.
 fn rank_paths(paths: &mut [EntityPath], linked: &Linked) {
@@ -338,18 +411,10 @@ fn shape(
 fn comparisons(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
     for number in &reading.cues.numbers {
         if let Some(related) = related_after(reading, number) {
-            let path = towards(reading, &related.classes)?;
-            let aggregation = plan.aggregation.get_or_insert(Aggregation {
-                measures: Vec::new(),
-                group: Grouping::PerAnswer,
-                having: None,
-            });
-            aggregation.measures.push(Measure {
-                function: SetFunction::Count,
-                of: path,
-            });
-            let i = aggregation.measures.len() - 1;
-            aggregation.having = Some((i, number.op, integer(&number.number)));
+            let i = count_related(reading, plan, related)?;
+            if let Some(aggregation) = plan.aggregation.as_mut() {
+                aggregation.having = Some((i, number.op, integer(&number.number)));
+            }
             continue;
         }
         let Some(measure) = measure(reading, number.measure, number.word) else {
@@ -375,6 +440,27 @@ fn comparisons(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) 
         });
     }
     Some(())
+}
+
+/// Counts, per answer, the nodes of the related class it reaches: a measure
+/// of the plan's aggregation (made per answer), and the walk's end typed. The
+/// measure's index.
+fn count_related(reading: &Reading, plan: &mut QueryPlan, related: &ClassWords) -> Option<usize> {
+    let path = towards(reading, &related.classes)?;
+    plan.constraints.push(Constraint::IsA {
+        path: path.clone(),
+        classes: related.classes.clone(),
+    });
+    let aggregation = plan.aggregation.get_or_insert(Aggregation {
+        measures: Vec::new(),
+        group: Grouping::PerAnswer,
+        having: None,
+    });
+    aggregation.measures.push(Measure {
+        function: SetFunction::Count,
+        of: path,
+    });
+    Some(aggregation.measures.len() - 1)
 }
 
 /// The related class named right after a number ("more than 10 students").
@@ -510,25 +596,15 @@ fn order(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Opt
     }
     let descending = superlative.direction == Direction::Descending;
     let by_count = superlative.measure.is_empty()
-        && reading.related.as_ref().is_some_and(|r| {
-            r.words
-                .first()
-                .is_some_and(|&w| w > superlative.word && w <= superlative.word + 2)
-        });
+        && reading
+            .related
+            .as_ref()
+            .is_some_and(|r| r.words.first().is_some_and(|&w| w > superlative.word));
     if by_count {
         let related = reading.related.as_ref()?;
-        let path = towards(reading, &related.classes)?;
-        let aggregation = plan.aggregation.get_or_insert(Aggregation {
-            measures: Vec::new(),
-            group: Grouping::PerAnswer,
-            having: None,
-        });
-        aggregation.measures.push(Measure {
-            function: SetFunction::Count,
-            of: path,
-        });
+        let measure = count_related(reading, plan, related)?;
         plan.order = Some(Order {
-            key: SortKey::Measure(aggregation.measures.len() - 1),
+            key: SortKey::Measure(measure),
             descending,
         });
         return Some(());
@@ -551,47 +627,109 @@ fn order(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Opt
     Some(())
 }
 
-/// The answer's columns: the answer itself, its name when names are asked
-/// for, the literal properties the question names, and the measures.
+/// The answer's columns: the answer itself (unless the question asks for its
+/// attributes: "the names and e-mails *of* the lecturers"), its name when
+/// names are asked for, the literal properties the question names, and the
+/// measures when the question asks for a number.
 fn columns(reading: &Reading, plan: &mut QueryPlan) {
     if plan.form == Form::Ask {
         return;
     }
-    let used: Vec<&str> = plan_properties(plan);
-    let mut columns = Vec::new();
     let grouped_by = plan.aggregation.as_ref().map(|a| a.group.clone());
-    match &grouped_by {
-        Some(Grouping::All) => {}
-        Some(Grouping::PerValue(path)) => columns.push(Column::Value(path.clone())),
-        Some(Grouping::PerAnswer) | None => columns.push(Column::Value(Vec::new())),
-    }
     let answer_rows = !matches!(
         grouped_by,
         Some(Grouping::All) | Some(Grouping::PerValue(_))
     );
+    let mut attributes = Vec::new();
     if answer_rows {
         if reading.cues.names
             && let Some(name) = name_use(reading)
         {
-            columns.push(Column::Value(vec![name.step.clone()]));
+            attributes.push(Column::Value(vec![name.step.clone()]));
         }
-        for property in &reading.linked.properties {
+        let used = plan_properties(plan);
+        for property in asked_properties(reading) {
             let Some(use_) = reading.profile.find(&property.iri) else {
                 continue;
             };
             let column = Column::Value(vec![use_.step.clone()]);
             if use_.is_literal()
                 && !used.contains(&property.iri.as_str())
-                && !columns.contains(&column)
+                && !attributes.contains(&column)
             {
-                columns.push(column);
+                attributes.push(column);
             }
         }
     }
-    if let Some(aggregation) = &plan.aggregation {
+    let mut columns = Vec::new();
+    match &grouped_by {
+        Some(Grouping::All) => {}
+        Some(Grouping::PerValue(path)) => columns.push(Column::Value(path.clone())),
+        Some(Grouping::PerAnswer) | None => {
+            if attributes.is_empty() || !attributes_of_the_answer(reading) {
+                columns.push(Column::Value(Vec::new()));
+            }
+        }
+    }
+    columns.extend(attributes);
+    if let Some(aggregation) = &plan.aggregation
+        && (asks_for_a_number(&reading.cues) || columns.is_empty())
+    {
         columns.extend((0..aggregation.measures.len()).map(Column::Measure));
     }
     plan.columns = columns;
+}
+
+/// The properties the question names (most of their name), on words that name neither
+/// the answer's class nor an entity.
+fn asked_properties<'a>(reading: &'a Reading) -> impl Iterator<Item = &'a Candidate> {
+    let taken: Vec<usize> = reading
+        .linked
+        .mentions
+        .iter()
+        .flat_map(|m| m.words.iter().copied())
+        .chain(
+            reading
+                .linked
+                .classes
+                .iter()
+                .filter(|c| reading.answer.contains(&c.iri))
+                .flat_map(|c| c.words.iter().copied()),
+        )
+        .collect();
+    reading.linked.properties.iter().filter(move |p| {
+        p.name_coverage >= MOST_OF_A_NAME && !p.words.iter().any(|w| taken.contains(w))
+    })
+}
+
+/// "the names and e-mails of the lecturers": the attributes come before "of"
+/// and the answer's class after it.
+fn attributes_of_the_answer(reading: &Reading) -> bool {
+    let class_at = reading
+        .linked
+        .classes
+        .iter()
+        .filter(|c| reading.answer.contains(&c.iri))
+        .filter_map(|c| c.words.first().copied())
+        .min();
+    let Some(class_at) = class_at else {
+        return false;
+    };
+    reading.cues.words[..class_at.min(reading.cues.words.len())]
+        .iter()
+        .rev()
+        .take(3)
+        .any(|w| w == "of")
+}
+
+/// The question asks for a number: how many, a sum or mean, or counts.
+fn asks_for_a_number(cues: &Cues) -> bool {
+    cues.count.is_some()
+        || cues.function.is_some()
+        || cues
+            .words
+            .iter()
+            .any(|w| matches!(w.as_str(), "counts" | "numbers" | "totals"))
 }
 
 /// The properties a plan's constraints and order already use.
