@@ -17,6 +17,9 @@ MODELS_DIR ?= $(HOME)/.cache/kgfuse/models
 export KGFUSE_MINILM_DIR ?= $(MODELS_DIR)/all-MiniLM-L6-v2
 # SPARQLWrapper and rdflib (PyPI) for the HTTP interoperability test.
 export KGFUSE_PYTHON_TEST_DIR ?= $(HOME)/.cache/kgfuse/python-test
+# The official TEXT2SPARQL client (PyPI text2sparql-client) for the end-to-end test
+# of GET /text2sparql, in a venv under the target dir.
+export KGFUSE_TEXT2SPARQL_VENV ?= $(CARGO_TARGET_DIR)/text2sparql-venv
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
 # libopenblas-dev: the MiniLM encoder's large matrix products (kgfuse-encoder links it
@@ -97,6 +100,7 @@ test-deps:
 	  mkdir -p "$(SERVERS_DIR)/s3rver" && \
 	  npm install --prefix "$(SERVERS_DIR)/s3rver" --no-audit --no-fund --silent s3rver@$(S3RVER_VERSION); \
 	fi
+	@eval/text2sparql/install_client.sh "$(KGFUSE_TEXT2SPARQL_VENV)"
 	@if ! PYTHONPATH="$(KGFUSE_PYTHON_TEST_DIR)" python3 -c 'import SPARQLWrapper, rdflib' >/dev/null 2>&1; then \
 	  echo "installing SPARQLWrapper and rdflib into $(KGFUSE_PYTHON_TEST_DIR)"; \
 	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \

@@ -223,7 +223,7 @@ def client(set_name, data, dataset, out_dir):
     questions_file = str(HERE / set_name / "questions.yaml")
     try:
         steps = [
-            ["ask", questions_file, f"{base}/", "--answers-db", str(work / "answers.db"),
+            ["ask", questions_file, f"{base}/text2sparql", "--answers-db", str(work / "answers.db"),
              "--retries-log", str(work / "retries.log"), "--retries", "0", "-o", str(work / "answers.json")],
             ["query", questions_file, "-a", str(work / "answers.json"), "-e", f"{base}/sparql",
              "-o", str(work / "pred.json")],

@@ -1181,3 +1181,159 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
     server.stop();
     k.assert_consistent();
 }
+
+/// The official TEXT2SPARQL client's venv (`make test-deps` installs it with
+/// eval/text2sparql/install_client.sh), or `None` with a note (a failure under
+/// KGFUSE_REQUIRE_SERVERS).
+fn text2sparql_client() -> Option<std::path::PathBuf> {
+    let venv = std::env::var_os("KGFUSE_TEXT2SPARQL_VENV").map_or_else(
+        || {
+            std::env::home_dir()
+                .expect("a home directory")
+                .join(".cache/kgfuse/text2sparql-venv")
+        },
+        std::path::PathBuf::from,
+    );
+    let tool = venv.join("bin/text2sparql");
+    if tool.exists() {
+        return Some(tool);
+    }
+    assert!(
+        std::env::var_os("KGFUSE_REQUIRE_SERVERS").is_none(),
+        "{} is not installed: run `make test-deps`",
+        tool.display()
+    );
+    eprintln!(
+        "skipped: {} is not installed (make test-deps)",
+        tool.display()
+    );
+    None
+}
+
+/// `GET /text2sparql` as the challenge's client uses it: `text2sparql ask`
+/// against kgfuse, `query` with the gold and the returned queries against
+/// kgfuse's `/sparql`, then `evaluate`. The questions (tests/text2sparql)
+/// count, list, ask yes or no, group with a condition and negate.
+#[test]
+fn text2sparql_answers_the_official_client_and_refuses_an_unknown_dataset() {
+    let Some(client) = text2sparql_client() else {
+        return;
+    };
+    let k = Kgfuse::hash();
+    k.load(&["fixtures/org/org.ttl"]);
+    let server = Server::start(&k, &["--dataset", "https://kgfuse.example/org/"]);
+    let questions = crate::harness::root().join("tests/text2sparql/org.yaml");
+    let questions = questions.to_str().expect("utf-8 path");
+    let work = k.tmp.path();
+    let out = |name: &str| work.join(name).display().to_string();
+    let endpoint = server.url("/text2sparql");
+    let sparql = server.url("/sparql");
+    let steps: [Vec<String>; 4] = [
+        [
+            "ask",
+            questions,
+            &endpoint,
+            "--answers-db",
+            &out("answers.db"),
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(
+            [
+                "--retries-log",
+                &out("retries.log"),
+                "--retries",
+                "0",
+                "-o",
+                &out("answers.json"),
+            ]
+            .map(str::to_owned),
+        )
+        .collect(),
+        ["query", questions, "-e", &sparql, "-o", &out("true.json")]
+            .map(str::to_owned)
+            .to_vec(),
+        [
+            "query",
+            questions,
+            "-a",
+            &out("answers.json"),
+            "-e",
+            &sparql,
+            "-o",
+            &out("pred.json"),
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        [
+            "evaluate",
+            "kgfuse",
+            &out("true.json"),
+            &out("pred.json"),
+            "-o",
+            &out("metrics.json"),
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for step in &steps {
+        let output = Command::new(&client)
+            .args(step)
+            .output()
+            .expect("text2sparql");
+        assert!(
+            output.status.success(),
+            "text2sparql {}: {}\n{}",
+            step[0],
+            String::from_utf8_lossy(&output.stderr),
+            server.log()
+        );
+    }
+    let answers: Value =
+        serde_json::from_str(&std::fs::read_to_string(out("answers.json")).expect("answers"))
+            .expect("answers json");
+    let text = answers.to_string();
+    assert!(text.contains("COUNT(DISTINCT ?x)"), "{text}");
+    assert!(text.contains("ASK"), "{text}");
+    assert!(text.contains("NOT EXISTS"), "{text}");
+    let metrics: Value =
+        serde_json::from_str(&std::fs::read_to_string(out("metrics.json")).expect("metrics"))
+            .expect("metrics json");
+    // Every question's set is the gold set (the ASK's answer is "true").
+    let scores = metrics.to_string();
+    for question in ["org:1-en", "org:2-en", "org:3-en", "org:4-en", "org:5-en"] {
+        assert!(scores.contains(question), "{question} not scored: {scores}");
+    }
+    let f_values: Vec<f64> = find_all(&metrics, "set_F");
+    assert!(!f_values.is_empty(), "{scores}");
+    assert!(f_values.iter().all(|f| (*f - 1.0).abs() < 1e-9), "{scores}");
+
+    // The challenge's errors: an unknown dataset, a missing question.
+    let unknown = format!("{endpoint}?question=How%20many%20vendors%3F&dataset=urn:other");
+    let (status, _, body) = curl(&[&unknown]);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("unknown dataset urn:other"), "{body}");
+    let (status, _, body) = curl(&[&format!("{endpoint}?dataset=https://kgfuse.example/org/")]);
+    assert_eq!(status, 400, "{body}");
+    server.stop();
+}
+
+/// Every number under a key named `key`, anywhere in `value`.
+fn find_all(value: &Value, key: &str) -> Vec<f64> {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .flat_map(|(k, v)| {
+                let mut found = find_all(v, key);
+                if k == key
+                    && let Some(f) = v.as_f64()
+                {
+                    found.push(f);
+                }
+                found
+            })
+            .collect(),
+        Value::Array(items) => items.iter().flat_map(|v| find_all(v, key)).collect(),
+        _ => Vec::new(),
+    }
+}

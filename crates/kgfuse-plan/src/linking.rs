@@ -200,15 +200,18 @@ pub fn link(store: &Store, question: &str) -> Result<Linked, PlanError> {
             .filter(|c| c.1 >= best_name * TIE_SHARE)
             .count();
         let words = group.first().map(|c| c.0.words.clone()).unwrap_or_default();
-        let top = group.first().map_or(0.0, |c| c.2);
-        let mut best: Vec<&(NameMatch, f32, f32)> =
-            group.iter().filter(|c| c.2 >= top * TIE_SHARE).collect();
-        // A name said whole beats names said in part: "Crossfit_Hanna" is the
-        // merchant of that name, not its twelve "Crossfit_Hanna, January 2023"
-        // figures, however common "January" and "2023" are.
-        if best.iter().any(|c| c.0.name_coverage >= WHOLE_NAME) {
-            best.retain(|c| c.0.name_coverage >= WHOLE_NAME);
-        }
+        // A name said whole beats names said in part, whatever the rest of the
+        // question says for them: "Crossfit_Hanna" is the merchant of that name,
+        // not its twelve "Crossfit_Hanna, January 2023" figures, however common
+        // "January" and "2023" are.
+        let whole = group.iter().any(|c| c.0.parts_coverage >= WHOLE_NAME);
+        let pool = || {
+            group
+                .iter()
+                .filter(move |c| !whole || c.0.parts_coverage >= WHOLE_NAME)
+        };
+        let top = pool().map(|c| c.2).fold(0.0, f32::max);
+        let best: Vec<&(NameMatch, f32, f32)> = pool().filter(|c| c.2 >= top * TIE_SHARE).collect();
         if best.len() > MAX_TIED {
             linked.dropped.push(Dropped {
                 iri: format!("words {words:?}"),
@@ -590,6 +593,38 @@ fn properties(lexicon: &Lexicon, terms: &[Term]) -> Vec<Candidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_name_said_whole_beats_many_names_said_in_part() {
+        let mut turtle = String::from(
+            "@prefix ex: <http://example.org/> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+             ex:hanna a ex:Merchant ; rdfs:label \"Crossfit_Hanna\" .\n",
+        );
+        for month in [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+            "Spring",
+        ] {
+            turtle.push_str(&format!(
+                "ex:hanna-{month} a ex:Figure ; rdfs:label \"Crossfit_Hanna, {month} 2023\" ; ex:of ex:hanna .\n"
+            ));
+        }
+        let (_dir, store) = crate::testing::with_turtle(&turtle).await;
+        let linked = link(&store, "Which acquirers does Crossfit_Hanna work with?").expect("link");
+        let names: Vec<&str> = linked.entities().map(|c| c.iri.as_str()).collect();
+        assert_eq!(names, ["http://example.org/hanna"], "{:?}", linked.trace());
+    }
 
     /// The neighbour terms of the mentions of `question`, read by the query
     /// and from the edge index, which must agree.

@@ -773,11 +773,23 @@ fn plan_stage(
     let answers = planner::answer(store, &planned, &mut trace)?;
     let lookup = Cues::of(text).is_lookup();
     let shaped = !lookup && planned.iter().any(|p| !p.plan.classes.is_empty());
-    if lookup && let Some(answer) = &constructed.answer {
-        trace
-            .kept
-            .push("a lookup: the best query graph's answer column".into());
-        return Ok((Some(answer.clone()), trace, shaped));
+    // A lookup is the query graphs' job, unless it asks for several columns
+    // ("the names and e-mails of ..."), which a query graph's one answer
+    // column cannot hold.
+    let columns = answers.as_ref().is_some_and(|a| a.columns.len() > 1);
+    if let Some(answer) = &constructed.answer {
+        if lookup && !columns {
+            trace
+                .kept
+                .push("a lookup: the best query graph's answer column".into());
+            return Ok((Some(answer.clone()), trace, shaped));
+        }
+        if answers.is_none() {
+            trace
+                .kept
+                .push("no plan answered: the best query graph's answer column".into());
+            return Ok((Some(answer.clone()), trace, shaped));
+        }
     }
     Ok((answers, trace, shaped))
 }

@@ -76,8 +76,13 @@ struct Name {
 pub struct NameMatch {
     /// Index of the entry.
     pub entry: u32,
-    /// Share of the name's term weight the question covers (1 = all of it).
+    /// Share of the name's term weight the question covers (1 = all of it; a
+    /// whole identifier of the name counts as all of it).
     pub name_coverage: f32,
+    /// Share of the name's parts' term weight the question's parts cover,
+    /// whole identifiers aside: "Crossfit_Hanna" covers all of the name
+    /// "Crossfit_Hanna" and part of "Crossfit_Hanna, January 2023".
+    pub parts_coverage: f32,
     /// Share of the touched question words' term weight the name explains.
     pub word_coverage: f32,
     /// Question words the match touches.
@@ -712,6 +717,7 @@ impl Lexicon {
             out.push(NameMatch {
                 entry: name.entry,
                 name_coverage,
+                parts_coverage: if total > 0.0 { covered / total } else { 0.0 },
                 word_coverage,
                 words,
                 head_words,

@@ -49,7 +49,7 @@ const WHOLE_CLASS: f32 = 0.99;
 const CLASS_TIE: f32 = 0.95;
 /// A property shown as a column is named at least this much ("e-mail
 /// addresses" for `emailAddress`).
-const MOST_OF_A_NAME: f32 = 0.6;
+const MOST_OF_A_NAME: f32 = 0.5;
 /// How many walks to each anchor are tried.
 const PATHS_PER_ANCHOR: usize = 2;
 
@@ -109,7 +109,7 @@ pub fn plans(
     if answer.is_empty() && !cues.is_lookup() {
         answer = owner_of_named_property(store, linked)?;
     }
-    if cues.is_lookup() && answer.is_empty() {
+    if cues.is_lookup() && answer.is_empty() && !several_attributes_of_one_entity(linked) {
         trace
             .kept
             .push("a lookup without a class: the query graphs answer it".into());
@@ -232,6 +232,24 @@ fn classes(cues: &Cues, linked: &Linked) -> (Vec<String>, Option<ClassWords>) {
     let (answer, _) = groups.remove(answer_at);
     let related = groups.into_iter().map(|(g, _)| g).next();
     (answer.classes, related)
+}
+
+/// "What are the fixed amount and the rate of fee rule 10?": one entity and
+/// two or more of its properties, which one query graph (one answer column)
+/// cannot show.
+fn several_attributes_of_one_entity(linked: &Linked) -> bool {
+    let mut mentions = linked.mentions.iter().filter(|m| !m.qualifier);
+    let (Some(mention), None) = (mentions.next(), mentions.next()) else {
+        return false;
+    };
+    linked
+        .properties
+        .iter()
+        .filter(|p| {
+            p.name_coverage >= MOST_OF_A_NAME && !p.words.iter().any(|w| mention.words.contains(w))
+        })
+        .count()
+        >= 2
 }
 
 /// The class a compared number counts when linking took its words for a
@@ -666,7 +684,9 @@ fn columns(reading: &Reading, plan: &mut QueryPlan) {
         Some(Grouping::All) => {}
         Some(Grouping::PerValue(path)) => columns.push(Column::Value(path.clone())),
         Some(Grouping::PerAnswer) | None => {
-            if attributes.is_empty() || !attributes_of_the_answer(reading) {
+            // The entity a question names is not shown beside its attributes.
+            let named_entity = reading.answer.is_empty();
+            if attributes.is_empty() || !(named_entity || attributes_of_the_answer(reading)) {
                 columns.push(Column::Value(Vec::new()));
             }
         }
@@ -817,7 +837,9 @@ fn measure(reading: &Reading, nouns: &[&str], word: usize) -> Option<Step> {
                 .map(|u| (c, *u))
         })
         .collect();
-    named.sort_by_key(|(c, _)| distance(c));
+    // "the total fraud volume": the cue's own word ("total") names no measure,
+    // so a property matched on it ("total volume") comes after the others.
+    named.sort_by_key(|(c, _)| (c.words.contains(&word), distance(c)));
     if let Some((_, use_)) = named.first() {
         return Some(use_.step.clone());
     }
