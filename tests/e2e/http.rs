@@ -1194,20 +1194,7 @@ fn text2sparql_client() -> Option<std::path::PathBuf> {
         },
         std::path::PathBuf::from,
     );
-    let tool = venv.join("bin/text2sparql");
-    if tool.exists() {
-        return Some(tool);
-    }
-    assert!(
-        std::env::var_os("KGFUSE_REQUIRE_SERVERS").is_none(),
-        "{} is not installed: run `make test-deps`",
-        tool.display()
-    );
-    eprintln!(
-        "skipped: {} is not installed (make test-deps)",
-        tool.display()
-    );
-    None
+    crate::remote::installed(venv.join("bin/text2sparql"))
 }
 
 /// `GET /text2sparql` as the challenge's client uses it: `text2sparql ask`

@@ -35,7 +35,7 @@ impl Drop for SparqlServer {
 
 /// `program` if it is installed, else `None` with a note (a failure under
 /// KGFUSE_REQUIRE_SERVERS).
-fn installed(program: PathBuf) -> Option<PathBuf> {
+pub(crate) fn installed(program: PathBuf) -> Option<PathBuf> {
     if program.exists() {
         return Some(program);
     }
