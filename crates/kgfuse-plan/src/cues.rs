@@ -459,125 +459,121 @@ impl Cues {
         }
     }
 
-    /// "more than 10", "above 80.5", "at least 3", "between 2 and 5", and two
-    /// measures compared ("wider than tall").
+    /// "more than 10", "above 80.5", "at least 3", "between 2 and 5", "10 or
+    /// more", and two measures compared ("wider than tall"): each reading at
+    /// word `i` says where the next starts.
     fn read_numbers(&mut self, question: &str) {
         let decimals = decimal_numbers(question);
         let mut i = 0;
         while i < self.words.len() {
-            let w = self.word(i).to_owned();
-            let next = self.word(i + 1).to_owned();
-            let (op, skip) = match (w.as_str(), next.as_str()) {
-                (
-                    "more" | "greater" | "higher" | "larger" | "bigger" | "over" | "above"
-                    | "exceeds" | "exceeding",
-                    "than",
-                ) => (Some(Comparison::Greater), 2),
-                ("less" | "fewer" | "lower" | "smaller" | "under" | "below", "than") => {
-                    (Some(Comparison::Less), 2)
-                }
-                ("at", "least") => (Some(Comparison::GreaterOrEqual), 2),
-                ("at", "most") => (Some(Comparison::LessOrEqual), 2),
-                ("over" | "above" | "exceeding" | "exceeds", _) => (Some(Comparison::Greater), 1),
-                ("under" | "below", _) => (Some(Comparison::Less), 1),
-                ("exactly" | "equals" | "equal", _) => (Some(Comparison::Equal), 1),
-                _ => (None, 0),
-            };
-            // A comparative adjective: "heavier than 5", "wider than tall".
-            let adjective = MEASURE_ADJECTIVES.iter().find(|(forms, _, _)| {
-                forms.contains(&w.as_str()) && w.ends_with("er") && next == "than"
-            });
-            if let Some((_, measure, direction)) = adjective {
-                let op = match direction {
-                    Direction::Descending => Comparison::Greater,
-                    Direction::Ascending => Comparison::Less,
-                };
-                let mut j = i + 2;
-                while matches!(
-                    self.word(j),
-                    "they" | "it" | "its" | "their" | "are" | "is" | "the"
-                ) {
-                    j += 1;
-                }
-                if let Some((number, at)) = self.number_at(j, &decimals) {
-                    self.numbers.push(NumberComparison {
-                        op,
-                        number,
-                        word: i,
-                        number_word: at,
-                        measure,
-                    });
-                } else if let Some((_, right, _)) = MEASURE_ADJECTIVES
-                    .iter()
-                    .find(|(forms, _, _)| forms.contains(&self.word(j)))
-                {
-                    self.measures_compared = Some(MeasureComparison {
-                        left: measure,
-                        op,
-                        right,
-                    });
-                }
-                i += 2;
-                continue;
-            }
-            if w == "between"
-                && let Some((low, at)) = self.number_at(i + 1, &decimals)
-                && self.word(at + 1) == "and"
-                && let Some((high, high_at)) = self.number_at(at + 2, &decimals)
-            {
-                self.numbers.push(NumberComparison {
-                    op: Comparison::GreaterOrEqual,
-                    number: low,
-                    word: i,
-                    number_word: at,
-                    measure: &[],
-                });
-                self.numbers.push(NumberComparison {
-                    op: Comparison::LessOrEqual,
-                    number: high,
-                    word: i,
-                    number_word: high_at,
-                    measure: &[],
-                });
-                i = high_at + 1;
-                continue;
-            }
-            if let Some(op) = op
-                && let Some((number, at)) = self.number_at(i + skip, &decimals)
-            {
-                self.numbers.push(NumberComparison {
-                    op,
-                    number,
-                    word: i,
-                    number_word: at,
-                    measure: &[],
-                });
-                i = at + 1;
-                continue;
-            }
-            // "10 or more", "5 or fewer".
-            if let Some((number, at)) = self.number_at(i, &decimals)
-                && self.word(at + 1) == "or"
-            {
-                let op = match self.word(at + 2) {
-                    "more" | "greater" | "higher" | "above" => Some(Comparison::GreaterOrEqual),
-                    "less" | "fewer" | "lower" | "below" => Some(Comparison::LessOrEqual),
-                    _ => None,
-                };
-                if let Some(op) = op {
-                    self.numbers.push(NumberComparison {
-                        op,
-                        number,
-                        word: i,
-                        number_word: at,
-                        measure: &[],
-                    });
-                    i = at + 3;
-                    continue;
-                }
-            }
-            i += 1;
+            i = self
+                .comparative_at(i, &decimals)
+                .or_else(|| self.between_at(i, &decimals))
+                .or_else(|| self.comparison_at(i, &decimals))
+                .or_else(|| self.or_more_at(i, &decimals))
+                .unwrap_or(i + 1);
         }
+    }
+
+    fn push_number(&mut self, op: Comparison, number: String, word: usize, number_word: usize) {
+        self.numbers.push(NumberComparison {
+            op,
+            number,
+            word,
+            number_word,
+            measure: &[],
+        });
+    }
+
+    /// A comparative adjective: "heavier than 5", "wider than (they are) tall".
+    fn comparative_at(&mut self, i: usize, decimals: &[(String, usize)]) -> Option<usize> {
+        let (w, next) = (self.word(i), self.word(i + 1));
+        let (_, measure, direction) = MEASURE_ADJECTIVES
+            .iter()
+            .find(|(forms, _, _)| forms.contains(&w) && w.ends_with("er") && next == "than")?;
+        let op = match direction {
+            Direction::Descending => Comparison::Greater,
+            Direction::Ascending => Comparison::Less,
+        };
+        let mut j = i + 2;
+        while matches!(
+            self.word(j),
+            "they" | "it" | "its" | "their" | "are" | "is" | "the"
+        ) {
+            j += 1;
+        }
+        if let Some((number, at)) = self.number_at(j, decimals) {
+            self.numbers.push(NumberComparison {
+                op,
+                number,
+                word: i,
+                number_word: at,
+                measure,
+            });
+        } else if let Some((_, right, _)) = MEASURE_ADJECTIVES
+            .iter()
+            .find(|(forms, _, _)| forms.contains(&self.word(j)))
+        {
+            self.measures_compared = Some(MeasureComparison {
+                left: measure,
+                op,
+                right,
+            });
+        }
+        Some(i + 2)
+    }
+
+    /// "between 2 and 5": both ends, included.
+    fn between_at(&mut self, i: usize, decimals: &[(String, usize)]) -> Option<usize> {
+        if self.word(i) != "between" {
+            return None;
+        }
+        let (low, at) = self.number_at(i + 1, decimals)?;
+        if self.word(at + 1) != "and" {
+            return None;
+        }
+        let (high, high_at) = self.number_at(at + 2, decimals)?;
+        self.push_number(Comparison::GreaterOrEqual, low, i, at);
+        self.push_number(Comparison::LessOrEqual, high, i, high_at);
+        Some(high_at + 1)
+    }
+
+    /// "more than 10", "at least 3", "above 80.5", "exactly 4".
+    fn comparison_at(&mut self, i: usize, decimals: &[(String, usize)]) -> Option<usize> {
+        let (op, skip) = match (self.word(i), self.word(i + 1)) {
+            (
+                "more" | "greater" | "higher" | "larger" | "bigger" | "over" | "above" | "exceeds"
+                | "exceeding",
+                "than",
+            ) => (Comparison::Greater, 2),
+            ("less" | "fewer" | "lower" | "smaller" | "under" | "below", "than") => {
+                (Comparison::Less, 2)
+            }
+            ("at", "least") => (Comparison::GreaterOrEqual, 2),
+            ("at", "most") => (Comparison::LessOrEqual, 2),
+            ("over" | "above" | "exceeding" | "exceeds", _) => (Comparison::Greater, 1),
+            ("under" | "below", _) => (Comparison::Less, 1),
+            ("exactly" | "equals" | "equal", _) => (Comparison::Equal, 1),
+            _ => return None,
+        };
+        let (number, at) = self.number_at(i + skip, decimals)?;
+        self.push_number(op, number, i, at);
+        Some(at + 1)
+    }
+
+    /// "10 or more", "5 or fewer".
+    fn or_more_at(&mut self, i: usize, decimals: &[(String, usize)]) -> Option<usize> {
+        let (number, at) = self.number_at(i, decimals)?;
+        if self.word(at + 1) != "or" {
+            return None;
+        }
+        let op = match self.word(at + 2) {
+            "more" | "greater" | "higher" | "above" => Comparison::GreaterOrEqual,
+            "less" | "fewer" | "lower" | "below" => Comparison::LessOrEqual,
+            _ => return None,
+        };
+        self.push_number(op, number, i, at);
+        Some(at + 3)
     }
 
     /// The number written at word `i` (digits, a decimal, or a number word),

@@ -707,35 +707,7 @@ fn constraint_pattern(
     options: CompileOptions,
 ) -> Result<(GraphPattern, Option<Expression>), InvalidPlan> {
     Ok(match constraint {
-        Constraint::Reaches { path, any_of } => {
-            let (prefix, last) = match (path.split_last(), any_of.as_slice()) {
-                (_, []) => return Err(InvalidPlan("a walk that must reach nothing".into())),
-                // One end, one step left: the step's triple names it.
-                (Some((last, prefix)), [_]) => (prefix, Some(last)),
-                _ => (&path[..], None),
-            };
-            match last {
-                Some(step) => {
-                    let from = walks.end(prefix)?;
-                    (
-                        triple_to(&from, step, term_pattern(any_of[0].term()?))?,
-                        None,
-                    )
-                }
-                None => {
-                    let end = walks.end(prefix)?;
-                    let bindings = any_of
-                        .iter()
-                        .map(|v| ground(v.term()?).map(|g| vec![Some(g)]))
-                        .collect::<Result<_, _>>()?;
-                    let values = GraphPattern::Values {
-                        variables: vec![end],
-                        bindings,
-                    };
-                    (values, None)
-                }
-            }
-        }
+        Constraint::Reaches { path, any_of } => (reaches(path, any_of, walks)?, None),
         Constraint::Compare { path, op, value } => {
             let end = walks.end(path)?;
             let filter = op.expression(
@@ -777,26 +749,56 @@ fn constraint_pattern(
             walks.end(path)?;
             (empty(), None)
         }
-        Constraint::Not(inner) => {
-            // A fresh set of walks from the same answer: only `?x` is shared.
-            let mut inside = Walks::nested(walks);
-            let (triples, filter) = constraint_pattern(inner, &mut inside, options)?;
-            let mut pattern = join(triples, inside.take_pending());
-            if let Some(filter) = filter {
-                pattern = GraphPattern::Filter {
-                    expr: filter,
-                    inner: Box::new(pattern),
-                };
-            }
-            walks.absorb_counter(&inside);
-            (
-                empty(),
-                Some(Expression::Not(Box::new(Expression::Exists(Box::new(
-                    pattern,
-                ))))),
-            )
-        }
+        Constraint::Not(inner) => (empty(), Some(not_exists(inner, walks, options)?)),
     })
+}
+
+/// The walk `path` ends at one of `any_of`: with one end, the last step's
+/// triple names it; with several, a `VALUES` table of them.
+fn reaches(
+    path: &[Step],
+    any_of: &[Value],
+    walks: &mut Walks,
+) -> Result<GraphPattern, InvalidPlan> {
+    match (path.split_last(), any_of) {
+        (_, []) => Err(InvalidPlan("a walk that must reach nothing".into())),
+        (Some((last, prefix)), [one]) => {
+            let from = walks.end(prefix)?;
+            triple_to(&from, last, term_pattern(one.term()?))
+        }
+        _ => {
+            let end = walks.end(path)?;
+            let bindings = any_of
+                .iter()
+                .map(|v| ground(v.term()?).map(|g| vec![Some(g)]))
+                .collect::<Result<_, _>>()?;
+            Ok(GraphPattern::Values {
+                variables: vec![end],
+                bindings,
+            })
+        }
+    }
+}
+
+/// `NOT EXISTS` of a constraint, on walks of its own: only `?x` is shared.
+fn not_exists(
+    inner: &Constraint,
+    walks: &mut Walks,
+    options: CompileOptions,
+) -> Result<Expression, InvalidPlan> {
+    let mut inside = Walks::nested(walks);
+    let (triples, filter) = constraint_pattern(inner, &mut inside, options)?;
+    let mut pattern = join(triples, inside.take_pending());
+    if let Some(filter) = filter {
+        pattern = GraphPattern::Filter {
+            expr: filter,
+            inner: Box::new(pattern),
+        };
+    }
+    walks.absorb_counter(&inside);
+    Ok(Expression::Not(Box::new(Expression::Exists(Box::new(
+        pattern,
+    )))))
 }
 
 fn ground(term: Term) -> Result<GroundTerm, InvalidPlan> {
