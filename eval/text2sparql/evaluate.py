@@ -238,8 +238,12 @@ def client(set_name, data, dataset, out_dir):
         process.terminate()
         process.wait()
     metrics = json.loads((work / "metrics.json").read_text())
-    print(json.dumps({"set": set_name, "system": "planner, official client", "metrics_file": str(work / "metrics.json"),
-                      "summary": {k: v for k, v in metrics.items() if not isinstance(v, (dict, list))}}))
+    average = metrics.get("average", {})
+    print(json.dumps({"set": set_name, "system": "planner, official client",
+                      "questions": sum(1 for k in metrics if k != "average"),
+                      "mean_set_f": round(average.get("set_F", 0.0), 3),
+                      "set_f_ndcg": round(average.get("set_F_ndcg", 0.0), 3),
+                      "metrics_file": str(work / "metrics.json")}))
 
 
 def main():
