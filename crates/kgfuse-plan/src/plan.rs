@@ -587,10 +587,6 @@ impl QueryPlan {
         self.aggregation.as_ref().map_or(&[], |a| &a.measures)
     }
 
-    /// One line for traces and answers: what the plan asks, in SPARQL's words.
-    pub fn summary(&self) -> String {
-        self.to_string()
-    }
 }
 
 impl fmt::Display for QueryPlan {
