@@ -586,7 +586,6 @@ impl QueryPlan {
     fn measures(&self) -> &[Measure] {
         self.aggregation.as_ref().map_or(&[], |a| &a.measures)
     }
-
 }
 
 impl fmt::Display for QueryPlan {
