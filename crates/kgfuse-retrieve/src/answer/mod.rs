@@ -285,7 +285,14 @@ fn answer_from_rows(
         return Ok(false);
     };
     answer.status = AnswerStatus::Answered;
-    answer.answer = Some(format!("{} [1]", rows_as_text(&rows)));
+    let lexicon = kgfuse_plan::lexicon::Lexicon::of(store)?;
+    let name_of = |iri: &str| {
+        lexicon
+            .find(iri)
+            .map(|i| lexicon.entry(i).name.clone())
+            .filter(|name| !name.is_empty())
+    };
+    answer.answer = Some(format!("{} [1]", rows_as_text(&rows, name_of)));
     answer.citations = vec![Citation {
         source_id: "sparql".into(),
         title: Some(rows.query.clone()),
@@ -315,20 +322,23 @@ fn planned_for_a_class(rows: &AnswerSet) -> bool {
         .is_some_and(|c| !c.is_empty())
 }
 
-/// A yes or no, one value, or the rows as `a | b; c | d`.
-fn rows_as_text(rows: &AnswerSet) -> String {
+/// A yes or no, one value, or the rows as `a | b; c | d`, a node shown by its
+/// name (`name_of`) with its IRI.
+fn rows_as_text(rows: &AnswerSet, name_of: impl Fn(&str) -> Option<String>) -> String {
     if let Some(yes) = rows.boolean {
         return if yes { "Yes." } else { "No." }.to_owned();
     }
+    let cell = |c: &Option<String>| match c.as_deref() {
+        None => "-".to_owned(),
+        Some(value) => match name_of(value) {
+            Some(name) if name != value => format!("{name} <{value}>"),
+            _ => value.to_owned(),
+        },
+    };
     let cells: Vec<String> = rows
         .rows
         .iter()
-        .map(|row| {
-            row.iter()
-                .map(|c| c.as_deref().unwrap_or("-"))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        })
+        .map(|row| row.iter().map(cell).collect::<Vec<_>>().join(" | "))
         .collect();
     let more = if rows.truncated { "; and more" } else { "" };
     format!("{}{more}", cells.join("; "))
@@ -1274,5 +1284,27 @@ mod tests {
         );
         assert_eq!(prefer(&blog, &handbook), None);
         assert_eq!(prefer(&handbook, &handbook), None);
+    }
+
+    #[test]
+    fn row_answers_show_a_node_by_its_name_and_a_yes_as_yes() {
+        let rows = AnswerSet {
+            columns: vec!["x".into(), "count".into()],
+            rows: vec![
+                vec![Some("urn:ex:oslo".into()), Some("2".into())],
+                vec![Some("urn:ex:nameless".into()), None],
+            ],
+            ..AnswerSet::default()
+        };
+        let name_of = |iri: &str| (iri == "urn:ex:oslo").then(|| "Oslo".to_owned());
+        assert_eq!(
+            rows_as_text(&rows, name_of),
+            "Oslo <urn:ex:oslo> | 2; urn:ex:nameless | -"
+        );
+        let yes = AnswerSet {
+            boolean: Some(true),
+            ..AnswerSet::default()
+        };
+        assert_eq!(rows_as_text(&yes, |_| None), "Yes.");
     }
 }
