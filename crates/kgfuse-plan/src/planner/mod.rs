@@ -947,6 +947,15 @@ pub fn answer(
     Ok(first_no)
 }
 
+/// Whether an answer set came from a plan that names a class of the store
+/// (read back from the plan it carries).
+pub fn answered_for_a_class(set: &AnswerSet) -> bool {
+    set.plan
+        .as_ref()
+        .and_then(|plan| serde_json::from_value::<QueryPlan>(plan.clone()).ok())
+        .is_some_and(|plan| !plan.classes.is_empty())
+}
+
 /// A query's outcome as an answer set.
 fn answer_set(
     plan: &QueryPlan,

@@ -271,7 +271,7 @@ fn answer_from_rows(
     answer.trace.extend(found.stages);
     let Some(rows) = found
         .answers
-        .filter(|r| r.answered() && planned_for_a_class(r))
+        .filter(|r| r.answered() && kgfuse_plan::planner::answered_for_a_class(r))
     else {
         if found.shaped {
             answer.status = AnswerStatus::InsufficientContext;
@@ -311,15 +311,6 @@ fn answer_from_rows(
         Vec::new(),
     ));
     Ok(true)
-}
-
-/// Whether a plan made the rows and names a class of the store.
-fn planned_for_a_class(rows: &AnswerSet) -> bool {
-    rows.plan
-        .as_ref()
-        .and_then(|p| p.get("classes"))
-        .and_then(|c| c.as_array())
-        .is_some_and(|c| !c.is_empty())
 }
 
 /// A yes or no, one value, or the rows as `a | b; c | d`, a node shown by its
