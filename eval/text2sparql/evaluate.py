@@ -12,10 +12,16 @@ For each set it builds a store (hash embedder, RDFS entailment), starts
 - `query graphs`: the baseline, what kgfuse answered before plans (issue 43):
   the answer column `?x` of the best query graph in the `unified` trace.
 
+With `--model`, the server uses the language model that KGFUSE_LLM_BASE_URL
+and KGFUSE_LLM_MODEL name (`eval "$(make -s llm-serve)"`), and the one system
+is `model planner` (the model fills the plan; the offline answer is the
+fallback); replies are cached per prompt in KGFUSE_LLM_CACHE_DIR (default
+~/.cache/kgfuse/llm-cache), so a run stopped halfway resumes where it was.
+
 Then, with `--client`, the official client's own pipeline on the planner
 (`text2sparql ask`, `query`, `evaluate`; install it with install_client.sh).
 
-    python3 eval/text2sparql/evaluate.py [--sets lubm1,payments] [--client] [--out DIR]
+    python3 eval/text2sparql/evaluate.py [--sets lubm1,payments] [--model] [--client] [--out DIR]
 
 KGFUSE names the binary (default: kgfuse on PATH); LUBM the LUBM-1 archive.
 Prints one JSON summary line per set and system, and writes per-question lines
@@ -89,12 +95,17 @@ def build_store(set_name, scratch):
     return data
 
 
-def serve(data, dataset):
-    process = subprocess.Popen(
-        [KGFUSE, "--data", str(data), "serve", "--bind", "127.0.0.1:0", "--dataset", dataset,
-         "--request-timeout", "600", "--offline"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+def serve(data, dataset, model=False):
+    command = [KGFUSE, "--data", str(data), "serve", "--bind", "127.0.0.1:0", "--dataset", dataset,
+               "--request-timeout", "600"]
+    env = dict(os.environ)
+    if model:
+        if not env.get("KGFUSE_LLM_BASE_URL") or not env.get("KGFUSE_LLM_MODEL"):
+            sys.exit("--model needs KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL (eval \"$(make -s llm-serve)\")")
+        env.setdefault("KGFUSE_LLM_CACHE_DIR", str(pathlib.Path.home() / ".cache/kgfuse/llm-cache"))
+    else:
+        command.append("--offline")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = process.stdout.readline()
     match = re.search(r"http://\S+", line)
     if not match:
@@ -159,12 +170,14 @@ def answer_column(base, query):
     return {row["x"]["value"] for row in results["results"]["bindings"] if "x" in row}, None
 
 
-def evaluate_set(set_name, scratch, out_dir):
+def evaluate_set(set_name, scratch, out_dir, model=False):
     dataset, prefix = dataset_of(set_name)
     gold = json.loads((HERE / set_name / "gold.json").read_text())
     data = build_store(set_name, scratch)
-    process, base = serve(data, dataset)
-    rows = {"planner": [], "query graphs": []}
+    process, base = serve(data, dataset, model)
+    systems = ["model planner"] if model else ["planner", "query graphs"]
+    rows = {system: [] for system in systems}
+    files = {system: open(out_dir / f"{set_name}-{system.replace(' ', '-')}.jsonl", "w") for system in systems}
     try:
         for ident, text, shape in questions(set_name):
             truth = gold.get(f"{prefix}:{ident}-en", {})
@@ -173,21 +186,26 @@ def evaluate_set(set_name, scratch, out_dir):
             seconds = time.monotonic() - started
             predicted, error = result_values(base, answer["query"])
             p, r, f = set_f(predicted, truth)
-            rows["planner"].append({"id": ident, "shape": shape, "question": text, "query": answer["query"],
-                                    "precision": p, "recall": r, "f": f, "seconds": seconds, "error": error})
-            context = get_json(f"{base}/retrieve", {"question": text, "strategy": "unified"})
-            query = baseline_query(context)
-            predicted, error = answer_column(base, query)
-            p, r, f = set_f(predicted, truth)
-            rows["query graphs"].append({"id": ident, "shape": shape, "question": text, "query": query,
-                                         "precision": p, "recall": r, "f": f, "error": error})
+            lines = [(systems[0], {"id": ident, "shape": shape, "question": text, "query": answer["query"],
+                                   "precision": p, "recall": r, "f": f, "seconds": seconds, "error": error})]
+            if not model:
+                context = get_json(f"{base}/retrieve", {"question": text, "strategy": "unified"})
+                query = baseline_query(context)
+                predicted, error = answer_column(base, query)
+                p, r, f = set_f(predicted, truth)
+                lines.append(("query graphs", {"id": ident, "shape": shape, "question": text, "query": query,
+                                               "precision": p, "recall": r, "f": f, "error": error}))
+            for system, line in lines:
+                rows[system].append(line)
+                files[system].write(json.dumps(line) + "\n")
+                files[system].flush()
+            print(f"{set_name} {ident} ({shape}): F {lines[0][1]['f']:.2f} in {seconds:.1f} s", file=sys.stderr)
     finally:
         process.terminate()
         process.wait()
+        for handle in files.values():
+            handle.close()
     for system, lines in rows.items():
-        with open(out_dir / f"{set_name}-{system.replace(' ', '-')}.jsonl", "w") as out:
-            for line in lines:
-                out.write(json.dumps(line) + "\n")
         print(json.dumps(summary(set_name, system, lines)))
     return data, dataset
 
@@ -210,12 +228,12 @@ def summary(set_name, system, lines):
     return out
 
 
-def client(set_name, data, dataset, out_dir):
+def client(set_name, data, dataset, out_dir, model=False):
     """The official client's pipeline against kgfuse serve: ask, query, evaluate."""
     tool = VENV / "bin/text2sparql"
     if not tool.exists():
         sys.exit(f"no client at {tool}: run eval/text2sparql/install_client.sh")
-    process, base = serve(data, dataset)
+    process, base = serve(data, dataset, model)
     work = out_dir / f"{set_name}-client"
     if work.exists():
         shutil.rmtree(work)
@@ -239,7 +257,8 @@ def client(set_name, data, dataset, out_dir):
         process.wait()
     metrics = json.loads((work / "metrics.json").read_text())
     average = metrics.get("average", {})
-    print(json.dumps({"set": set_name, "system": "planner, official client",
+    system = "model planner" if model else "planner"
+    print(json.dumps({"set": set_name, "system": f"{system}, official client",
                       "questions": sum(1 for k in metrics if k != "average"),
                       "mean_set_f": round(average.get("set_F", 0.0), 3),
                       "set_f_ndcg": round(average.get("set_F_ndcg", 0.0), 3),
@@ -250,15 +269,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="lubm1,payments")
     parser.add_argument("--client", action="store_true")
+    parser.add_argument("--model", action="store_true")
     parser.add_argument("--out")
     args = parser.parse_args()
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="kgfuse-text2sparql-"))
     out_dir = pathlib.Path(args.out) if args.out else scratch
     out_dir.mkdir(parents=True, exist_ok=True)
     for set_name in args.sets.split(","):
-        data, dataset = evaluate_set(set_name, scratch, out_dir)
+        data, dataset = evaluate_set(set_name, scratch, out_dir, args.model)
         if args.client:
-            client(set_name, data, dataset, out_dir)
+            client(set_name, data, dataset, out_dir, args.model)
     print(f"per-question lines in {out_dir}", file=sys.stderr)
 
 

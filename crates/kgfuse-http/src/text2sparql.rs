@@ -2,10 +2,12 @@
 //! A question in, the SPARQL query that answers it out, as
 //! `{"dataset", "question", "query"}`.
 //!
-//! The query is the one whose rows answer the question in a `unified`
-//! retrieval (`FusedContext::answers`: a plan's, or the best query graph's
-//! answer column); when no query returned rows, a query that matches nothing
-//! (the other queries a retrieval runs read context, not answers). The
+//! The query is the one whose rows answer the question, as a `unified`
+//! retrieval finds it (`FusedContext::answers`: the model's plan when a model
+//! is configured and its plan answers, else the offline planner's, or for a
+//! lookup the best query graph's answer column), without the rest of the
+//! retrieval ([`kgfuse::Engine::answer_by_query`]); when no query returned
+//! rows, a query that matches nothing. The
 //! dataset IRI names the store being served: `kgfuse serve --dataset IRI`
 //! lists the IRIs it answers for (any, when none is given).
 
@@ -15,7 +17,6 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use kgfuse::Strategy;
 use serde::{Deserialize, Serialize};
 
 /// Longest question accepted, in characters.
@@ -74,17 +75,24 @@ pub(crate) async fn get(
         )
         .into_json());
     }
-    let mut options = state.engine.retrieve_options().clone();
-    options.strategy = Strategy::Unified;
     let _permit = state.permit().await.map_err(ApiError::into_json)?;
-    let retrieval = state.engine.retrieve(&question, &options);
-    let context = tokio::time::timeout(state.config.request_timeout, retrieval)
+    let engine = state.engine.clone();
+    let asked = question.clone();
+    let answering = tokio::task::spawn_blocking(move || engine.answer_by_query(&asked));
+    let found = tokio::time::timeout(state.config.request_timeout, answering)
         .await
         .map_err(|_| {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the question timed out").into_json()
         })?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("answering failed: {e}"),
+            )
+            .into_json()
+        })?
         .map_err(|e| ApiError::from(e).into_json())?;
-    let query = context
+    let query = found
         .answers
         .map(|a| a.query)
         .unwrap_or_else(|| NO_QUERY.to_owned());

@@ -157,6 +157,35 @@ pub struct SparqlRequest {
     pub grammar: Option<String>,
 }
 
+/// An entity the question names, for a plan request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanEntity {
+    /// Its name, as the plan writes it.
+    pub name: String,
+    /// Its classes, as the schema names them.
+    pub classes: Vec<String>,
+}
+
+/// What filling a query plan gives the model: a menu to choose from, not a
+/// language to write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanRequest {
+    /// The user's question.
+    pub question: String,
+    /// The store's classes and properties as the plan names them, with how the
+    /// data uses them. The same text for every question over one store, and the
+    /// prompt puts it first, so a server that keeps the prompt prefix (llama.cpp)
+    /// reads it once.
+    pub schema: String,
+    /// Entities linked in the question.
+    pub entities: Vec<PlanEntity>,
+    /// The previous plan and what went wrong with it, when repairing.
+    pub previous: Option<(String, String)>,
+    /// A GBNF grammar of the plan's JSON over the schema's and the entities'
+    /// names. Ignored by models that cannot take one.
+    pub grammar: Option<String>,
+}
+
 /// Model calls and tokens spent so far by one [`LanguageModel`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -223,6 +252,17 @@ pub trait LanguageModel: Send + Sync {
     /// slice and entities. Offline models return [`LlmError::Unsupported`] and
     /// callers use template queries instead.
     fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError>;
+
+    /// A query plan for the request's question, as the JSON text of the form
+    /// `prompts/fill_plan.md` describes. Offline models return
+    /// [`LlmError::Unsupported`] and callers plan offline instead.
+    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
+        let _ = request;
+        Err(LlmError::Unsupported {
+            model: self.name().to_owned(),
+            task: "fill a query plan".to_owned(),
+        })
+    }
 
     /// Calls and tokens spent so far (zero for offline models).
     fn usage(&self) -> Usage {

@@ -13,7 +13,9 @@ mod cache;
 mod prompt;
 mod reply;
 
-use crate::{Draft, LanguageModel, LlmError, Passage, Relevance, SparqlRequest, Usage};
+use crate::{
+    Draft, LanguageModel, LlmError, Passage, PlanRequest, Relevance, SparqlRequest, Usage,
+};
 use cache::ResponseCache;
 use prompt::ChatPrompt;
 use serde::{Deserialize, Serialize};
@@ -267,6 +269,10 @@ const DRAFT_ANSWER: Task = Task {
 const GENERATE_SPARQL: Task = Task {
     name: "generate_sparql",
     form: r#"{"sparql": "<one SELECT or ASK query>"}"#,
+};
+const FILL_PLAN: Task = Task {
+    name: "fill_plan",
+    form: r#"{"answer": "rows" or "yes/no", "class": "<class>" or null, "where": [...], ...}"#,
 };
 
 /// One chat message.
@@ -848,6 +854,24 @@ impl LanguageModel for OpenAiChat {
             prompt::generate_sparql(request),
             reply::sparql,
         )
+    }
+
+    /// `prompts/fill_plan.md`, the reply held to the request's grammar when
+    /// the server takes one, else asked for in JSON mode; the reply's JSON
+    /// object as text.
+    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
+        let prompt = prompt::fill_plan(request);
+        if let Some(grammar) = &request.grammar
+            && let Some(reply) = self.chat_with_grammar(&prompt, grammar)?
+        {
+            return reply::json_text(&reply).map_err(|problem| {
+                LlmError::Service(format!(
+                    "fill_plan: the grammar-held reply is not a JSON object ({problem}); it began {:?}",
+                    excerpt(&reply, 120)
+                ))
+            });
+        }
+        self.ask_json(&FILL_PLAN, prompt, reply::json_text)
     }
 
     fn usage(&self) -> Usage {

@@ -4,6 +4,9 @@
 //!   and descriptions, label candidates for linking);
 //! - [`linking`]: the question's words to the store's entities, classes and
 //!   properties;
+//! - [`plan`]: a query plan (what a question asks, in the store's terms) and
+//!   its compiler to SPARQL algebra; [`cues`] and [`planner`] fill plans from
+//!   the question's words, [`model_planner`] has a language model fill one;
 //! - [`query_graphs`]: small query graphs from what the question links to, built
 //!   as SPARQL algebra and run offline (lookups: one to three joins);
 //! - [`text_to_sparql`]: a language model writes the query, kgfuse checks it before
@@ -16,6 +19,7 @@
 pub mod cues;
 pub mod lexicon;
 pub mod linking;
+pub mod model_planner;
 pub mod plan;
 pub mod planner;
 pub mod query_graphs;

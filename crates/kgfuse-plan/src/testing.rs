@@ -5,7 +5,7 @@
 
 use kgfuse_core::config::StoreConfig;
 use kgfuse_core::progress::NoProgress;
-use kgfuse_llm::{Draft, LanguageModel, LlmError, Passage, Relevance, SparqlRequest};
+use kgfuse_llm::{Draft, LanguageModel, LlmError, Passage, PlanRequest, Relevance, SparqlRequest};
 use kgfuse_store::Store;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -72,11 +72,14 @@ async fn in_dir(dir: &TempDir, files: &[PathBuf]) -> Store {
     Store::open(&data, &NoProgress).await.expect("reopen")
 }
 
-/// A language model that answers `generate_sparql` from a script (the last reply
-/// repeats) and remembers every request.
+/// A language model that answers `generate_sparql` and `fill_plan` from scripts
+/// (the last reply repeats) and remembers every request. Without a plan script
+/// it cannot fill plans.
 pub struct Scripted {
     replies: Mutex<VecDeque<String>>,
     requests: Mutex<Vec<SparqlRequest>>,
+    plans: Mutex<VecDeque<String>>,
+    plan_requests: Mutex<Vec<PlanRequest>>,
 }
 
 impl Scripted {
@@ -85,7 +88,21 @@ impl Scripted {
         Self {
             replies: Mutex::new(replies.iter().map(|r| (*r).to_owned()).collect()),
             requests: Mutex::new(Vec::new()),
+            plans: Mutex::new(VecDeque::new()),
+            plan_requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// A model that fills plans with `plans` in turn, repeating the last.
+    pub fn with_plans(plans: &[&str]) -> Self {
+        let model = Self::new(&[]);
+        *model.plans.lock().expect("lock") = plans.iter().map(|p| (*p).to_owned()).collect();
+        model
+    }
+
+    /// Every `fill_plan` request so far.
+    pub fn plan_requests(&self) -> Vec<PlanRequest> {
+        self.plan_requests.lock().expect("lock").clone()
     }
 
     /// Every `generate_sparql` request so far.
@@ -122,11 +139,29 @@ impl LanguageModel for Scripted {
     fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError> {
         self.requests.lock().expect("lock").push(request.clone());
         let mut replies = self.replies.lock().expect("lock");
-        let reply = if replies.len() > 1 {
-            replies.pop_front()
-        } else {
-            replies.front().cloned()
-        };
-        reply.ok_or_else(|| LlmError::Service("script exhausted".into()))
+        next(&mut replies).ok_or_else(|| LlmError::Service("script exhausted".into()))
+    }
+    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
+        let mut plans = self.plans.lock().expect("lock");
+        if plans.is_empty() {
+            return Err(LlmError::Unsupported {
+                model: self.name().to_owned(),
+                task: "fill a query plan".to_owned(),
+            });
+        }
+        self.plan_requests
+            .lock()
+            .expect("lock")
+            .push(request.clone());
+        next(&mut plans).ok_or_else(|| LlmError::Service("script exhausted".into()))
+    }
+}
+
+/// The script's next reply; the last one repeats.
+fn next(script: &mut VecDeque<String>) -> Option<String> {
+    if script.len() > 1 {
+        script.pop_front()
+    } else {
+        script.front().cloned()
     }
 }

@@ -39,6 +39,7 @@ pub use case_base::{CaseBaseOptions, CaseBaseReport};
 pub use domain::DomainOptions;
 pub use neighborhood::NeighborhoodOptions;
 pub use paths::PathLimits;
+pub use unified::{RowsAnswer, answer_by_query};
 
 use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;

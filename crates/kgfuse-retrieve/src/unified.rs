@@ -40,13 +40,13 @@ use kgfuse_llm::LanguageModel;
 use kgfuse_plan::cues::Cues;
 use kgfuse_plan::lexicon::{Lexicon, local_name};
 use kgfuse_plan::linking::{self, Linked};
-use kgfuse_plan::planner;
 use kgfuse_plan::query_graphs::{Constructed, Construction};
 use kgfuse_plan::sparql::cell_text;
 use kgfuse_plan::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
 use kgfuse_plan::text_to_sparql::{
     Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
 };
+use kgfuse_plan::{model_planner, planner};
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, mpsc};
@@ -486,10 +486,15 @@ pub(crate) async fn retrieve(
         ..
     } = lexical.constructed()?;
     context.sparql.extend(constructed.queries.iter().cloned());
+    let (answers, model_plan_trace) =
+        model_plan_stage(store, model, question.text(), &linked, answers)?;
     // A plan's query ran as it reads; a lookup's answer column is read from a
     // query graph's rows, already listed.
+    let by_model = answers
+        .as_ref()
+        .is_some_and(|a| a.source == model_planner::SOURCE);
     if let Some(answer) = &answers
-        && answer.source == planner::SOURCE
+        && (answer.source == planner::SOURCE || by_model)
     {
         context.sparql.insert(0, answer.query.clone());
     }
@@ -497,8 +502,13 @@ pub(crate) async fn retrieve(
     rejected.extend(constructed.rejected.iter().cloned());
     context.trace.push(constructed.trace.clone());
     context.trace.push(plan_trace);
-    let generated =
-        model_query_stage(store, model, question, &linked, &entities, &mut context).await?;
+    context.trace.extend(model_plan_trace);
+    // A model whose plan answered has written this question's query.
+    let generated = if by_model {
+        Vec::new()
+    } else {
+        model_query_stage(store, model, question, &linked, &entities, &mut context).await?
+    };
     let template = read.templates.finish(&mut context, &mut rejected);
     ontology_check_stage(&rejected, &mut context);
     let path_facts = path_stage(&entities, read.path_walks, code.as_deref(), &mut context);
@@ -644,7 +654,7 @@ struct Lexical {
 }
 
 /// The question's answer as rows, with how it was reached.
-pub(crate) struct RowsAnswer {
+pub struct RowsAnswer {
     /// The answer, when a query returned rows (or a yes or no).
     pub answers: Option<AnswerSet>,
     /// The query graphs' and the planner's trace stages.
@@ -746,18 +756,57 @@ fn link_and_construct(
 }
 
 /// The question's answer as rows, without the rest of a retrieval: linking,
-/// the query graphs and the planner, with their trace stages.
-pub(crate) fn answer_by_query(store: &Store, question: &str) -> Result<RowsAnswer, RetrieveError> {
+/// the query graphs, the planner and (with a real model) the model planner,
+/// with their trace stages.
+pub fn answer_by_query(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+) -> Result<RowsAnswer, RetrieveError> {
+    if question.trim().is_empty() {
+        return Err(RetrieveError::Invalid("the question is empty".into()));
+    }
     let (send, linked) = mpsc::channel();
     let lexical = link_and_construct(store, question, &send)?;
-    if let Ok(Err(error)) = linked.try_recv() {
-        return Err(error);
-    }
+    let linked = match linked.try_recv() {
+        Ok(Err(error)) => return Err(error),
+        Ok(Ok(linked)) => linked,
+        Err(_) => Linked::default(),
+    };
+    let (answers, model_plan_trace) =
+        model_plan_stage(store, model, question, &linked, lexical.answers)?;
+    let mut stages = vec![lexical.constructed.trace, lexical.plan_trace];
+    stages.extend(model_plan_trace);
     Ok(RowsAnswer {
-        answers: lexical.answers,
-        stages: vec![lexical.constructed.trace, lexical.plan_trace],
+        answers,
+        stages,
         shaped: lexical.shaped,
     })
+}
+
+/// Stage 3b with a real language model: the model fills a plan from the
+/// store's names ([`model_planner::answer`]). Its answer, when it has one,
+/// replaces the offline one, which stays the fallback.
+fn model_plan_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    text: &str,
+    linked: &Linked,
+    offline: Option<AnswerSet>,
+) -> Result<(Option<AnswerSet>, Option<TraceStage>), RetrieveError> {
+    if model.is_offline() {
+        return Ok((offline, None));
+    }
+    let (answer, mut trace) = model_planner::answer(store, model, text, linked)?;
+    if answer.is_some() {
+        return Ok((answer, Some(trace)));
+    }
+    if offline.is_some() {
+        trace
+            .kept
+            .push("no plan of the model answered: the offline answer stands".into());
+    }
+    Ok((offline, Some(trace)))
 }
 
 /// Stage 3b, the answer: the offline planner's plans run best first

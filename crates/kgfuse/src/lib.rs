@@ -434,6 +434,14 @@ impl Engine {
         kgfuse_retrieve::answer::ask(&self.store, self.model.as_ref(), question, options).await
     }
 
+    /// The question's answer as rows, and nothing else of a retrieval: linking,
+    /// the query graphs, the offline planner and, with a real model, the model
+    /// planner ([`kgfuse_retrieve::answer_by_query`]). Blocking.
+    pub fn answer_by_query(&self, question: &str) -> Result<kgfuse_retrieve::RowsAnswer, Error> {
+        kgfuse_retrieve::answer_by_query(&self.store, self.model.as_ref(), question)
+            .map_err(retrieve_error)
+    }
+
     /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.
     pub async fn retrieve_with(
         &self,

@@ -4,7 +4,7 @@
 //! (`system`, `user`, and for SPARQL `repair`); `{{placeholder}}`s are replaced
 //! verbatim. Retrieved text is fenced as data with [`fence`].
 
-use crate::{Passage, SparqlEntity, SparqlRequest};
+use crate::{Passage, PlanEntity, PlanRequest, SparqlEntity, SparqlRequest};
 
 const CLASSIFY: &str = include_str!("../../../../prompts/classify.md");
 const EXTRACT_ENTITIES: &str = include_str!("../../../../prompts/extract_entities.md");
@@ -14,6 +14,7 @@ const DRAFT_ANSWER: &str = include_str!("../../../../prompts/draft_answer.md");
 const GENERATE_SPARQL: &str = include_str!("../../../../prompts/generate_sparql.md");
 const GENERATE_SPARQL_CONSTRAINED: &str =
     include_str!("../../../../prompts/generate_sparql_constrained.md");
+const FILL_PLAN: &str = include_str!("../../../../prompts/fill_plan.md");
 
 /// A system and a user message, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +190,44 @@ pub(crate) fn generate_sparql(request: &SparqlRequest) -> ChatPrompt {
 /// bare query, no JSON), shorter, for small models.
 pub(crate) fn generate_sparql_constrained(request: &SparqlRequest) -> ChatPrompt {
     sparql_prompt(GENERATE_SPARQL_CONSTRAINED, request)
+}
+
+/// `fill_plan.md`: the schema first (the same for every question over a
+/// store, so a server keeping the prompt prefix reads it once), then the
+/// entities, the failed plan when repairing, and the question.
+pub(crate) fn fill_plan(request: &PlanRequest) -> ChatPrompt {
+    let entities = bullet_list(request.entities.iter().map(plan_entity_line));
+    let repair = match &request.previous {
+        Some((plan, error)) => {
+            let filled = fill(
+                section(FILL_PLAN, "repair"),
+                &[
+                    ("previous_plan", plan.trim()),
+                    ("previous_error", error.trim()),
+                ],
+            );
+            format!("\n{filled}\n")
+        }
+        None => String::new(),
+    };
+    build(
+        FILL_PLAN,
+        &[
+            ("schema", request.schema.trim()),
+            ("entities", &entities),
+            ("repair", &repair),
+            ("question", &request.question),
+        ],
+    )
+}
+
+/// `"name" (Class, Class)`.
+fn plan_entity_line(entity: &PlanEntity) -> String {
+    if entity.classes.is_empty() {
+        format!("\"{}\"", entity.name)
+    } else {
+        format!("\"{}\" ({})", entity.name, entity.classes.join(", "))
+    }
 }
 
 /// `label → <iri>`, then the properties the data has with it as subject

@@ -44,6 +44,13 @@ pub(crate) fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> 
     embedded_object(text)
 }
 
+/// The JSON object a reply holds (bare, fenced or among prose), as compact text.
+pub(crate) fn json_text(reply: &str) -> Result<String, String> {
+    json_object(reply)
+        .map(|object| Value::Object(object).to_string())
+        .ok_or_else(|| "no JSON object".to_owned())
+}
+
 /// The first `{...}` span of `text` that parses as a JSON object. A balanced span
 /// that does not parse is skipped whole, so objects nested in it are not mistaken
 /// for the reply.

@@ -881,70 +881,94 @@ pub fn answer(
     planned: &[Planned],
     trace: &mut TraceStage,
 ) -> Result<Option<AnswerSet>, PlanError> {
-    let options = CompileOptions {
-        entailment: store.config().reasoning.entailment == kgfuse_core::config::Entailment::Rdfs,
-    };
     let mut first_no = None;
     for planned in planned.iter().take(MAX_RUNS) {
-        // The rows read are capped: the query says so itself, so that running
-        // its text again gives the same rows.
-        let mut plan = planned.plan.clone();
-        if plan.form == Form::Select && plan.limit.is_none() {
-            plan.limit = Some(MAX_ROWS);
-        }
-        let query = match plan.compile(options) {
-            Ok(query) => query,
-            Err(e) => {
-                trace.dropped.push(Dropped {
-                    iri: plan.to_string(),
-                    why: e.to_string(),
-                });
-                continue;
+        match run(store, &planned.plan, SOURCE)? {
+            Run::Answered(set) => {
+                trace
+                    .kept
+                    .push(format!("answered ({:.2}): {}", planned.score, set.query));
+                return Ok(Some(set));
             }
-        };
-        let text = query.to_string();
-        let unknown = store.graph().unknown_terms(&query_vocabulary(&query))?;
-        if !unknown.is_empty() {
-            trace.dropped.push(Dropped {
-                iri: text,
-                why: format!("not in the store: {}", unknown.join(", ")),
-            });
-            continue;
+            Run::Empty(set) if set.boolean == Some(false) => {
+                first_no.get_or_insert(set);
+            }
+            Run::Empty(set) => trace.dropped.push(Dropped {
+                iri: set.query,
+                why: format!("({:.2}) no rows", planned.score),
+            }),
+            Run::Refused { query, why } => trace.dropped.push(Dropped { iri: query, why }),
         }
-        let limited =
-            match store
-                .graph()
-                .query_algebra_limited(query, MAX_ROWS, &store.query_options())
-            {
-                Ok(limited) => limited,
-                Err(e) => {
-                    trace.dropped.push(Dropped {
-                        iri: text,
-                        why: format!("failed: {e}"),
-                    });
-                    continue;
-                }
-            };
-        let set = answer_set(&plan, text, limited.outcome, limited.truncated);
-        if set.boolean == Some(false) {
-            first_no.get_or_insert(set);
-            continue;
-        }
-        if set.answered() {
-            trace
-                .kept
-                .push(format!("answered ({:.2}): {}", planned.score, set.query));
-            return Ok(Some(set));
-        }
-        trace.dropped.push(Dropped {
-            iri: set.query,
-            why: format!("({:.2}) no rows", planned.score),
-        });
     }
     if let Some(no) = &first_no {
         trace.kept.push(format!("answered no: {}", no.query));
     }
     Ok(first_no)
+}
+
+/// How one plan ran.
+#[derive(Debug)]
+pub enum Run {
+    /// Rows, or a yes.
+    Answered(AnswerSet),
+    /// No rows, or a no.
+    Empty(AnswerSet),
+    /// Not run, or failed: the query (the plan when it made none) and why.
+    Refused {
+        /// The query, or the plan.
+        query: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Compiles `plan`, checks its vocabulary against the store and runs it
+/// read-only with the store's timeout; a SELECT reads at most [`MAX_ROWS`] rows
+/// (the query says so itself, so that running its text again gives the same
+/// rows). `source` goes into the answer set.
+pub fn run(store: &Store, plan: &QueryPlan, source: &str) -> Result<Run, PlanError> {
+    let options = CompileOptions {
+        entailment: store.config().reasoning.entailment == kgfuse_core::config::Entailment::Rdfs,
+    };
+    let mut plan = plan.clone();
+    if plan.form == Form::Select && plan.limit.is_none() {
+        plan.limit = Some(MAX_ROWS);
+    }
+    let query = match plan.compile(options) {
+        Ok(query) => query,
+        Err(e) => {
+            return Ok(Run::Refused {
+                query: plan.to_string(),
+                why: e.to_string(),
+            });
+        }
+    };
+    let text = query.to_string();
+    let unknown = store.graph().unknown_terms(&query_vocabulary(&query))?;
+    if !unknown.is_empty() {
+        return Ok(Run::Refused {
+            query: text,
+            why: format!("not in the store: {}", unknown.join(", ")),
+        });
+    }
+    let limited = match store
+        .graph()
+        .query_algebra_limited(query, MAX_ROWS, &store.query_options())
+    {
+        Ok(limited) => limited,
+        Err(e) => {
+            return Ok(Run::Refused {
+                query: text,
+                why: format!("failed: {e}"),
+            });
+        }
+    };
+    let set = answer_set(&plan, source, text, limited.outcome, limited.truncated);
+    Ok(if set.answered() && set.boolean != Some(false) {
+        Run::Answered(set)
+    } else {
+        Run::Empty(set)
+    })
 }
 
 /// Whether an answer set came from a plan that names a class of the store
@@ -959,12 +983,13 @@ pub fn answered_for_a_class(set: &AnswerSet) -> bool {
 /// A query's outcome as an answer set.
 fn answer_set(
     plan: &QueryPlan,
+    source: &str,
     query: String,
     outcome: QueryOutcome,
     truncated: bool,
 ) -> AnswerSet {
     let mut set = AnswerSet {
-        source: SOURCE.into(),
+        source: source.into(),
         plan: serde_json::to_value(plan).ok(),
         query,
         truncated,

@@ -231,7 +231,7 @@ async fn answer_loop(
     options: &AskOptions,
     answer: &mut Answer,
 ) -> Result<(), RetrieveError> {
-    if answer_from_rows(store, question, answer)? {
+    if answer_from_rows(store, model, question, answer)? {
         return Ok(());
     }
     let gathered = gather(store, model, question, options, answer).await?;
@@ -264,10 +264,11 @@ async fn answer_loop(
 /// context is insufficient. Whether it answered (or gave up) here.
 fn answer_from_rows(
     store: &Store,
+    model: &dyn LanguageModel,
     question: &str,
     answer: &mut Answer,
 ) -> Result<bool, RetrieveError> {
-    let found = crate::unified::answer_by_query(store, question)?;
+    let found = crate::unified::answer_by_query(store, model, question)?;
     answer.trace.extend(found.stages);
     let Some(rows) = found
         .answers

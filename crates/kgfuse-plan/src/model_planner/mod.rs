@@ -1,0 +1,372 @@
+//! The model planner: a language model fills a [`QueryPlan`] by choosing among
+//! the store's own names, and kgfuse runs it like an offline plan.
+//!
+//! 1. **Menu** ([`menu::Menu`]): the store's classes and properties under short
+//!    names, with how the data uses each (read once per store).
+//! 2. **Entities**: the linked mentions' candidates, by name, with their classes.
+//! 3. **Fill**: the model writes the plan as JSON held to a grammar over those
+//!    names ([`LanguageModel::fill_plan`]); it cannot name a term the store lacks.
+//! 4. **Run**: the reply is read into a plan ([`reply::plan`]), compiled, checked
+//!    and run read-only with a row cap ([`planner::run`]).
+//! 5. **Feedback**: an unreadable plan, a refused or failed query, no rows or a
+//!    count of nothing goes back to the model once with the reason; the second
+//!    plan runs.
+//!
+//! The caller keeps the offline planner's answer when the model's has none.
+
+pub mod menu;
+pub mod reply;
+
+use crate::PlanError;
+use crate::cues::Cues;
+use crate::linking::Linked;
+use crate::plan::{Constraint, Form, QueryPlan, SetFunction, Value};
+use crate::planner::probe::{self, Start};
+use crate::planner::{self, Run};
+use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
+use kgfuse_llm::{LanguageModel, LlmError, PlanEntity, PlanRequest};
+use kgfuse_store::Store;
+use menu::Menu;
+use reply::Names;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// The trace stage's name.
+pub const STAGE: &str = "model plan";
+/// `AnswerSet::source` of the model planner's answers.
+pub const SOURCE: &str = "model";
+/// Plans asked of the model per question: the first, and one repair.
+const ATTEMPTS: usize = 2;
+/// Most entities shown to the model.
+const MAX_ENTITIES: usize = 12;
+
+/// The model's answer to `question`, with the trace of its attempts. `None`
+/// for an offline model, when the model fails, or when neither plan answers.
+pub fn answer(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    linked: &Linked,
+) -> Result<(Option<AnswerSet>, TraceStage), PlanError> {
+    let mut trace = TraceStage {
+        stage: STAGE.into(),
+        ..TraceStage::default()
+    };
+    if model.is_offline() {
+        return Ok((None, trace));
+    }
+    let menu = Menu::of(store)?;
+    let cues = Cues::of(question);
+    let (entities, iris) = entities(linked, &menu);
+    let names: Vec<String> = entities.iter().map(|e| e.name.clone()).collect();
+    let mut request = PlanRequest {
+        question: question.to_owned(),
+        schema: menu.text.clone(),
+        grammar: Some(menu.grammar(&names)),
+        entities,
+        previous: None,
+    };
+    let names = Names {
+        menu: &menu,
+        entities: &iris,
+    };
+    for attempt in 1..=ATTEMPTS {
+        let started = Instant::now();
+        let reply = match model.fill_plan(&request) {
+            Ok(reply) => reply,
+            Err(LlmError::Unsupported { .. }) => return Ok((None, trace)),
+            Err(error) => {
+                trace.dropped.push(Dropped {
+                    iri: model.name().to_owned(),
+                    why: format!("no plan: {error}"),
+                });
+                return Ok((None, trace));
+            }
+        };
+        trace.kept.push(format!(
+            "plan {attempt} ({:.1} s): {reply}",
+            started.elapsed().as_secs_f64()
+        ));
+        let why = match reply::plan(&reply, &names) {
+            Err(why) => why,
+            Ok(plan) => match shape_problem(&cues, &plan) {
+                Some(problem) => problem,
+                None => match planner::run(store, &plan, SOURCE)? {
+                    Run::Answered(set) if counts_nothing(&set) => {
+                        format!(
+                            "it counts nothing. {}",
+                            walks_to_entities(store, &plan, &menu)?
+                        )
+                    }
+                    Run::Answered(set) | Run::Empty(set) if set.answered() => {
+                        trace.kept.push(format!("answered: {}", set.query));
+                        return Ok((Some(set), trace));
+                    }
+                    Run::Answered(_) | Run::Empty(_) => {
+                        format!(
+                            "it finds nothing. {}",
+                            walks_to_entities(store, &plan, &menu)?
+                        )
+                    }
+                    Run::Refused { why, .. } => why,
+                },
+            },
+        };
+        trace.dropped.push(Dropped {
+            iri: reply.clone(),
+            why: why.clone(),
+        });
+        request.previous = Some((reply, why));
+    }
+    Ok((None, trace))
+}
+
+/// The entities the model may name (each name once, with every node it may
+/// mean) and the map from those names to the nodes.
+fn entities(linked: &Linked, menu: &Menu) -> (Vec<PlanEntity>, BTreeMap<String, Vec<String>>) {
+    let mut shown: Vec<PlanEntity> = Vec::new();
+    let mut iris: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for candidate in linked.entities() {
+        let name = candidate.name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let nodes = iris.entry(name.to_owned()).or_default();
+        if !nodes.contains(&candidate.iri) {
+            nodes.push(candidate.iri.clone());
+        }
+        if shown.iter().all(|e| e.name != name) && shown.len() < MAX_ENTITIES {
+            shown.push(PlanEntity {
+                name: name.to_owned(),
+                classes: candidate
+                    .kinds
+                    .iter()
+                    .filter(|kind| menu.classes.contains_key(*kind))
+                    .cloned()
+                    .collect(),
+            });
+        }
+    }
+    iris.retain(|name, _| shown.iter().any(|e| &e.name == name));
+    (shown, iris)
+}
+
+/// What the plan leaves out of what the question's words ask for (a yes or
+/// no, a count, the most or least), as advice for the next plan.
+fn shape_problem(cues: &Cues, plan: &QueryPlan) -> Option<String> {
+    let measures = || plan.aggregation.iter().flat_map(|a| &a.measures);
+    if cues.ask && plan.form != Form::Ask {
+        return Some("the question asks yes or no: answer \"yes/no\"".into());
+    }
+    if cues.count.is_some()
+        && plan.form == Form::Select
+        && !measures().any(|m| m.function == SetFunction::Count)
+    {
+        return Some(
+            "the question asks how many: count with \"group\": {\"function\": \"count\", ...}"
+                .into(),
+        );
+    }
+    let extreme = measures().any(|m| matches!(m.function, SetFunction::Min | SetFunction::Max));
+    if cues.superlative.is_some() && plan.order.is_none() && !extreme {
+        return Some(
+            "the question asks for the most or the least: use \"order\" and \"limit\"".into(),
+        );
+    }
+    None
+}
+
+/// Advice for a plan that found nothing: by which walks the data reaches each
+/// entity the plan names from the answer's class, in the menu's names.
+fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<String, PlanError> {
+    if plan.classes.is_empty() {
+        return Ok(String::new());
+    }
+    let class = menu.class_names(&plan.classes).join(", ");
+    let mut advice = Vec::new();
+    for constraint in &plan.constraints {
+        let Constraint::Reaches { any_of, .. } = constraint else {
+            continue;
+        };
+        let nodes: Vec<String> = any_of
+            .iter()
+            .filter_map(|v| match v {
+                Value::Iri(iri) => Some(iri.clone()),
+                Value::Literal { .. } => None,
+            })
+            .collect();
+        let paths = probe::entity_paths(store, &Start::Classes(plan.classes.clone()), &nodes)?;
+        let written: Vec<String> = paths
+            .iter()
+            .filter_map(|p| menu.path_name(&p.steps))
+            .take(3)
+            .collect();
+        let entity = nodes.first().map_or("", |n| crate::lexicon::local_name(n));
+        advice.push(if written.is_empty() {
+            format!(
+                "No {class} reaches {entity} in one or two steps: the answer may be another class."
+            )
+        } else {
+            format!(
+                "From {class} the data reaches {entity} by the path {}.",
+                written.join(" or ")
+            )
+        });
+    }
+    Ok(advice.join(" "))
+}
+
+/// A grouped answer whose measures are all zero or unbound: a count over a walk
+/// the data does not have.
+fn counts_nothing(set: &AnswerSet) -> bool {
+    let grouped = set
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.get("aggregation").is_some());
+    grouped
+        && set.rows.iter().all(|row| {
+            row.last()
+                .is_none_or(|cell| cell.as_deref().is_none_or(|v| v == "0"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linking::link;
+    use crate::testing::{Scripted, with_turtle};
+
+    const SHOP: &str = r#"
+@prefix ex: <http://ex.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:anna a ex:Seller ; rdfs:label "Anna Berg" .
+ex:olaf a ex:Seller ; rdfs:label "Olaf Lund" .
+ex:lamp a ex:Item ; rdfs:label "Desk lamp" ; ex:price 40 ; ex:seller ex:anna .
+ex:sofa a ex:Item ; rdfs:label "Green sofa" ; ex:price 900 ; ex:seller ex:anna .
+ex:rug a ex:Item ; rdfs:label "Wool rug" ; ex:price 120 ; ex:seller ex:olaf .
+"#;
+
+    #[tokio::test]
+    async fn the_model_chooses_from_the_menu_and_its_plan_answers() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let store = &store;
+        {
+            let question = "What is the most expensive item Anna Berg sells?";
+            let linked = link(store, question).expect("linked");
+            let model = Scripted::with_plans(&[
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}], "order": {"by": "price", "desc": true}, "limit": 1}"#,
+            ]);
+            let (answer, trace) = answer(store, &model, question, &linked).expect("planned");
+            let answer = answer.expect("an answer");
+            assert_eq!(answer.source, SOURCE);
+            assert_eq!(
+                answer.rows,
+                vec![vec![Some("http://ex.org/sofa".to_owned())]]
+            );
+            let request = &model.plan_requests()[0];
+            assert!(
+                request.schema.contains("- price: Item -> number, e.g."),
+                "{}",
+                request.schema
+            );
+            assert!(
+                request.schema.contains("- seller: Item -> Seller"),
+                "{}",
+                request.schema
+            );
+            assert_eq!(request.entities[0].name, "Anna Berg");
+            assert_eq!(request.entities[0].classes, vec!["Seller".to_owned()]);
+            let grammar = request.grammar.as_deref().expect("a grammar");
+            assert!(
+                grammar.contains("entity ::= \"\\\"Anna Berg\\\"\""),
+                "{grammar}"
+            );
+            assert!(
+                trace.kept.iter().any(|k| k.starts_with("answered: SELECT")),
+                "{trace:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_plan_that_fails_goes_back_once_with_the_reason() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let store = &store;
+        {
+            let question = "How many items does Olaf Lund sell?";
+            let linked = link(store, question).expect("linked");
+            let model = Scripted::with_plans(&[
+                // Backwards: sellers have no seller, so the count is nothing.
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "^seller", "is": "Olaf Lund"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Olaf Lund"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
+            ]);
+            let (answer, trace) = answer(store, &model, question, &linked).expect("planned");
+            assert_eq!(
+                answer.expect("an answer").rows,
+                vec![vec![Some("1".to_owned())]]
+            );
+            let requests = model.plan_requests();
+            assert_eq!(requests.len(), 2);
+            let (previous, why) = requests[1].previous.clone().expect("the repair");
+            assert!(previous.contains("^seller"), "{previous}");
+            assert!(why.contains("counts nothing"), "{why}");
+            // The walk the data has is told back, in the menu's names.
+            assert!(why.contains("reaches olaf by the path seller"), "{why}");
+            assert_eq!(trace.dropped.len(), 1, "{trace:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_plan_that_leaves_out_what_the_words_ask_for_is_sent_back_before_it_runs() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let store = &store;
+        {
+            let question = "How many items does Anna Berg sell?";
+            let linked = link(store, question).expect("linked");
+            let model = Scripted::with_plans(&[
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}]}"#,
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
+            ]);
+            let (counted, _) = answer(store, &model, question, &linked).expect("planned");
+            assert_eq!(
+                counted.expect("an answer").rows,
+                vec![vec![Some("2".to_owned())]]
+            );
+            let (_, why) = model.plan_requests()[1]
+                .previous
+                .clone()
+                .expect("the repair");
+            assert!(why.contains("asks how many"), "{why}");
+            // Twice without the count: the offline planner's answer stands.
+            let stubborn = Scripted::with_plans(&[
+                r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}]}"#,
+            ]);
+            let (none, _) = answer(store, &stubborn, question, &linked).expect("planned");
+            assert!(none.is_none());
+        }
+    }
+
+    #[tokio::test]
+    async fn an_offline_model_or_two_failed_plans_leave_the_answer_to_the_offline_planner() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let store = &store;
+        {
+            let question = "Which items cost more than 100?";
+            let linked = link(store, question).expect("linked");
+            let offline = kgfuse_llm::RuleBased::default();
+            let (none, _) = answer(store, &offline, question, &linked).expect("planned");
+            assert!(none.is_none());
+            let model = Scripted::with_plans(&[r#"{"answer": "rows", "class": "Planet"}"#]);
+            let (none, trace) = answer(store, &model, question, &linked).expect("planned");
+            assert!(none.is_none());
+            assert_eq!(model.plan_requests().len(), ATTEMPTS);
+            assert!(
+                trace
+                    .dropped
+                    .iter()
+                    .all(|d| d.why.contains("no class Planet")),
+                "{trace:?}"
+            );
+        }
+    }
+}
