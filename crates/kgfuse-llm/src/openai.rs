@@ -1302,6 +1302,55 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_is_asked_with_the_schema_first_held_to_its_grammar_and_read_as_json() {
+        let plan = r#"{"answer": "rows", "class": "Film"}"#;
+        let server = FakeServer::start(vec![
+            Reply::content(plan),
+            Reply::content(&format!("Here it is: {plan}")),
+        ]);
+        let model = client(&server);
+        let request = PlanRequest {
+            question: "Which films are there?".to_owned(),
+            schema: "Classes: Film\nProperties:\n- title: Film -> text".to_owned(),
+            entities: vec![crate::PlanEntity {
+                name: "Ava Lind".to_owned(),
+                classes: vec!["Person".to_owned()],
+            }],
+            grammar: Some("root ::= \"{\" [^}]* \"}\"".to_owned()),
+            previous: None,
+        };
+        let expected: Value = serde_json::from_str(plan).expect("json");
+        let read: Value =
+            serde_json::from_str(&model.fill_plan(&request).expect("a plan")).expect("json text");
+        assert_eq!(read, expected);
+        // A repair carries the failed plan and why; the reply's object is read
+        // out of the prose around it.
+        let repair = PlanRequest {
+            previous: Some((plan.to_owned(), "it finds nothing".to_owned())),
+            ..request
+        };
+        let read: Value =
+            serde_json::from_str(&model.fill_plan(&repair).expect("a plan")).expect("json text");
+        assert_eq!(read, expected);
+        let received = server.received();
+        assert!(received[0].body.get("grammar").is_some());
+        // The schema opens the user message, so every question over one store
+        // shares the prompt's prefix up to its entities.
+        let user = received[0].user();
+        assert!(
+            user.starts_with("Classes and properties of this graph"),
+            "{user}"
+        );
+        assert!(user.find("title: Film").expect("schema") < user.find("Ava Lind").expect("entity"));
+        assert!(user.contains("\"Ava Lind\" (Person)"), "{user}");
+        assert!(
+            received[1].user().contains("Because: it finds nothing"),
+            "{}",
+            received[1].user()
+        );
+    }
+
+    #[test]
     fn fenced_json_with_prose_around_it_is_accepted() {
         let server = FakeServer::start(vec![
             Reply::content(

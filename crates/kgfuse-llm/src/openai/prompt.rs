@@ -339,6 +339,12 @@ mod tests {
             draft_answer("q", &[passage]),
             generate_sparql(&request),
             generate_sparql(&SparqlRequest::default()),
+            fill_plan(&PlanRequest {
+                question: "Who?".into(),
+                schema: "Classes: A".into(),
+                previous: Some(("{}".into(), "it finds nothing".into())),
+                ..PlanRequest::default()
+            }),
         ];
         for prompt in prompts {
             assert!(!prompt.system.is_empty(), "{prompt:?}");
@@ -346,6 +352,7 @@ mod tests {
             assert!(!prompt.user.contains("{{"), "{}", prompt.user);
             assert!(!prompt.user.contains("<!--"), "{}", prompt.user);
             assert!(prompt.system.contains("JSON"), "{}", prompt.system);
+            assert!(!prompt.system.contains("{{"), "{}", prompt.system);
         }
     }
 
