@@ -798,6 +798,14 @@ fn model_plan_stage(
         return Ok((offline, None));
     }
     let (answer, mut trace) = model_planner::answer(store, model, text, linked)?;
+    // A yes found by a valid plan beats a no, as among the offline plans.
+    let offline_yes = offline.as_ref().is_some_and(|a| a.boolean == Some(true));
+    if answer.as_ref().is_some_and(|a| a.boolean == Some(false)) && offline_yes {
+        trace
+            .kept
+            .push("the model's plan says no, an offline plan says yes: yes stands".into());
+        return Ok((offline, Some(trace)));
+    }
     if answer.is_some() {
         return Ok((answer, Some(trace)));
     }

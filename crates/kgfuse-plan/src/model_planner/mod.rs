@@ -20,7 +20,7 @@ pub mod reply;
 use crate::PlanError;
 use crate::cues::Cues;
 use crate::linking::Linked;
-use crate::plan::{Constraint, Form, QueryPlan, SetFunction, Value};
+use crate::plan::{Constraint, Form, Grouping, QueryPlan, SetFunction, Value};
 use crate::planner::probe::{self, Start};
 use crate::planner::{self, Run};
 use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
@@ -87,29 +87,15 @@ pub fn answer(
             "plan {attempt} ({:.1} s): {reply}",
             started.elapsed().as_secs_f64()
         ));
+        let last = attempt == ATTEMPTS;
         let why = match reply::plan(&reply, &names) {
             Err(why) => why,
-            Ok(plan) => match shape_problem(&cues, &plan) {
-                Some(problem) => problem,
-                None => match planner::run(store, &plan, SOURCE)? {
-                    Run::Answered(set) if counts_nothing(&set) => {
-                        format!(
-                            "it counts nothing. {}",
-                            walks_to_entities(store, &plan, &menu)?
-                        )
-                    }
-                    Run::Answered(set) | Run::Empty(set) if set.answered() => {
-                        trace.kept.push(format!("answered: {}", set.query));
-                        return Ok((Some(set), trace));
-                    }
-                    Run::Answered(_) | Run::Empty(_) => {
-                        format!(
-                            "it finds nothing. {}",
-                            walks_to_entities(store, &plan, &menu)?
-                        )
-                    }
-                    Run::Refused { why, .. } => why,
-                },
+            Ok(plan) => match judge(store, &cues, &menu, &plan, last)? {
+                Ok(set) => {
+                    trace.kept.push(format!("answered: {}", set.query));
+                    return Ok((Some(set), trace));
+                }
+                Err(why) => why,
             },
         };
         trace.dropped.push(Dropped {
@@ -151,8 +137,65 @@ fn entities(linked: &Linked, menu: &Menu) -> (Vec<PlanEntity>, BTreeMap<String, 
     (shown, iris)
 }
 
+/// Stages 4 and 5 for one plan: its answer, or why it goes back to the model
+/// (before it runs, what it leaves out of the question; after, that it was
+/// refused, found or counted nothing, or that its negation excludes nothing).
+/// On the last attempt a "no", or a negation that excludes nothing, stands.
+fn judge(
+    store: &Store,
+    cues: &Cues,
+    menu: &Menu,
+    plan: &QueryPlan,
+    last: bool,
+) -> Result<Result<AnswerSet, String>, PlanError> {
+    if let Some(problem) = shape_problem(cues, plan) {
+        return Ok(Err(problem));
+    }
+    let set = match planner::run(store, plan, SOURCE)? {
+        Run::Refused { why, .. } => return Ok(Err(why)),
+        Run::Answered(set) | Run::Empty(set) => set,
+    };
+    let nothing = if !set.answered() {
+        "it finds nothing"
+    } else if set.boolean == Some(false) && !last {
+        "it says no"
+    } else if counts_nothing(&set) {
+        "it counts nothing"
+    } else if !last && negation_excludes_nothing(store, plan, &set)? {
+        "its \"not\" condition excludes nothing: check the direction of its path"
+    } else {
+        return Ok(Ok(set));
+    };
+    let advice = walks_to_entities(store, plan, menu)?;
+    Ok(Err(format!("{nothing}. {advice}").trim_end().to_owned()))
+}
+
+/// Whether a list with "not" conditions has as many rows without them: the
+/// negated walk holds for none of the answers (often a step the wrong way).
+fn negation_excludes_nothing(
+    store: &Store,
+    plan: &QueryPlan,
+    set: &AnswerSet,
+) -> Result<bool, PlanError> {
+    let negated = |c: &Constraint| matches!(c, Constraint::Not(_));
+    if plan.form != Form::Select
+        || plan.aggregation.is_some()
+        || set.truncated
+        || !plan.constraints.iter().any(negated)
+    {
+        return Ok(false);
+    }
+    let mut without = plan.clone();
+    without.constraints.retain(|c| !negated(c));
+    Ok(match planner::run(store, &without, SOURCE)? {
+        Run::Answered(all) => !all.truncated && all.rows.len() == set.rows.len(),
+        _ => false,
+    })
+}
+
 /// What the plan leaves out of what the question's words ask for (a yes or
-/// no, a count, the most or least), as advice for the next plan.
+/// no, a count, a total or an average, one row per something, N of them, the
+/// most or least), as advice for the next plan.
 fn shape_problem(cues: &Cues, plan: &QueryPlan) -> Option<String> {
     let measures = || plan.aggregation.iter().flat_map(|a| &a.measures);
     if cues.ask && plan.form != Form::Ask {
@@ -166,6 +209,37 @@ fn shape_problem(cues: &Cues, plan: &QueryPlan) -> Option<String> {
             "the question asks how many: count with \"group\": {\"function\": \"count\", ...}"
                 .into(),
         );
+    }
+    if let Some((function @ (SetFunction::Sum | SetFunction::Avg), _)) = cues.function
+        && !measures().any(|m| m.function == function)
+    {
+        return Some(format!(
+            "the question asks for the {} of values: use \"group\": {{\"function\": \"{}\", \"of\": PATH, ...}}",
+            if function == SetFunction::Sum {
+                "total"
+            } else {
+                "average"
+            },
+            function.name()
+        ));
+    }
+    if cues.per.is_some()
+        && plan
+            .aggregation
+            .as_ref()
+            .is_some_and(|a| a.group == Grouping::All)
+    {
+        return Some(
+            "the question asks for one row per each of something: set \"per\" to the path to it"
+                .into(),
+        );
+    }
+    if let Some(n) = cues.limit
+        && plan.limit.is_none()
+    {
+        return Some(format!(
+            "the question asks for {n} of them: use \"order\" and \"limit\""
+        ));
     }
     let extreme = measures().any(|m| matches!(m.function, SetFunction::Min | SetFunction::Max));
     if cues.superlative.is_some() && plan.order.is_none() && !extreme {
@@ -344,6 +418,56 @@ ex:rug a ex:Item ; rdfs:label "Wool rug" ; ex:price 120 ; ex:seller ex:olaf .
             let (none, _) = answer(store, &stubborn, question, &linked).expect("planned");
             assert!(none.is_none());
         }
+    }
+
+    #[tokio::test]
+    async fn a_negation_that_excludes_nothing_goes_back_once() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let store = &store;
+        let question = "Which sellers sell no item?";
+        let linked = link(store, question).expect("linked");
+        let model = Scripted::with_plans(&[
+            // Sellers have no seller: the negation holds for every seller.
+            r#"{"answer": "rows", "class": "Seller", "where": [{"not": true, "path": "seller", "exists": true}]}"#,
+            r#"{"answer": "rows", "class": "Seller", "where": [{"not": true, "path": "^seller", "exists": true}]}"#,
+        ]);
+        let (none, _) = answer(store, &model, question, &linked).expect("planned");
+        // Both sell something: the corrected plan finds no seller at all.
+        assert!(none.is_none());
+        let (_, why) = model.plan_requests()[1]
+            .previous
+            .clone()
+            .expect("the repair");
+        assert!(why.contains("excludes nothing"), "{why}");
+    }
+
+    #[test]
+    fn the_words_shape_check_names_what_a_plan_leaves_out() {
+        let rows = QueryPlan {
+            classes: vec!["http://ex.org/Item".into()],
+            ..QueryPlan::default()
+        };
+        let problem = |question: &str, plan: &QueryPlan| shape_problem(&Cues::of(question), plan);
+        assert!(problem("Which items are green?", &rows).is_none());
+        let said = |question: &str| problem(question, &rows).unwrap_or_default();
+        assert!(said("Is there a green item?").contains("yes or no"));
+        assert!(said("What is the total price of the items?").contains("\"sum\""));
+        assert!(said("List the top 3 items by price.").contains("limit"));
+        assert!(said("Which is the cheapest item?").contains("order"));
+        let counted = QueryPlan {
+            aggregation: Some(crate::plan::Aggregation {
+                measures: vec![crate::plan::Measure {
+                    function: SetFunction::Count,
+                    of: Vec::new(),
+                }],
+                group: Grouping::All,
+                having: None,
+            }),
+            ..rows.clone()
+        };
+        assert!(problem("How many items are there?", &counted).is_none());
+        let per = problem("How many items does each seller have?", &counted).unwrap_or_default();
+        assert!(per.contains("\"per\""), "{per}");
     }
 
     #[tokio::test]
