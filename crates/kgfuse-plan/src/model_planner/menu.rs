@@ -2,8 +2,9 @@
 //! names, with how the data uses each property, and the GBNF grammar of a plan
 //! over those names and the question's entities.
 //!
-//! The menu is read once per store (after each write) from a sample of its
-//! triples, and its text is the same for every question, so a server that keeps
+//! The menu is read once per store (after each write) from the first members of
+//! each class, so its cost does not grow with the store, the same data gives the
+//! same menu, and its text is the same for every question: a server that keeps
 //! the prompt's prefix (llama.cpp) reads it once.
 
 use crate::PlanError;
@@ -12,12 +13,12 @@ use crate::plan::Step;
 use crate::sparql::{Solutions, cell_text, run_all};
 use crate::sparql_grammar::gbnf_string;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
-use kgfuse_graph::model::Term;
+use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_store::Store;
 use std::collections::BTreeMap;
 
-/// Triples read to learn how properties are used (the menu's sample).
-const SAMPLE_TRIPLES: usize = 200_000;
+/// Members of each class read to learn how properties are used.
+const MEMBERS: usize = 300;
 /// Most classes on the menu (the most populated).
 const MAX_CLASSES: usize = 80;
 /// Most properties on the menu (the most used).
@@ -64,26 +65,40 @@ impl Menu {
         store.derived("plan/model-menu", || Self::read(store))
     }
 
+    /// The classes by population, then a profile of each of the most
+    /// populated: the properties of [`MEMBERS`] of its members (the first by
+    /// IRI order in the type index, so the same data gives the same menu), the
+    /// classes of their objects, and the least literal as an example.
     fn read(store: &Store) -> Result<Self, PlanError> {
         let rdf_type = w3c::RDF_TYPE;
         let classes = format!(
-            "SELECT ?c (COUNT(?s) AS ?n) WHERE {{ ?s <{rdf_type}> ?c }} GROUP BY ?c ORDER BY DESC(?n)"
+            "SELECT ?c (COUNT(?s) AS ?n) WHERE {{ ?s <{rdf_type}> ?c }} GROUP BY ?c ORDER BY DESC(?n) ?c"
         );
-        let uses = format!(
-            "SELECT ?p ?sc ?oc (COUNT(*) AS ?n) (SAMPLE(?o) AS ?example) WHERE {{ \
-               {{ SELECT ?s ?p ?o WHERE {{ ?s ?p ?o }} LIMIT {SAMPLE_TRIPLES} }} \
-               FILTER(?p != <{rdf_type}>) \
-               OPTIONAL {{ ?s <{rdf_type}> ?sc }} OPTIONAL {{ ?o <{rdf_type}> ?oc }} \
-             }} GROUP BY ?p ?sc ?oc"
-        );
-        let mut read = run_all(store, vec![classes, uses])?.into_iter();
-        let (Some(classes), Some(uses)) = (read.next(), read.next()) else {
+        let Some(classes) = run_all(store, vec![classes])?.pop() else {
             return Ok(Self::default());
         };
-        Ok(Self::from_counts(
-            &class_counts(&classes),
-            &property_uses(&uses),
-        ))
+        let classes: Vec<(String, u64)> = class_counts(&classes)
+            .into_iter()
+            .filter(|(iri, _)| !is_schema_term(iri))
+            .take(MAX_CLASSES)
+            .collect();
+        let profiles = classes
+            .iter()
+            .filter_map(|(iri, _)| {
+                let class = Term::from(NamedNode::new(iri).ok()?);
+                Some(format!(
+                    "SELECT ?p ?oc (COUNT(*) AS ?n) (MIN(?o) AS ?example) WHERE {{ \
+                       {{ SELECT ?s WHERE {{ ?s <{rdf_type}> {class} }} LIMIT {MEMBERS} }} \
+                       ?s ?p ?o FILTER(?p != <{rdf_type}>) OPTIONAL {{ ?o <{rdf_type}> ?oc }} \
+                     }} GROUP BY ?p ?oc"
+                ))
+            })
+            .collect();
+        let mut uses = BTreeMap::new();
+        for ((class, _), profile) in classes.iter().zip(run_all(store, profiles)?) {
+            add_uses(&mut uses, class, &profile);
+        }
+        Ok(Self::from_counts(&classes, &uses))
     }
 
     /// The menu of the counted classes and the properties' uses.
@@ -256,15 +271,14 @@ fn class_counts(solutions: &Solutions) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Each property's use in the sample.
-fn property_uses(solutions: &Solutions) -> BTreeMap<String, Use> {
+/// Adds one class's profile to the properties' uses: the class as their
+/// subject, their objects' classes, the least example literal.
+fn add_uses(uses: &mut BTreeMap<String, Use>, class: &str, solutions: &Solutions) {
     let at = |name: &str| solutions.column(name);
-    let (Some(p), Some(sc), Some(oc), Some(n), Some(example)) =
-        (at("p"), at("sc"), at("oc"), at("n"), at("example"))
+    let (Some(p), Some(oc), Some(n), Some(example)) = (at("p"), at("oc"), at("n"), at("example"))
     else {
-        return BTreeMap::new();
+        return;
     };
-    let mut uses: BTreeMap<String, Use> = BTreeMap::new();
     for row in &solutions.rows {
         let Some(Some(Term::NamedNode(property))) = row.get(p) else {
             continue;
@@ -272,20 +286,18 @@ fn property_uses(solutions: &Solutions) -> BTreeMap<String, Use> {
         let usage = uses.entry(property.as_str().to_owned()).or_default();
         let times = count(row.get(n));
         usage.uses += times;
-        if let Some(Some(Term::NamedNode(class))) = row.get(sc) {
-            *usage.subjects.entry(class.as_str().to_owned()).or_default() += times;
+        *usage.subjects.entry(class.to_owned()).or_default() += times;
+        if let Some(Some(Term::NamedNode(object_class))) = row.get(oc) {
+            *usage.objects.entry(object_class.as_str().to_owned()).or_default() += times;
         }
-        if let Some(Some(Term::NamedNode(class))) = row.get(oc) {
-            *usage.objects.entry(class.as_str().to_owned()).or_default() += times;
-        }
-        if usage.literal.is_none()
-            && let Some(Some(Term::Literal(literal))) = row.get(example)
-        {
+        if let Some(Some(Term::Literal(literal))) = row.get(example) {
             let shown: String = literal.value().chars().take(EXAMPLE_CHARS).collect();
-            usage.literal = Some((literal_kind(literal.datatype().as_str()), shown));
+            // The least of the rows' examples: the same whatever order they come in.
+            if usage.literal.as_ref().is_none_or(|(_, kept)| shown < *kept) {
+                usage.literal = Some((literal_kind(literal.datatype().as_str()), shown));
+            }
         }
     }
-    uses
 }
 
 /// What a literal of this datatype is, in the menu's words.
