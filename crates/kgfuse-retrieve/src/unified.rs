@@ -798,6 +798,10 @@ fn model_plan_stage(
         return Ok((offline, None));
     }
     let (answer, mut trace) = model_planner::answer(store, model, text, linked)?;
+    if trace.kept.is_empty() && trace.dropped.is_empty() {
+        // A model that fills no plans: nothing was tried.
+        return Ok((offline, None));
+    }
     // A yes found by a valid plan beats a no, as among the offline plans.
     let offline_yes = offline.as_ref().is_some_and(|a| a.boolean == Some(true));
     if answer.as_ref().is_some_and(|a| a.boolean == Some(false)) && offline_yes {

@@ -295,7 +295,10 @@ impl Store {
         let started = std::time::Instant::now();
         let schema = &touched.schema_before;
         let about_touched = |t: &Triple| touched.nodes.contains(&t.subject);
-        let mut inferred: Vec<Triple> = schema
+        // A set: a node typed by a range is typed once per triple pointing at it
+        // (every `?f kgfuse:inPackage p` types `p`), and each derived triple is
+        // looked up in the store once, not once per premise.
+        let mut inferred: HashSet<Triple> = schema
             .closure()
             .into_iter()
             .map(|i| i.triple)
@@ -313,6 +316,7 @@ impl Store {
                     .filter(about_touched),
             );
         }
+        let inferred: Vec<Triple> = inferred.into_iter().collect();
         self.graph.replace_inferred(&touched.nodes, &inferred)?;
         tracing::debug!(
             nodes = touched.nodes.len(),

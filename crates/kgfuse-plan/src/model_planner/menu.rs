@@ -201,8 +201,8 @@ impl Menu {
             class.unwrap_or_else(|| "\"null\"".into())
         ));
         // Inside a path's string: bare names.
-        let property = alternatives(self.properties.keys(), |name| gbnf_string(name))
-            .unwrap_or_else(|| "\"label\"".into());
+        let property =
+            alternatives(self.properties.keys(), gbnf_string).unwrap_or_else(|| "\"label\"".into());
         grammar.push_str(&format!("prop ::= {property}\n"));
         match alternatives(entities.iter(), json_string) {
             Some(entity) => {
@@ -288,7 +288,10 @@ fn add_uses(uses: &mut BTreeMap<String, Use>, class: &str, solutions: &Solutions
         usage.uses += times;
         *usage.subjects.entry(class.to_owned()).or_default() += times;
         if let Some(Some(Term::NamedNode(object_class))) = row.get(oc) {
-            *usage.objects.entry(object_class.as_str().to_owned()).or_default() += times;
+            *usage
+                .objects
+                .entry(object_class.as_str().to_owned())
+                .or_default() += times;
         }
         if let Some(Some(Term::Literal(literal))) = row.get(example) {
             let shown: String = literal.value().chars().take(EXAMPLE_CHARS).collect();

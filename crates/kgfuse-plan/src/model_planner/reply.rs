@@ -420,26 +420,26 @@ mod tests {
 
     #[test]
     fn unknown_names_and_unusable_shapes_are_told_back() {
-        let unknown = read(r#"{"answer": "rows", "class": "Planet"}"#).unwrap_err();
+        let unknown = read(r#"{"answer": "rows", "class": "Planet"}"#).expect_err("refused");
         assert!(unknown.contains("no class Planet"), "{unknown}");
         let property =
-            read(r#"{"answer": "rows", "class": "Film", "show": ["orbit"]}"#).unwrap_err();
+            read(r#"{"answer": "rows", "class": "Film", "show": ["orbit"]}"#).expect_err("refused");
         assert!(property.contains("no property orbit"), "{property}");
         let entity = read(
             r#"{"answer": "rows", "class": "Film", "where": [{"path": "director", "is": "Bo"}]}"#,
         )
-        .unwrap_err();
+        .expect_err("refused");
         assert!(entity.contains("no entity \"Bo\""), "{entity}");
         let measure = read(
             r#"{"answer": "rows", "class": "Film", "order": {"by": "measure", "desc": true}}"#,
         )
-        .unwrap_err();
+        .expect_err("refused");
         assert!(measure.contains("needs a group"), "{measure}");
         let empty = read(r#"{"answer": "rows", "class": "Film", "where": [{"path": "title"}]}"#)
-            .unwrap_err();
+            .expect_err("refused");
         assert!(empty.contains("says nothing"), "{empty}");
         assert!(read("not json").is_err());
-        let nothing = read(r#"{"answer": "rows", "class": null}"#).unwrap_err();
+        let nothing = read(r#"{"answer": "rows", "class": null}"#).expect_err("refused");
         assert!(nothing.contains("says nothing"), "{nothing}");
     }
 
