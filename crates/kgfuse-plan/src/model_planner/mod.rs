@@ -140,7 +140,8 @@ fn entities(linked: &Linked, menu: &Menu) -> (Vec<PlanEntity>, BTreeMap<String, 
 /// Stages 4 and 5 for one plan: its answer, or why it goes back to the model
 /// (before it runs, what it leaves out of the question; after, that it was
 /// refused, found or counted nothing, or that its negation excludes nothing).
-/// On the last attempt a "no", or a negation that excludes nothing, stands.
+/// On the last attempt a "no" stands; a negation that excludes nothing never
+/// does (the offline answer is taken instead).
 fn judge(
     store: &Store,
     cues: &Cues,
@@ -161,7 +162,7 @@ fn judge(
         "it says no"
     } else if counts_nothing(&set) {
         "it counts nothing"
-    } else if !last && negation_excludes_nothing(store, plan, &set)? {
+    } else if negation_excludes_nothing(store, plan, &set)? {
         "its \"not\" condition excludes nothing: check the direction of its path"
     } else {
         return Ok(Ok(set));
