@@ -54,7 +54,7 @@ pub const STAGE: &str = "text-to-sparql";
 /// grammar (the most used ones).
 const MAX_GRAMMAR_TERMS: usize = 300;
 /// kgfuse's record of loaded files: never what a question is about.
-const BOOKKEEPING: [&str; 5] = [
+pub(crate) const BOOKKEEPING: [&str; 5] = [
     kgfuse_core::vocab::kgfuse::SOURCE_FILE,
     kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
     kgfuse_core::vocab::kgfuse::CONTENT_HASH,

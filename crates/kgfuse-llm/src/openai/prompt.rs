@@ -192,24 +192,26 @@ pub(crate) fn generate_sparql_constrained(request: &SparqlRequest) -> ChatPrompt
     sparql_prompt(GENERATE_SPARQL_CONSTRAINED, request)
 }
 
+/// The template's `repair` section, between blank lines, with the previous
+/// attempt as `{{attempt}}` and why it failed as `{{previous_error}}`; empty
+/// when there is no previous attempt.
+fn repair(template: &str, attempt: &str, previous: Option<&(String, String)>) -> String {
+    let Some((tried, error)) = previous else {
+        return String::new();
+    };
+    let filled = fill(
+        section(template, "repair"),
+        &[(attempt, tried.trim()), ("previous_error", error.trim())],
+    );
+    format!("\n{filled}\n")
+}
+
 /// `fill_plan.md`: the schema first (the same for every question over a
 /// store, so a server keeping the prompt prefix reads it once), then the
 /// entities, the failed plan when repairing, and the question.
 pub(crate) fn fill_plan(request: &PlanRequest) -> ChatPrompt {
     let entities = bullet_list(request.entities.iter().map(plan_entity_line));
-    let repair = match &request.previous {
-        Some((plan, error)) => {
-            let filled = fill(
-                section(FILL_PLAN, "repair"),
-                &[
-                    ("previous_plan", plan.trim()),
-                    ("previous_error", error.trim()),
-                ],
-            );
-            format!("\n{filled}\n")
-        }
-        None => String::new(),
-    };
+    let repair = repair(FILL_PLAN, "previous_plan", request.previous.as_ref());
     build(
         FILL_PLAN,
         &[
@@ -267,19 +269,7 @@ fn sparql_prompt(template: &str, request: &SparqlRequest) -> ChatPrompt {
             .collect::<Vec<_>>()
             .join("\n\n")
     };
-    let repair = match &request.previous {
-        Some((query, error)) => {
-            let filled = fill(
-                section(template, "repair"),
-                &[
-                    ("previous_query", query.trim()),
-                    ("previous_error", error.trim()),
-                ],
-            );
-            format!("\n{filled}\n")
-        }
-        None => String::new(),
-    };
+    let repair = repair(template, "previous_query", request.previous.as_ref());
     build(
         template,
         &[

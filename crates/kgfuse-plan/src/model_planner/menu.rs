@@ -12,6 +12,7 @@ use crate::lexicon::local_name;
 use crate::plan::Step;
 use crate::sparql::{Solutions, cell_text, run_all};
 use crate::sparql_grammar::gbnf_string;
+use crate::text_to_sparql::BOOKKEEPING;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_store::Store;
@@ -27,14 +28,6 @@ const MAX_PROPERTIES: usize = 120;
 const CLASSES_PER_SIDE: usize = 2;
 /// Longest example literal shown, in characters.
 const EXAMPLE_CHARS: usize = 30;
-/// kgfuse's record of loaded files: never what a question is about.
-const BOOKKEEPING: [&str; 5] = [
-    kgfuse_core::vocab::kgfuse::SOURCE_FILE,
-    kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
-    kgfuse_core::vocab::kgfuse::CONTENT_HASH,
-    kgfuse_core::vocab::kgfuse::EXTRACTION_HASH,
-    kgfuse_core::vocab::kgfuse::EXTRACTOR,
-];
 
 /// The store's classes and properties under the names a plan uses.
 #[derive(Debug, Default)]
