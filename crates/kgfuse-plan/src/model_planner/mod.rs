@@ -8,9 +8,11 @@
 //!    names ([`LanguageModel::fill_plan`]); it cannot name a term the store lacks.
 //! 4. **Run**: the reply is read into a plan ([`reply::plan`]), compiled, checked
 //!    and run read-only with a row cap ([`planner::run`]).
-//! 5. **Feedback**: an unreadable plan, a refused or failed query, no rows or a
-//!    count of nothing goes back to the model once with the reason; the second
-//!    plan runs.
+//! 5. **Feedback** (`judge`): a plan that leaves out what the question's words
+//!    ask for (checked before it runs), an unreadable plan, a refused or failed
+//!    query, no rows, a count of nothing, a "no" or a negation that excludes
+//!    nothing goes back to the model once with the reason and the walks the
+//!    data has to the plan's entities; the second plan runs.
 //!
 //! The caller keeps the offline planner's answer when the model's has none.
 
