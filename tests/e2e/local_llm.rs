@@ -137,24 +137,30 @@ fn ureq_get(url: &str) -> bool {
     reply.starts_with("HTTP/1.1 200") || reply.starts_with("HTTP/1.0 200")
 }
 
-#[test]
-fn local_llm_writes_a_grammar_held_query_that_parses_and_names_only_known_terms() {
-    let Some(model) = LocalModel::start() else {
-        return;
-    };
+/// `kgfuse retrieve QUESTION --strategy unified --format json` on
+/// `fixtures/org` with the local model; `None` when none is installed.
+fn unified_on_org(question: &str) -> Option<Value> {
+    let model = LocalModel::start()?;
     let k = Kgfuse::hash();
     k.load(&["fixtures/org/org.ttl"]);
-    let context = model.run(
+    Some(model.run(
         &k,
         &[
             "retrieve",
-            "Who manages the payments department?",
+            question,
             "--strategy",
             "unified",
             "--format",
             "json",
         ],
-    );
+    ))
+}
+
+#[test]
+fn local_llm_writes_a_grammar_held_query_that_parses_and_names_only_known_terms() {
+    let Some(context) = unified_on_org("Who manages the payments department?") else {
+        return;
+    };
     // A model whose plan answered has written the question's query: no
     // text-to-SPARQL stage then (the plan's own test is below).
     if context["answers"]["source"] == "model" {
@@ -194,22 +200,9 @@ fn local_llm_writes_a_grammar_held_query_that_parses_and_names_only_known_terms(
 
 #[test]
 fn local_llm_fills_a_plan_held_to_the_stores_names() {
-    let Some(model) = LocalModel::start() else {
+    let Some(context) = unified_on_org("How many vendors are in Norway?") else {
         return;
     };
-    let k = Kgfuse::hash();
-    k.load(&["fixtures/org/org.ttl"]);
-    let context = model.run(
-        &k,
-        &[
-            "retrieve",
-            "How many vendors are in Norway?",
-            "--strategy",
-            "unified",
-            "--format",
-            "json",
-        ],
-    );
     let trace = stage(&context, "model plan");
     let plans: Vec<&str> = trace["kept"]
         .as_array()
