@@ -657,7 +657,7 @@ struct Lexical {
 pub struct RowsAnswer {
     /// The answer, when a query returned rows (or a yes or no).
     pub answers: Option<AnswerSet>,
-    /// The query graphs' and the planner's trace stages.
+    /// The query graphs', the planner's and (with a model) the model planner's trace stages.
     pub stages: Vec<TraceStage>,
     /// A plan was made for a class the question names, beyond a lookup.
     pub shaped: bool,
