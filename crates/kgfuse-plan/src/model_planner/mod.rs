@@ -162,7 +162,7 @@ fn judge(
         "it finds nothing"
     } else if set.boolean == Some(false) && !last {
         "it says no"
-    } else if counts_nothing(&set) {
+    } else if counts_nothing(plan, &set) {
         "it counts nothing"
     } else if negation_excludes_nothing(store, plan, &set)? {
         "its \"not\" condition excludes nothing: check the direction of its path"
@@ -295,12 +295,8 @@ fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<Str
 
 /// A grouped answer whose measures are all zero or unbound: a count over a walk
 /// the data does not have.
-fn counts_nothing(set: &AnswerSet) -> bool {
-    let grouped = set
-        .plan
-        .as_ref()
-        .is_some_and(|p| p.get("aggregation").is_some());
-    grouped
+fn counts_nothing(plan: &QueryPlan, set: &AnswerSet) -> bool {
+    plan.aggregation.is_some()
         && set.rows.iter().all(|row| {
             row.last()
                 .is_none_or(|cell| cell.as_deref().is_none_or(|v| v == "0"))

@@ -7,6 +7,7 @@ use crate::plan::{
     Aggregation, Column, Comparison, Constraint, Form, Grouping, Measure, Order, Path, QueryPlan,
     SetFunction, SortKey, Step, Value,
 };
+use kgfuse_core::vocab::XSD;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -265,8 +266,6 @@ fn comparison(op: &str) -> Result<Comparison, String> {
         other => return Err(format!("there is no comparison {other}")),
     })
 }
-
-const XSD: &str = kgfuse_core::vocab::XSD;
 
 /// A number as an `xsd:integer` or `xsd:decimal` literal.
 fn number(value: &serde_json::Value) -> Result<Value, String> {
