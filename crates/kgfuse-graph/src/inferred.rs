@@ -8,9 +8,14 @@ use crate::backend::{Changes, End};
 use crate::{Graph, GraphError};
 use kgfuse_core::ontology::INFERRED_GRAPH;
 use oxigraph::model::{
-    GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode, Quad, QuadRef, Term, Triple,
+    GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Quad, QuadRef,
+    Term, Triple,
 };
 use std::collections::{HashMap, HashSet};
+
+/// Past this many incoming quads a node is a hub (a package, a common type):
+/// [`Premises::EnoughToEntail`] reads one premise per typing predicate for it.
+const HUB_INCOMING: usize = 256;
 
 /// Triples per remote "which of these are asserted" query.
 const ASSERTED_BATCH: usize = 500;
@@ -39,6 +44,18 @@ pub struct Held {
     pub asserted: HashSet<Triple>,
     /// Those the derived graph holds.
     pub derived: HashSet<Triple>,
+}
+
+/// How many of a node's object-side premises [`Graph::asserted_about`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Premises {
+    /// Every one: each is a derivation to show (`kgfuse why`).
+    All,
+    /// One asserted triple per node and object-typing predicate (embedded
+    /// stores): a range types the object whatever the subject, so one premise
+    /// entails what a package's thousands of incoming `inPackage` triples do,
+    /// and a write's recomputation stops growing with the store.
+    EnoughToEntail,
 }
 
 /// Appends the triples of the quads that are not in the derived graph.
@@ -80,13 +97,14 @@ impl Graph {
     /// `nodes` as subject whose predicate is among `subject_deriving` (the
     /// predicates with a domain or a super-property, `rdf:type` with a
     /// class hierarchy), and those with one as object whose predicate is among
-    /// `object_typing` (the predicates with a range). Nothing is read for an
-    /// empty list.
+    /// `object_typing` (the predicates with a range), all of them or one per
+    /// node and predicate (see [`Premises`]). Nothing is read for an empty list.
     pub fn asserted_about(
         &self,
         nodes: &HashSet<NamedOrBlankNode>,
         subject_deriving: &[oxigraph::model::NamedNode],
         object_typing: &[oxigraph::model::NamedNode],
+        premises: Premises,
     ) -> Result<Vec<Triple>, GraphError> {
         let typing: HashSet<&str> = object_typing.iter().map(|p| p.as_str()).collect();
         let nodes: Vec<Term> = nodes.iter().cloned().map(Term::from).collect();
@@ -116,12 +134,45 @@ impl Graph {
         if typing.is_empty() {
             return Ok(dedup(out));
         }
+        if premises == Premises::EnoughToEntail && !self.is_remote() {
+            for node in &nodes {
+                self.typing_witnesses(node, object_typing, &typing, &mut out)?;
+            }
+            return Ok(dedup(out));
+        }
         let typed_by = self
             .quads_at(End::Object, &nodes, &[], None)?
             .into_iter()
             .filter(|q| typing.contains(q.predicate.as_str()));
         push_asserted(typed_by.map(Ok), &mut out)?;
         Ok(dedup(out))
+    }
+
+    /// Appends the asserted triples pointing at `node` by an object-typing
+    /// predicate, enough of them to entail what all do: all of them while the
+    /// node has at most [`HUB_INCOMING`] incoming quads (one index read), else one
+    /// per predicate (a read per predicate, each stopping at its first match).
+    fn typing_witnesses(
+        &self,
+        node: &Term,
+        object_typing: &[oxigraph::model::NamedNode],
+        typing: &HashSet<&str>,
+        out: &mut Vec<Triple>,
+    ) -> Result<(), GraphError> {
+        let incoming = self.quads(None, None, Some(node.as_ref()), None);
+        for (seen, quad) in incoming.enumerate() {
+            if seen == HUB_INCOMING {
+                for predicate in object_typing {
+                    out.extend(self.first_asserted(None, predicate, Some(node))?);
+                }
+                return Ok(());
+            }
+            let quad = quad?;
+            if typing.contains(quad.predicate.as_str()) && !is_inferred(&quad.graph_name) {
+                out.push(Triple::from(quad));
+            }
+        }
+        Ok(())
     }
 
     /// Replaces the derived triples whose subject is one of `nodes` with
@@ -316,17 +367,30 @@ impl Graph {
     /// derived graph never repeats an asserted triple, so the union default graph
     /// shows each triple once).
     fn is_asserted(&self, triple: &Triple) -> Result<bool, GraphError> {
-        for quad in self.quads(
+        let found = self.first_asserted(
             Some(triple.subject.as_ref()),
-            Some(triple.predicate.as_ref()),
-            Some(triple.object.as_ref()),
-            None,
-        ) {
-            if !is_inferred(&quad?.graph_name) {
-                return Ok(true);
+            &triple.predicate,
+            Some(&triple.object),
+        )?;
+        Ok(found.is_some())
+    }
+
+    /// The first asserted triple (not in the derived graph) matching a pattern
+    /// with a bound predicate, read from the index without reading the rest.
+    fn first_asserted(
+        &self,
+        subject: Option<NamedOrBlankNodeRef<'_>>,
+        predicate: &oxigraph::model::NamedNode,
+        object: Option<&Term>,
+    ) -> Result<Option<Triple>, GraphError> {
+        let object = object.map(Term::as_ref);
+        for quad in self.quads(subject, Some(predicate.as_ref()), object, None) {
+            let quad = quad?;
+            if !is_inferred(&quad.graph_name) {
+                return Ok(Some(Triple::from(quad)));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// The triples of one named graph (what a replacement or a drop removes).

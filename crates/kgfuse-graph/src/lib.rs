@@ -43,7 +43,7 @@ mod vocabulary;
 pub use edge_index::EdgeIndex;
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
-pub use inferred::Held;
+pub use inferred::{Held, Premises};
 pub use load::{
     LoadAction, LoadObserver, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource,
     file_graph_iri, parse_planned_file,

@@ -6,6 +6,7 @@
 use crate::{Store, StoreError};
 use kgfuse_core::config::Entailment;
 use kgfuse_entail::Schema;
+use kgfuse_graph::Premises;
 use kgfuse_graph::model::vocab::rdf;
 use kgfuse_graph::model::{
     GraphName, NamedNode, NamedOrBlankNode, NamedOrBlankNodeRef, Quad, QuadRef, TermRef, Triple,
@@ -304,10 +305,12 @@ impl Store {
             .map(|i| i.triple)
             .filter(about_touched)
             .collect();
-        for asserted in
-            self.graph
-                .asserted_about(&touched.nodes, &touched.deriving, &touched.typing)?
-        {
+        for asserted in self.graph.asserted_about(
+            &touched.nodes,
+            &touched.deriving,
+            &touched.typing,
+            Premises::EnoughToEntail,
+        )? {
             inferred.extend(
                 schema
                     .expand(&asserted)
@@ -412,7 +415,10 @@ impl Store {
             let closure = schema.closure();
             let typing = schema.object_typing_predicates();
             let deriving = schema.subject_deriving_predicates();
-            for premise in self.graph.asserted_about(&around, &deriving, &typing)? {
+            for premise in self
+                .graph
+                .asserted_about(&around, &deriving, &typing, Premises::All)?
+            {
                 let rule = schema
                     .expand(&premise)
                     .into_iter()
