@@ -12,6 +12,7 @@ mod crash;
 mod entailment;
 mod eval;
 mod examples;
+mod exhaustion;
 mod http;
 mod ingest;
 mod linking;

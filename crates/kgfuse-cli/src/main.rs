@@ -751,10 +751,34 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_closed_stdout(&e) => ExitCode::from(141),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: many errors already
+/// carry their cause's words (`graph storage: IO error: ...`), and printing
+/// the cause again would repeat them. A full disk gets a hint on its own line.
+fn error_text(error: &anyhow::Error) -> String {
+    let disk_full = kgfuse::error_chain_mentions_disk_full(error.as_ref());
+    let mut text = String::new();
+    for cause in error.chain() {
+        let words = cause.to_string();
+        if text.contains(&words) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&words);
+    }
+    if disk_full {
+        text.push_str(
+            "\nhint: the disk holding the store is full; free space, then run the command again",
+        );
+    }
+    text
 }
 
 /// Whether writing results failed because the reader of stdout went away (some

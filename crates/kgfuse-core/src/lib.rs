@@ -113,9 +113,40 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     Ok(())
 }
 
+/// Whether an error, or any error in its chain of causes, is the disk running
+/// out of space: an `io::Error` of kind `StorageFull` (`ENOSPC`), or a message
+/// carrying the operating system's words for it (RocksDB and LanceDB pass
+/// their I/O failures on as text).
+pub fn error_chain_mentions_disk_full(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        let io_full = error
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::StorageFull);
+        if io_full || error.to_string().contains("No space left on device") {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_is_recognised_through_wrappers_and_text() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("storage")]
+        struct Wrapper(#[source] std::io::Error);
+        let enospc = std::io::Error::from_raw_os_error(28);
+        assert!(error_chain_mentions_disk_full(&Wrapper(enospc)));
+        let text = std::io::Error::other("IO error: No space left on device: While appending");
+        assert!(error_chain_mentions_disk_full(&text));
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(!error_chain_mentions_disk_full(&Wrapper(other)));
+    }
 
     #[test]
     fn hash_is_sha256_hex() {

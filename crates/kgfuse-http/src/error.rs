@@ -42,8 +42,9 @@ impl ApiError {
 }
 
 impl From<kgfuse::Error> for ApiError {
-    /// Input problems are 400, a query timeout 503; anything else is a 500 whose
-    /// details go to the server log, not to the client.
+    /// Input problems are 400, a query timeout 503, a full disk 507 (the message
+    /// says whether the write committed); anything else is a 500 whose details go
+    /// to the server log, not to the client.
     fn from(error: kgfuse::Error) -> Self {
         use kgfuse::Error as E;
         use kgfuse::GraphError as G;
@@ -58,8 +59,23 @@ impl From<kgfuse::Error> for ApiError {
                 | G::Unsupported(_),
             ) => StatusCode::BAD_REQUEST,
             E::Graph(G::Timeout(_)) => StatusCode::SERVICE_UNAVAILABLE,
+            _ if error.is_disk_full() => StatusCode::INSUFFICIENT_STORAGE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
+        if status == StatusCode::INSUFFICIENT_STORAGE {
+            tracing::error!("disk full: {error}");
+            let outcome = match &error {
+                E::PartlyWritten { .. } | E::IngestStopped { .. } => {
+                    "the write's graph change is committed; the store finishes the rest \
+                     (derived graph, vectors) before its next write, once there is space"
+                }
+                _ => "the write changed nothing",
+            };
+            return Self::new(
+                status,
+                format!("the disk holding the store is full: {outcome}"),
+            );
+        }
         if status == StatusCode::INTERNAL_SERVER_ERROR {
             tracing::error!("internal error: {error}");
             return Self::new(status, "internal server error (details in the server log)");

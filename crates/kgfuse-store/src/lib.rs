@@ -96,6 +96,97 @@ pub enum StoreError {
     /// Invalid input from the caller.
     #[error("{0}")]
     Invalid(String),
+    /// A write whose storage failed before its graph change committed: the store
+    /// is as it was (embedded; a remote write cut short is repaired on the next
+    /// open, as after a crash).
+    #[error("{operation} failed before its commit and changed nothing: {cause}")]
+    NothingWritten {
+        /// `load`, `ingest`, `update` or `repair`.
+        operation: &'static str,
+        /// The storage failure.
+        cause: Box<StoreError>,
+    },
+    /// A write whose graph change committed and whose next step failed. The
+    /// journal stays, so the next open of the store (any command, or `kgfuse
+    /// check --repair`) rebuilds the derived graph and the vector rows from the
+    /// committed graph: nothing is lost, the rest of the write is only delayed.
+    #[error(
+        "{operation}: the graph change is committed ({committed}), but {step} failed: {cause}; \
+         the store is marked for repair, which its next open or write carries out (or `kgfuse check --repair`)"
+    )]
+    PartlyWritten {
+        /// `load`, `ingest`, `update` or `repair`.
+        operation: &'static str,
+        /// What the store now holds, in words.
+        committed: String,
+        /// The step that failed.
+        step: &'static str,
+        /// Its failure.
+        cause: Box<StoreError>,
+    },
+    /// An ingest that stopped part way: the files of its earlier batches are
+    /// in the store, and a re-run finds them unchanged and writes the rest.
+    #[error(
+        "ingest stopped with {stored} of {files} files in the store (a re-run skips them and writes the rest): {cause}"
+    )]
+    IngestStopped {
+        /// Files written or found unchanged before the failure.
+        stored: usize,
+        /// Files the ingest had to write or check.
+        files: usize,
+        /// Why it stopped.
+        cause: Box<StoreError>,
+    },
+}
+
+impl StoreError {
+    /// Whether the disk ran out of space somewhere in this error's causes.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Self::NothingWritten { cause, .. }
+            | Self::PartlyWritten { cause, .. }
+            | Self::IngestStopped { cause, .. } => cause.is_disk_full(),
+            other => kgfuse_core::error_chain_mentions_disk_full(other),
+        }
+    }
+
+    /// Whether this is a failure of the storage underneath (disk, RocksDB,
+    /// LanceDB) rather than of the caller's input.
+    fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::Graph(GraphError::Storage(_) | GraphError::Io { .. })
+                | Self::Vector(_)
+                | Self::Io { .. }
+        )
+    }
+
+    /// A failed graph write as the caller should read it: a storage failure
+    /// says the store is unchanged; an input error keeps its kind.
+    fn before_commit(self, operation: &'static str, remote: bool) -> Self {
+        if remote || !self.is_storage_failure() {
+            return self;
+        }
+        Self::NothingWritten {
+            operation,
+            cause: Box::new(self),
+        }
+    }
+}
+
+/// Names the committed part of a write when a step after its graph commit fails.
+fn after_commit<T>(
+    result: Result<T, StoreError>,
+    operation: &'static str,
+    committed: &str,
+    step: &'static str,
+) -> Result<T, StoreError> {
+    result.map_err(|cause| StoreError::PartlyWritten {
+        operation,
+        committed: committed.to_owned(),
+        step,
+        cause: Box::new(cause),
+    })
 }
 
 /// What a load did.
@@ -432,6 +523,29 @@ impl Store {
         journal.finish()
     }
 
+    /// When a journal is pending (a process died in the middle of a write, or a
+    /// write of this one failed after its graph commit), rebuilds the derived
+    /// graph and brings the vectors in step with the graph. Run by `open` and,
+    /// under the write lock, before each write, so no later write removes the
+    /// mark of an unfinished one.
+    async fn finish_interrupted_write(&self, progress: &dyn Progress) -> Result<(), StoreError> {
+        let Some(interrupted) = Journal::pending(&self.dir)? else {
+            return Ok(());
+        };
+        tracing::warn!(
+            "the previous {} did not finish ({}); bringing vectors in step with the graph",
+            interrupted.operation,
+            interrupted.detail
+        );
+        let journal = Journal::begin(&self.dir, "repair", "after an interrupted write")?;
+        let inferred = self.entail_all()?;
+        tracing::warn!("derived graph rebuilt: {inferred} inferred triples");
+        let report = self.reconcile_all(progress).await?;
+        journal.finish()?;
+        tracing::warn!("repair done: {report}");
+        Ok(())
+    }
+
     /// Waits for earlier writes to finish, then clears the derived values; the
     /// guard is kept until this write is done.
     async fn begin_write(&self) -> WriteGuard {
@@ -458,19 +572,7 @@ impl Store {
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
         let store = Self::assemble(dir, config, graph, vectors, embedder, text_predicates);
-        if let Some(interrupted) = Journal::pending(dir)? {
-            tracing::warn!(
-                "the previous {} did not finish ({}); bringing vectors in step with the graph",
-                interrupted.operation,
-                interrupted.detail
-            );
-            let journal = Journal::begin(dir, "repair", "after an interrupted write")?;
-            let inferred = store.entail_all()?;
-            tracing::warn!("derived graph rebuilt: {inferred} inferred triples");
-            let report = store.reconcile_all(progress).await?;
-            journal.finish()?;
-            tracing::warn!("repair done: {report}");
-        }
+        store.finish_interrupted_write(progress).await?;
         // A store made by another kgfuse (or before stores carried the
         // vocabulary) gets this build's, in place.
         if store.carry_ontology(progress).await? {
@@ -577,6 +679,7 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<LoadSummary, StoreError> {
         let _write = self.begin_write().await;
+        self.finish_interrupted_write(progress).await?;
         let mut phases = phases::Phases::start("load");
         let sources = &request.sources;
         let mut plan = self.graph.plan_load(request)?;
@@ -637,13 +740,18 @@ impl Store {
             Ok(report) => report,
             Err(e) => {
                 self.abandon(journal)?;
-                return Err(e.into());
+                return Err(StoreError::from(e).before_commit("load", self.graph.is_remote()));
             }
         };
         fault_point("after-graph-commit");
         phases.lap("graph write (parse, bulk load)");
-        self.entail_touched(&touched)?;
-        self.finish_new_entailments(&entailments)?;
+        let committed = format!("{} quads from {detail}", report.quads);
+        let step = |result, step| after_commit(result, "load", &committed, step);
+        step(self.entail_touched(&touched), "the derived graph's update")?;
+        step(
+            self.finish_new_entailments(&entailments),
+            "the derived graph's update",
+        )?;
         if entailments.needs_rebuild()
             && let Some(facts) = facts.as_mut()
         {
@@ -651,12 +759,19 @@ impl Store {
         }
         phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
-        let vectors = self
-            .sync_subjects_knowing(&affected, facts.as_ref(), progress)
-            .await?;
+        let vectors = after_commit(
+            self.sync_subjects_knowing(&affected, facts.as_ref(), progress)
+                .await,
+            "load",
+            &committed,
+            "writing the vector rows",
+        )?;
         phases.lap("vectors (text, embedding, LanceDB)");
-        self.remember_prefixes(&report.prefixes)?;
-        journal.finish()?;
+        step(
+            self.remember_prefixes(&report.prefixes),
+            "remembering the prefixes",
+        )?;
+        step(journal.finish(), "removing the journal")?;
         self.maintain_vector_index(progress).await;
         phases.lap("prefixes, journal, vector index");
         phases.finish();
@@ -698,6 +813,7 @@ impl Store {
             return Ok(SyncReport::default());
         }
         let _write = self.begin_write().await;
+        self.finish_interrupted_write(progress).await?;
         let mut phases = phases::Phases::start("ingest");
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
@@ -722,16 +838,22 @@ impl Store {
         phases.lap("plan (old graphs' text subjects)");
         if let Err(e) = self.graph.write_sources(sources, drop) {
             self.abandon(journal)?;
-            return Err(e.into());
+            return Err(StoreError::from(e).before_commit("ingest", self.graph.is_remote()));
         }
         fault_point("after-graph-commit");
         phases.lap("graph write");
-        self.entail_touched(&touched)?;
+        let step = |result, step| after_commit(result, "ingest", &detail, step);
+        step(self.entail_touched(&touched), "the derived graph's update")?;
         phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
-        let report = self.sync_subjects(&affected, progress).await?;
+        let report = after_commit(
+            self.sync_subjects(&affected, progress).await,
+            "ingest",
+            &detail,
+            "writing the vector rows",
+        )?;
         phases.lap("vectors (text, embedding, LanceDB)");
-        journal.finish()?;
+        step(journal.finish(), "removing the journal")?;
         self.maintain_vector_index(progress).await;
         phases.lap("journal, vector index");
         phases.finish();
@@ -745,6 +867,7 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
         let _write = self.begin_write().await;
+        self.finish_interrupted_write(progress).await?;
         let journal = Journal::begin(
             &self.dir,
             "update",
@@ -752,12 +875,28 @@ impl Store {
         )?;
         if let Err(e) = self.graph.update(sparql, &self.query_options()) {
             self.abandon(journal)?;
-            return Err(e.into());
+            return Err(StoreError::from(e).before_commit("update", self.graph.is_remote()));
         }
         // An update can touch anything: the derived graph is rebuilt.
-        self.entail_all()?;
-        let report = self.reconcile_all(progress).await?;
-        journal.finish()?;
+        let committed = "the SPARQL update";
+        after_commit(
+            self.entail_all(),
+            "update",
+            committed,
+            "the derived graph's rebuild",
+        )?;
+        let report = after_commit(
+            self.reconcile_all(progress).await,
+            "update",
+            committed,
+            "writing the vector rows",
+        )?;
+        after_commit(
+            journal.finish(),
+            "update",
+            committed,
+            "removing the journal",
+        )?;
         self.maintain_vector_index(progress).await;
         Ok(report)
     }

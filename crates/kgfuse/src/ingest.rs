@@ -102,6 +102,19 @@ fn canonical(path: &Path) -> Result<PathBuf, Error> {
     })
 }
 
+/// An ingest's failure, saying which files earlier batches left in the store
+/// when there are any (`stored` of `files`).
+fn stopped(error: Error, stored: usize, files: usize) -> Error {
+    if stored == 0 {
+        return error;
+    }
+    Error::IngestStopped {
+        stored,
+        files,
+        cause: Box::new(error),
+    }
+}
+
 /// True when `path` is `root` or lies below it.
 fn is_under(path: &str, root: &Path) -> bool {
     Path::new(path).starts_with(root)
@@ -165,7 +178,8 @@ impl Engine {
         for start in (0..extraction.len()).step_by(BATCH_FILES) {
             let sources = extraction.emit(start..start + BATCH_FILES);
             self.write_batch(sources, &stored, &mut report, progress)
-                .await?;
+                .await
+                .map_err(|e| stopped(e, start, extraction.len()))?;
             tracing::info!(
                 "ingested {}/{} files",
                 (start + BATCH_FILES).min(extraction.len()),
@@ -178,7 +192,8 @@ impl Engine {
             .map(|p| kgfuse_ingest::file_graph_iri(p))
             .collect();
         self.drop_missing(&stored, &root, &extractors, &present, &mut report, progress)
-            .await?;
+            .await
+            .map_err(|e| stopped(e, extraction.len(), extraction.len()))?;
         Ok(report)
     }
 
@@ -216,14 +231,20 @@ impl Engine {
                 .map(|p| kgfuse_ingest::file_graph_iri(&p.path)),
         );
         let mut sources = extraction.sources;
+        let files = report.files;
+        let mut done = 0;
         while !sources.is_empty() {
             let rest = sources.split_off(sources.len().min(BATCH_FILES));
             let batch = std::mem::replace(&mut sources, rest);
+            let batch_len = batch.len();
             self.write_batch(batch, &stored, &mut report, progress)
-                .await?;
+                .await
+                .map_err(|e| stopped(e, done, files))?;
+            done += batch_len;
         }
         self.drop_missing(&stored, &root, &["docs"], &present, &mut report, progress)
-            .await?;
+            .await
+            .map_err(|e| stopped(e, files, files))?;
         Ok(report)
     }
 
