@@ -801,8 +801,9 @@ impl Store {
 
     /// Writes extracted sources, each replacing its own graph, drops the graphs in
     /// `drop`, then brings the vector rows of every touched node in step. The graph
-    /// side is one transaction; a crash before the vectors are done is repaired on
-    /// the next open, like any other write.
+    /// side is one commit (the bulk loader's when every graph is new, else a
+    /// transaction); a crash before the vectors are done is repaired on the next
+    /// open, like any other write.
     pub async fn write_sources(
         &self,
         sources: &[SourceGraph],
@@ -818,14 +819,16 @@ impl Store {
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
         let mut touched = self.touched()?;
+        let mut replaces = !drop.is_empty();
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
             affected.extend(
                 self.graph
                     .text_subjects_in_graph(graph, &self.text_predicates)?,
             );
-            touched.triples(&self.graph.graph_triples(graph)?);
+            let old = self.graph.graph_triples(graph)?;
+            replaces |= !old.is_empty();
+            touched.triples(&old);
         }
-        touched.triples(sources.iter().flat_map(|s| &s.triples));
         for triple in sources.iter().flat_map(|s| &s.triples) {
             if let kgfuse_graph::model::NamedOrBlankNode::NamedNode(subject) = &triple.subject
                 && self.text_predicates.contains(&triple.predicate)
@@ -833,10 +836,32 @@ impl Store {
                 affected.insert(subject.as_str().to_owned());
             }
         }
+        // New graphs only (a first ingest): the bulk loader, with what they
+        // entail in the same commit; else one transaction, then the touched
+        // nodes' entailments recomputed.
+        let insert_only = !replaces && !self.graph.is_remote();
+        let mut entailments = entailment::NewEntailments::default();
+        if insert_only {
+            entailments = self.new_entailments()?;
+            for quad in sources.iter().flat_map(SourceGraph::quads) {
+                entailments.quad(quad.as_ref());
+            }
+        } else {
+            for quad in sources.iter().flat_map(SourceGraph::quads) {
+                touched.quad(quad.as_ref());
+            }
+        }
         let detail = format!("{} sources written, {} dropped", sources.len(), drop.len());
         let journal = Journal::begin(&self.dir, "ingest", &detail)?;
         phases.lap("plan (old graphs' text subjects)");
-        if let Err(e) = self.graph.write_sources(sources, drop) {
+        let written = if insert_only {
+            entailments
+                .closing_quads(&self.graph)
+                .and_then(|derived| self.graph.insert_new_sources(sources, derived))
+        } else {
+            self.graph.write_sources(sources, drop)
+        };
+        if let Err(e) = written {
             self.abandon(journal)?;
             return Err(StoreError::from(e).before_commit("ingest", self.graph.is_remote()));
         }
@@ -844,6 +869,10 @@ impl Store {
         phases.lap("graph write");
         let step = |result, step| after_commit(result, "ingest", &detail, step);
         step(self.entail_touched(&touched), "the derived graph's update")?;
+        step(
+            self.finish_new_entailments(&entailments),
+            "the derived graph's update",
+        )?;
         phases.lap("entailment");
         let affected: Vec<String> = affected.into_iter().collect();
         let report = after_commit(
