@@ -22,8 +22,14 @@ use std::path::{Path, PathBuf};
 
 pub use kgfuse_ingest::code::model::Language as CodeLanguage;
 
-/// Files emitted and written per batch.
+/// A batch is written when it holds this many files...
 const BATCH_FILES: usize = 200;
+/// ...or this many triples, whichever comes first: a write's memory stays
+/// bounded, and so do its entailments (past `kgfuse_store`'s limit a write
+/// rebuilds the whole derived graph: 200 files of 100 functions each did).
+const BATCH_TRIPLES: usize = 50_000;
+/// Code files turned into triples at a time (in parallel) while a batch fills.
+const EMIT_FILES: usize = 16;
 
 /// How to ingest a source tree; see [`Engine::ingest_code`].
 #[derive(Debug, Clone)]
@@ -175,17 +181,11 @@ impl Engine {
                 .collect(),
             ..IngestReport::default()
         };
-        for start in (0..extraction.len()).step_by(BATCH_FILES) {
-            let sources = extraction.emit(start..start + BATCH_FILES);
-            self.write_batch(sources, &stored, &mut report, progress)
-                .await
-                .map_err(|e| stopped(e, start, extraction.len()))?;
-            tracing::info!(
-                "ingested {}/{} files",
-                (start + BATCH_FILES).min(extraction.len()),
-                extraction.len()
-            );
-        }
+        let sources = (0..extraction.len())
+            .step_by(EMIT_FILES)
+            .flat_map(|start| extraction.emit(start..start + EMIT_FILES));
+        self.write_in_batches(sources, &stored, &mut report, progress)
+            .await?;
         let present: HashSet<NamedNode> = extraction
             .selected
             .iter()
@@ -230,22 +230,53 @@ impl Engine {
                 .iter()
                 .map(|p| kgfuse_ingest::file_graph_iri(&p.path)),
         );
-        let mut sources = extraction.sources;
         let files = report.files;
-        let mut done = 0;
-        while !sources.is_empty() {
-            let rest = sources.split_off(sources.len().min(BATCH_FILES));
-            let batch = std::mem::replace(&mut sources, rest);
-            let batch_len = batch.len();
-            self.write_batch(batch, &stored, &mut report, progress)
-                .await
-                .map_err(|e| stopped(e, done, files))?;
-            done += batch_len;
-        }
+        self.write_in_batches(
+            extraction.sources.into_iter(),
+            &stored,
+            &mut report,
+            progress,
+        )
+        .await?;
         self.drop_missing(&stored, &root, &["docs"], &present, &mut report, progress)
             .await
             .map_err(|e| stopped(e, files, files))?;
         Ok(report)
+    }
+
+    /// Writes `sources` in batches of [`BATCH_FILES`] files or
+    /// [`BATCH_TRIPLES`] triples, each one write of the store; a failure says
+    /// which files earlier batches left in the store.
+    async fn write_in_batches(
+        &self,
+        sources: impl Iterator<Item = ExtractedSource>,
+        stored: &BTreeMap<NamedNode, StoredSource>,
+        report: &mut IngestReport,
+        progress: &dyn Progress,
+    ) -> Result<(), Error> {
+        let files = report.files;
+        let (mut batch, mut triples, mut done) = (Vec::new(), 0, 0);
+        // A `None` after the last source writes what is left.
+        for source in sources.map(Some).chain([None]) {
+            if let Some(source) = source {
+                triples += source.triples.len();
+                batch.push(source);
+                if batch.len() < BATCH_FILES && triples < BATCH_TRIPLES {
+                    continue;
+                }
+            }
+            if batch.is_empty() {
+                break;
+            }
+            let written = batch.len();
+            self.write_batch(std::mem::take(&mut batch), stored, report, progress)
+                .await
+                .map_err(|e| stopped(e, done, files))?;
+            done += written;
+            triples = 0;
+            tracing::info!("ingested {done}/{files} files");
+        }
+        Ok(())
     }
 
     async fn write_batch(
