@@ -573,6 +573,40 @@ mod tests {
         assert_eq!(incremental, derived(&store));
     }
 
+    #[tokio::test]
+    async fn a_hub_typed_by_hundreds_of_triples_is_recomputed_from_one_of_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
+            .await
+            .expect("init");
+        let dir = dir.path();
+        load_text(&store, dir, "schema.ttl", SCHEMA).await;
+        // More incoming triples than a node reads in full before it counts as a hub.
+        let managers = |n: usize| -> String {
+            let mut text = String::from("@prefix ex: <http://example.org/> .\n");
+            for i in 0..n {
+                text.push_str(&format!("ex:m{i} ex:manages ex:hub .\n"));
+            }
+            text
+        };
+        load_text(&store, dir, "hub.ttl", &managers(300)).await;
+        // A replacement touches the hub again: its type comes from one premise.
+        load_text(&store, dir, "hub.ttl", &managers(299)).await;
+        let incremental = derived(&store);
+        assert!(incremental.contains(
+            "<http://example.org/hub> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/Team>"
+        ));
+        store.entail_all().expect("rebuild");
+        assert_eq!(incremental, derived(&store));
+        // With no premise left, the type goes.
+        load_text(&store, dir, "hub.ttl", "<urn:x:a> <urn:x:b> <urn:x:c> .\n").await;
+        assert!(
+            !derived(&store)
+                .iter()
+                .any(|t| t.contains("example.org/hub"))
+        );
+    }
+
     /// An extracted source of `(subject, predicate, object)` local names.
     fn source(name: &str, version: &str, triples: &[(&str, &str, &str)]) -> SourceGraph {
         let ex = |local: &str| NamedNode::new_unchecked(format!("http://example.org/{local}"));

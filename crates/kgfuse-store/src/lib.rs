@@ -745,7 +745,7 @@ impl Store {
         };
         fault_point("after-graph-commit");
         phases.lap("graph write (parse, bulk load)");
-        let committed = format!("{} quads from {detail}", report.quads);
+        let committed = format!("{} quads from {} files", report.quads, sources.len());
         let step = |result, step| after_commit(result, "load", &committed, step);
         step(self.entail_touched(&touched), "the derived graph's update")?;
         step(
@@ -836,32 +836,12 @@ impl Store {
                 affected.insert(subject.as_str().to_owned());
             }
         }
-        // New graphs only (a first ingest): the bulk loader, with what they
-        // entail in the same commit; else one transaction, then the touched
-        // nodes' entailments recomputed.
         let insert_only = !replaces && !self.graph.is_remote();
-        let mut entailments = entailment::NewEntailments::default();
-        if insert_only {
-            entailments = self.new_entailments()?;
-            for quad in sources.iter().flat_map(SourceGraph::quads) {
-                entailments.quad(quad.as_ref());
-            }
-        } else {
-            for quad in sources.iter().flat_map(SourceGraph::quads) {
-                touched.quad(quad.as_ref());
-            }
-        }
+        let mut entailments = self.note_source_quads(sources, insert_only, &mut touched)?;
         let detail = format!("{} sources written, {} dropped", sources.len(), drop.len());
         let journal = Journal::begin(&self.dir, "ingest", &detail)?;
         phases.lap("plan (old graphs' text subjects)");
-        let written = if insert_only {
-            entailments
-                .closing_quads(&self.graph)
-                .and_then(|derived| self.graph.insert_new_sources(sources, derived))
-        } else {
-            self.graph.write_sources(sources, drop)
-        };
-        if let Err(e) = written {
+        if let Err(e) = self.commit_sources(sources, drop, insert_only, &mut entailments) {
             self.abandon(journal)?;
             return Err(StoreError::from(e).before_commit("ingest", self.graph.is_remote()));
         }
@@ -887,6 +867,46 @@ impl Store {
         phases.lap("journal, vector index");
         phases.finish();
         Ok(report)
+    }
+
+    /// What a write of `sources` entails: new graphs only (`insert_only`, a first
+    /// ingest) have their entailments found now, for the bulk commit; otherwise
+    /// their quads note the nodes whose entailments are recomputed after it.
+    fn note_source_quads(
+        &self,
+        sources: &[SourceGraph],
+        insert_only: bool,
+        touched: &mut entailment::Touched,
+    ) -> Result<entailment::NewEntailments, StoreError> {
+        if !insert_only {
+            for quad in sources.iter().flat_map(SourceGraph::quads) {
+                touched.quad(quad.as_ref());
+            }
+            return Ok(entailment::NewEntailments::default());
+        }
+        let mut entailments = self.new_entailments()?;
+        for quad in sources.iter().flat_map(SourceGraph::quads) {
+            entailments.quad(quad.as_ref());
+        }
+        Ok(entailments)
+    }
+
+    /// The graph side of [`Store::write_sources`], one commit: the bulk loader
+    /// with the derived triples for new graphs only, else a transaction.
+    fn commit_sources(
+        &self,
+        sources: &[SourceGraph],
+        drop: &[NamedNode],
+        insert_only: bool,
+        entailments: &mut entailment::NewEntailments,
+    ) -> Result<(), GraphError> {
+        if insert_only {
+            let derived = entailments.closing_quads(&self.graph)?;
+            self.graph.insert_new_sources(sources, derived)?;
+        } else {
+            self.graph.write_sources(sources, drop)?;
+        }
+        Ok(())
     }
 
     /// Runs a SPARQL Update and brings the vectors in step with its effect.
