@@ -508,14 +508,21 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn recomputing_the_touched_nodes_matches_a_full_rebuild() {
+    /// A fresh store (hash embedder) holding [`SCHEMA`], in a directory kept
+    /// alive with it.
+    async fn store_with_schema() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
             .await
             .expect("init");
+        load_text(&store, dir.path(), "schema.ttl", SCHEMA).await;
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn recomputing_the_touched_nodes_matches_a_full_rebuild() {
+        let (dir, store) = store_with_schema().await;
         let dir = dir.path();
-        load_text(&store, dir, "schema.ttl", SCHEMA).await;
         let people = "@prefix ex: <http://example.org/> .\n\
             ex:ann ex:leads ex:payments .\n\
             ex:bob ex:manages ex:payments , ex:risk .\n\
@@ -575,12 +582,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_hub_typed_by_hundreds_of_triples_is_recomputed_from_one_of_them() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
-            .await
-            .expect("init");
+        let (dir, store) = store_with_schema().await;
         let dir = dir.path();
-        load_text(&store, dir, "schema.ttl", SCHEMA).await;
         // More incoming triples than a node reads in full before it counts as a hub.
         let managers = |n: usize| -> String {
             let mut text = String::from("@prefix ex: <http://example.org/> .\n");
@@ -625,11 +628,7 @@ mod tests {
 
     #[tokio::test]
     async fn written_sources_entail_what_a_full_rebuild_does() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
-            .await
-            .expect("init");
-        load_text(&store, dir.path(), "schema.ttl", SCHEMA).await;
+        let (_dir, store) = store_with_schema().await;
         let rebuilt = |store: &Store| {
             store.entail_all().expect("rebuild");
             derived(store)
