@@ -116,29 +116,25 @@ impl Graph {
     /// nothing written when it fails, and none of a transaction's per-quad
     /// reads (a first ingest of 5,000 functions spent most of its time there).
     /// Embedded stores only: a remote bulk load that fails drops the graphs it
-    /// wrote into, the derived graph among them. Returns the number of quads
-    /// written.
+    /// wrote into, the derived graph among them.
     pub fn insert_new_sources(
         &self,
         sources: &[SourceGraph],
         derived: Vec<Quad>,
-    ) -> Result<u64, GraphError> {
+    ) -> Result<(), GraphError> {
         if self.is_remote() {
             return Err(GraphError::Usage(
                 "insert_new_sources writes into an embedded store only".into(),
             ));
         }
-        let mut written = derived.len() as u64;
         let quads = sources
             .iter()
             .flat_map(SourceGraph::quads)
-            .inspect(|_| written += 1)
             .chain(derived)
             .map(Ok);
         let mut writer = self.bulk_writer();
         writer.load(quads)?;
-        writer.commit()?;
-        Ok(written)
+        writer.commit()
     }
 }
 

@@ -103,3 +103,47 @@ impl IntoResponse for ApiError {
 pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk_full() -> kgfuse::Error {
+        kgfuse::Error::Io {
+            path: "graph/000034.log".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_507_saying_whether_the_write_committed() {
+        let nothing = ApiError::from(kgfuse::Error::NothingWritten {
+            operation: "load",
+            cause: Box::new(disk_full()),
+        });
+        assert_eq!(nothing.status(), StatusCode::INSUFFICIENT_STORAGE);
+        assert!(
+            nothing.message.contains("changed nothing"),
+            "{}",
+            nothing.message
+        );
+        assert!(!nothing.message.contains("000034"), "no server paths");
+        let partly = ApiError::from(kgfuse::Error::PartlyWritten {
+            operation: "load",
+            committed: "10 quads from 1 files".into(),
+            step: "writing the vector rows",
+            cause: Box::new(disk_full()),
+        });
+        assert_eq!(partly.status(), StatusCode::INSUFFICIENT_STORAGE);
+        assert!(
+            partly.message.contains("is committed"),
+            "{}",
+            partly.message
+        );
+        let other = ApiError::from(kgfuse::Error::Io {
+            path: "x".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        });
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

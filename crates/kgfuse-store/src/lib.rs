@@ -140,31 +140,17 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Whether the disk ran out of space somewhere in this error's causes.
+    /// Whether the disk ran out of space somewhere in this error's causes (the
+    /// wrappers above carry their cause's words, so its text tells too).
     pub fn is_disk_full(&self) -> bool {
-        match self {
-            Self::NothingWritten { cause, .. }
-            | Self::PartlyWritten { cause, .. }
-            | Self::IngestStopped { cause, .. } => cause.is_disk_full(),
-            other => kgfuse_core::error_chain_mentions_disk_full(other),
-        }
+        kgfuse_core::error_chain_mentions_disk_full(self)
     }
 
-    /// Whether this is a failure of the storage underneath (disk, RocksDB,
-    /// LanceDB) rather than of the caller's input.
-    fn is_storage_failure(&self) -> bool {
-        matches!(
-            self,
-            Self::Graph(GraphError::Storage(_) | GraphError::Io { .. })
-                | Self::Vector(_)
-                | Self::Io { .. }
-        )
-    }
-
-    /// A failed graph write as the caller should read it: a storage failure
-    /// says the store is unchanged; an input error keeps its kind.
+    /// A failed graph write as the caller should read it: a failure of the
+    /// storage underneath (RocksDB, the disk) says the store is unchanged; an
+    /// input error (a parse error, a file that cannot be read) keeps its kind.
     fn before_commit(self, operation: &'static str, remote: bool) -> Self {
-        if remote || !self.is_storage_failure() {
+        if remote || !matches!(self, Self::Graph(GraphError::Storage(_))) {
             return self;
         }
         Self::NothingWritten {
