@@ -42,6 +42,33 @@ pub(crate) fn rss_mib() -> f64 {
     status_mib("VmRSS:")
 }
 
+/// Starts a new peak: Linux resets `VmHWM` to the current resident size when
+/// `5` is written to `/proc/self/clear_refs`. False where that is refused (the
+/// next [`peak_rss_mib`] is then the process's peak so far).
+pub(crate) fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Bytes of the files under `dir`, in MiB (0 where unreadable).
+pub(crate) fn disk_mib(dir: &Path) -> f64 {
+    fn bytes(dir: &Path) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .map(|entry| match entry.metadata() {
+                Ok(meta) if meta.is_dir() => bytes(&entry.path()),
+                Ok(meta) => meta.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mib = bytes(dir) as f64 / (1024.0 * 1024.0);
+    mib
+}
+
 /// A kB field of `/proc/self/status`, in MiB (0 where unavailable).
 fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")

@@ -63,6 +63,15 @@ struct Args {
     /// scratch folder, e.g. for `--profile SCRATCH/retrieval-N` or `kgfuse retrieve`.
     #[arg(long, requires = "scratch")]
     keep: bool,
+    /// With `--retrieval` and `--keep`: build each store (load, case base: their
+    /// time, peak memory and size on disk) and stop before the strategies run;
+    /// `--profile SCRATCH/retrieval-N --synthetic-questions` times them later.
+    #[arg(long, requires = "keep")]
+    build_only: bool,
+    /// With `--profile`: ask the 20 questions of `--retrieval`'s synthetic
+    /// graph instead of `--peer-questions`.
+    #[arg(long)]
+    synthetic_questions: bool,
     /// Benchmark code ingestion of this source tree instead of LUBM (e.g. the CPython
     /// standard library: `python3 -c 'import os; print(os.path.dirname(os.__file__))'`).
     #[arg(long)]
@@ -276,10 +285,14 @@ async fn run(args: Args) -> Result<()> {
         );
     }
     if let Some(dir) = &args.profile {
-        let questions: Vec<String> = serde_json::from_str(
-            &std::fs::read_to_string(&args.peer_questions)
-                .with_context(|| args.peer_questions.display().to_string())?,
-        )?;
+        let questions: Vec<String> = if args.synthetic_questions {
+            retrieval::questions()
+        } else {
+            serde_json::from_str(
+                &std::fs::read_to_string(&args.peer_questions)
+                    .with_context(|| args.peer_questions.display().to_string())?,
+            )?
+        };
         let strategies = if args.profile_strategy.is_empty() {
             Strategy::ALL.to_vec()
         } else {
@@ -331,7 +344,12 @@ async fn run(args: Args) -> Result<()> {
         return result;
     }
     if !args.retrieval.is_empty() {
-        let result = retrieval::run(&args.retrieval, &scratch, args.keep).await;
+        let steps = if args.build_only {
+            retrieval::Steps::BuildOnly
+        } else {
+            retrieval::Steps::All
+        };
+        let result = retrieval::run(&args.retrieval, &scratch, args.keep, steps).await;
         if !args.keep {
             let _ = std::fs::remove_dir_all(&scratch);
         }

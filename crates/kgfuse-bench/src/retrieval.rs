@@ -3,7 +3,9 @@
 //! A deterministic generator writes `n` functions in packages of 100 (10 modules
 //! each), with signatures, docstrings drawn from a fixed vocabulary, two
 //! parameters, two calls to functions of the same package and one input and one
-//! output tag each. The graph is loaded into a fresh hash-embedder store; then every
+//! output tag each. The graph is loaded into a fresh hash-embedder store (the
+//! load's and the case base's peak resident memory and the store's size on disk
+//! are printed, each peak on its own: Linux's `VmHWM` is reset between steps); then every
 //! strategy answers the same 20 questions (after one warm-up pass) and the table
 //! reports p50/p95 latency, the ratio to `flat` measured in the same run, and where
 //! the time went: inside Oxigraph, inside LanceDB, embedding the question, and
@@ -222,9 +224,18 @@ pub(crate) async fn time_strategies(
     Ok(runs)
 }
 
+/// How much of the benchmark [`run`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    /// Build each store, time the strategies, build the index, time them again.
+    All,
+    /// Build each store (load and case base) and stop.
+    BuildOnly,
+}
+
 /// Builds the synthetic store for each size and prints the latency table; `keep`
 /// leaves the stores and their Turtle files in `scratch`.
-pub async fn run(sizes: &[usize], scratch: &Path, keep: bool) -> Result<()> {
+pub async fn run(sizes: &[usize], scratch: &Path, keep: bool, steps: Steps) -> Result<()> {
     for &n in sizes {
         let dir = scratch.join(format!("retrieval-{n}"));
         let _ = std::fs::remove_dir_all(&dir);
@@ -238,28 +249,34 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool) -> Result<()> {
             ..VectorIndexConfig::default()
         });
         let engine = Engine::init(&dir, init).await?;
-        let start = Instant::now();
+        let phase = Phase::start();
         engine.load(&[&file], None, &NoProgress).await?;
+        let load = phase.end();
         println!(
             "\n### Retrieval on a synthetic API graph: {n} functions (load {:.1} s, hash embedder)\n",
-            start.elapsed().as_secs_f64()
+            load.seconds
         );
-        let start = Instant::now();
+        let phase = Phase::start();
         let cases = engine
             .build_case_base(CaseBaseOptions::default(), &NoProgress)
             .await?;
+        let case_base = phase.end();
         println!(
             "Case base (for `domain`): {} clusters over {} packages in {:.1} s.\n",
-            cases.clusters,
-            cases.packages,
-            start.elapsed().as_secs_f64()
+            cases.clusters, cases.packages, case_base.seconds
         );
+        println!("{}\n", resources(&dir, n, &load, &case_base));
+        if steps == Steps::BuildOnly {
+            continue;
+        }
         println!(
             "| strategy | p50 ms | p95 ms | p50 / flat | Oxigraph | LanceDB | embedding | own code |"
         );
         println!("|---|---|---|---|---|---|---|---|");
         let questions = questions();
+        let phase = Phase::start();
         let exact = time_strategies(&engine, &questions).await?;
+        let strategies = phase.end();
         let flat_p50 = percentile(&exact[0].times, 0.5);
         for run in &exact {
             let p50 = percentile(&run.times, 0.5);
@@ -275,14 +292,21 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool) -> Result<()> {
             );
         }
         println!(
-            "\nMemory of this process after the {n}-function run: resident {:.0} MiB, peak so far {:.0} MiB (the store's own files are on disk; this is Oxigraph's and LanceDB's caches plus the kgfuse process).",
+            "\nMemory of this process after the {n}-function run: resident {:.0} MiB; peak {:.0} MiB \
+             while the strategies ran (the store's own files are on disk; this is Oxigraph's and \
+             LanceDB's caches plus the kgfuse process).",
             crate::ingest::rss_mib(),
-            crate::ingest::peak_rss_mib()
+            strategies.peak_mib
         );
         scan_rate(&engine).await?;
         if n >= 10_000 {
+            let phase = Phase::start();
             vector_index(&engine, &questions).await?;
             with_index(&engine, &questions, &exact).await?;
+            println!(
+                "\nPeak resident memory while the index was built and the strategies ran with it: {:.0} MiB.",
+                phase.end().peak_mib
+            );
         }
         drop(engine);
         if !keep {
@@ -291,6 +315,50 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A step of the benchmark being measured: wall time and peak resident memory.
+struct Phase {
+    started: Instant,
+}
+
+/// What a [`Phase`] took.
+struct PhaseCost {
+    seconds: f64,
+    /// Peak resident memory during the phase (the process's peak so far where
+    /// Linux refuses to reset it).
+    peak_mib: f64,
+}
+
+impl Phase {
+    fn start() -> Self {
+        crate::ingest::reset_peak_rss();
+        Self {
+            started: Instant::now(),
+        }
+    }
+
+    fn end(self) -> PhaseCost {
+        PhaseCost {
+            seconds: self.started.elapsed().as_secs_f64(),
+            peak_mib: crate::ingest::peak_rss_mib(),
+        }
+    }
+}
+
+/// The load's and the case base's peak memory and the store's size on disk, as a line.
+fn resources(dir: &Path, n: usize, load: &PhaseCost, case_base: &PhaseCost) -> String {
+    let graph = crate::ingest::disk_mib(&dir.join("graph"));
+    let vectors = crate::ingest::disk_mib(&dir.join("vectors"));
+    #[allow(clippy::cast_precision_loss)]
+    let per_100k = 100_000.0 / n.max(1) as f64;
+    format!(
+        "Peak resident memory: load {:.0} MiB, case base {:.0} MiB. On disk: graph {graph:.0} MiB, \
+         vectors {vectors:.0} MiB ({:.0} MiB per 100,000 functions).",
+        load.peak_mib,
+        case_base.peak_mib,
+        (graph + vectors) * per_100k
+    )
 }
 
 /// The share of what `base` retrieved that `run` also retrieved, over all

@@ -166,9 +166,17 @@ pub trait LoadObserver {
     /// Sees every quad the load writes: parsed ones and file metadata.
     fn quad(&mut self, quad: QuadRef<'_>);
 
+    /// Called after each parsed quad: quads to write before the load goes on
+    /// (the store's derived triples of a chunk of the load, once it is full).
+    /// `graph` shows the store before the load, and perhaps part of it.
+    fn due_quads(&mut self, graph: &Graph) -> Result<Vec<Quad>, GraphError> {
+        let _ = graph;
+        Ok(Vec::new())
+    }
+
     /// Called once every new file was read, before their bulk commit: quads to
     /// write in that same commit (the store adds what the new triples entail).
-    /// `graph` shows the store as it was before the load.
+    /// `graph` shows the store before the load, and perhaps part of it.
     fn closing_quads(&mut self, graph: &Graph) -> Result<Vec<Quad>, GraphError> {
         let _ = graph;
         Ok(Vec::new())
@@ -332,6 +340,17 @@ impl Iterator for NewFilesStream<'_> {
                 match parser.next_quad(self.progress, &mut self.report.prefixes) {
                     Some(Ok(quad)) => {
                         self.observer.quad(quad.as_ref());
+                        match self.observer.due_quads(self.graph) {
+                            Ok(due) if !due.is_empty() => {
+                                self.report.quads += due.len() as u64;
+                                self.pending = due.into_iter();
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                self.failed = true;
+                                return Some(Err(e));
+                            }
+                        }
                         return Some(Ok(quad));
                     }
                     Some(Err(e)) => {

@@ -110,8 +110,16 @@ impl Touched {
 /// full rebuild: a derived triple that is asserted (before or by this load) is
 /// not written, and one the derived graph already held that this load asserts
 /// is removed after the commit ([`NewEntailments::stale`]). A load that changes
-/// the schema, or would hold more than [`MAX_TOUCHED`] triples here, rebuilds
-/// the derived graph after its commit instead.
+/// the schema rebuilds the derived graph after its commit instead.
+///
+/// Memory stays bounded on a large load: the triples are noted in chunks of
+/// [`MAX_TOUCHED`], and a full chunk is closed (its derived triples looked up
+/// and made ready to write, [`NewEntailments::due_quads`]) before the next
+/// begins. What ties the chunks together is kept as 128-bit fingerprints: the
+/// derived triples already made ready (not written twice; asserted by a later
+/// chunk, they become stale) and the derivable triples earlier chunks asserted
+/// (never written as derived). Past [`MAX_FINGERPRINTS`] of them the load
+/// rebuilds the derived graph after its commit, as a schema change does.
 #[derive(Debug, Default)]
 pub(crate) struct NewEntailments {
     enabled: bool,
@@ -123,13 +131,40 @@ pub(crate) struct NewEntailments {
     /// The shapes a derived triple can have ([`Schema::derivable`]).
     derivable_predicates: HashSet<String>,
     derivable_classes: HashSet<String>,
-    /// What the new triples entail, and the new triples that could have been derived.
+    /// Triples a chunk notes before it is closed.
+    chunk: usize,
+    /// What the current chunk's triples entail, and its triples that could have
+    /// been derived.
     entailed: HashSet<Triple>,
     asserted: HashSet<Triple>,
-    /// Derived triples this load asserts, found by `closing_quads`.
+    /// Derived quads of closed chunks, not handed to the writer yet.
+    ready: Vec<Quad>,
+    /// Fingerprints of the derived triples made ready so far.
+    made_ready: HashSet<u128>,
+    /// Fingerprints of the derivable triples that closed chunks asserted.
+    asserted_before: HashSet<u128>,
+    /// Derived triples this load asserts, found as chunks close.
     stale: Vec<Triple>,
     schema_changed: bool,
     overflow: bool,
+}
+
+/// Fingerprints of derived and asserted triples a load keeps across its chunks
+/// at most (16 bytes each, about twice that in their sets: some 500 MB).
+pub(crate) const MAX_FINGERPRINTS: usize = 16_000_000;
+
+/// A 128-bit fingerprint of a triple: two SipHash-1-3 digests of it under
+/// different prefixes (the standard library's, optimised in every profile).
+/// Two distinct triples share one with a probability of about 2^-128.
+fn fingerprint(triple: &Triple) -> u128 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let half = |salt: u8| {
+        let mut hasher = DefaultHasher::new();
+        salt.hash(&mut hasher);
+        triple.hash(&mut hasher);
+        hasher.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
 }
 
 impl NewEntailments {
@@ -162,43 +197,93 @@ impl NewEntailments {
         if derivable {
             self.asserted.insert(triple);
         }
-        if self.entailed.len() + self.asserted.len() > MAX_TOUCHED {
-            self.overflow = true;
-            self.entailed.clear();
-            self.asserted.clear();
-        }
     }
 
-    /// The derived triples to write with the load: what it entails, less what
-    /// is asserted. Also finds [`NewEntailments::stale`].
+    /// The derived quads ready to write before the load goes on: those of the
+    /// current chunk once it is full (`graph` is asked where its triples are
+    /// held), else of none.
+    pub(crate) fn due_quads(
+        &mut self,
+        graph: &kgfuse_graph::Graph,
+    ) -> Result<Vec<Quad>, kgfuse_graph::GraphError> {
+        self.close_if_full(graph)?;
+        Ok(std::mem::take(&mut self.ready))
+    }
+
+    /// Closes the current chunk once it is full (more than [`MAX_TOUCHED`]
+    /// triples); its derived quads wait in `ready`.
+    pub(crate) fn close_if_full(
+        &mut self,
+        graph: &kgfuse_graph::Graph,
+    ) -> Result<(), kgfuse_graph::GraphError> {
+        if self.entailed.len() + self.asserted.len() > self.chunk {
+            self.close_chunk(graph)?;
+        }
+        Ok(())
+    }
+
+    /// The derived quads still to write with the load, once every triple was
+    /// noted: what it entails, less what is asserted or was made ready before.
+    /// Also completes [`NewEntailments::stale`].
     pub(crate) fn closing_quads(
         &mut self,
         graph: &kgfuse_graph::Graph,
     ) -> Result<Vec<Quad>, kgfuse_graph::GraphError> {
+        self.close_chunk(graph)?;
+        Ok(std::mem::take(&mut self.ready))
+    }
+
+    /// Closes the current chunk: its derived triples that are neither asserted
+    /// (by the store, by this chunk or an earlier one) nor made ready already
+    /// join `ready`; its asserted triples that the derived
+    /// graph holds, or that an earlier chunk made ready, become stale.
+    fn close_chunk(&mut self, graph: &kgfuse_graph::Graph) -> Result<(), kgfuse_graph::GraphError> {
         if !self.enabled || self.schema_changed || self.overflow {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let entailed: Vec<Triple> = self.entailed.drain().collect();
+        let entailed: Vec<(Triple, u128)> = self
+            .entailed
+            .drain()
+            .map(|t| {
+                let print = fingerprint(&t);
+                (t, print)
+            })
+            .filter(|(_, print)| {
+                !self.made_ready.contains(print) && !self.asserted_before.contains(print)
+            })
+            .collect();
         let looked_up: Vec<Triple> = entailed
             .iter()
+            .map(|(t, _)| t)
             .chain(self.asserted.iter())
             .cloned()
             .collect();
         let held = graph.where_held(&looked_up)?;
-        self.stale = self
-            .asserted
-            .iter()
-            .filter(|t| held.derived.contains(*t))
-            .cloned()
-            .collect();
+        for triple in self.asserted.drain() {
+            let print = fingerprint(&triple);
+            if held.derived.contains(&triple) || self.made_ready.contains(&print) {
+                self.stale.push(triple);
+            }
+            self.asserted_before.insert(print);
+        }
         let into = GraphName::NamedNode(NamedNode::new_unchecked(
             kgfuse_core::ontology::INFERRED_GRAPH,
         ));
-        Ok(entailed
-            .into_iter()
-            .filter(|t| !self.asserted.contains(t) && !held.asserted.contains(t))
-            .map(|t| t.in_graph(into.clone()))
-            .collect())
+        for (triple, print) in entailed {
+            if !self.asserted_before.contains(&print) && !held.asserted.contains(&triple) {
+                self.made_ready.insert(print);
+                self.ready.push(triple.in_graph(into.clone()));
+            }
+        }
+        if self.made_ready.len() + self.asserted_before.len() > MAX_FINGERPRINTS {
+            // Too large to tie together: the derived graph is rebuilt after the
+            // commit, which makes whatever was written of it here irrelevant.
+            self.overflow = true;
+            self.made_ready = HashSet::new();
+            self.asserted_before = HashSet::new();
+            self.stale.clear();
+        }
+        Ok(())
     }
 
     /// Whether the derived graph must be rebuilt after the commit.
@@ -260,6 +345,7 @@ impl Store {
         let (derivable_predicates, derivable_classes) = schema.derivable();
         Ok(NewEntailments {
             enabled: true,
+            chunk: self.entailment_chunk,
             premise_predicates,
             premise_classes: strings(schema.subclassed_classes()),
             derivable_predicates: strings(derivable_predicates),
@@ -608,6 +694,69 @@ mod tests {
                 .iter()
                 .any(|t| t.contains("example.org/hub"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_load_in_many_chunks_entails_what_a_full_rebuild_does() {
+        let (dir, mut store) = store_with_schema().await;
+        let dir = dir.path();
+        // Chunks of a few triples, so each case below crosses chunks: a derived
+        // triple asserted later (t1 a Team), one asserted before it is derived
+        // (t2), one derived in two chunks (t3), with unrelated triples between.
+        store.entailment_chunk = 3;
+        let filler = |from: usize| -> String {
+            (from..from + 6)
+                .map(|i| format!("ex:x{i} ex:knows ex:y{i} .\n"))
+                .collect()
+        };
+        let text = format!(
+            "@prefix ex: <http://example.org/> .\n\
+             ex:a1 ex:manages ex:t1 .\n\
+             ex:t2 a ex:Team .\n{}\
+             ex:a3 ex:leads ex:t3 .\n{}\
+             ex:t1 a ex:Team .\n\
+             ex:a2 ex:manages ex:t2 .\n{}\
+             ex:a4 ex:manages ex:t3 .\n",
+            filler(0),
+            filler(10),
+            filler(20)
+        );
+        load_text(&store, dir, "chunks.ttl", &text).await;
+        let incremental = derived(&store);
+        let is_team = |node: &str| {
+            format!(
+                "<http://example.org/{node}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/Team>"
+            )
+        };
+        assert!(incremental.contains(&is_team("t3")));
+        assert!(!incremental.contains(&is_team("t1")));
+        assert!(!incremental.contains(&is_team("t2")));
+        store.entail_all().expect("rebuild");
+        assert_eq!(incremental, derived(&store));
+        // The same through written sources (one new graph, the bulk loader).
+        let triples: Vec<(String, String, String)> = (0..40)
+            .map(|i| {
+                (
+                    format!("b{i}"),
+                    "manages".to_owned(),
+                    format!("team{}", i % 7),
+                )
+            })
+            .chain((0..7).map(|i| (format!("team{i}"), "knows".to_owned(), "b0".to_owned())))
+            .chain([("team3".to_owned(), "leads".to_owned(), "team5".to_owned())])
+            .collect();
+        let borrowed: Vec<(&str, &str, &str)> = triples
+            .iter()
+            .map(|(s, p, o)| (s.as_str(), p.as_str(), o.as_str()))
+            .collect();
+        store
+            .write_sources(&[source("teams", "1", &borrowed)], &[], &NoProgress)
+            .await
+            .expect("write");
+        let incremental = derived(&store);
+        assert!(incremental.contains(&is_team("team5")));
+        store.entail_all().expect("rebuild");
+        assert_eq!(incremental, derived(&store));
     }
 
     /// An extracted source of `(subject, predicate, object)` local names.

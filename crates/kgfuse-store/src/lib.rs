@@ -266,6 +266,9 @@ pub struct Store {
     /// from tasks sharing clones (a server's handlers) never interleave their
     /// journal entries or vector syncs. Reads never wait for it.
     writer: Arc<tokio::sync::Mutex<()>>,
+    /// Triples an insert-only write notes for its entailments before it closes
+    /// a chunk of them ([`entailment::MAX_TOUCHED`]; smaller in tests).
+    entailment_chunk: usize,
 }
 
 /// What a write holds until it is done (see [`Store::begin_write`]).
@@ -368,6 +371,14 @@ impl kgfuse_graph::LoadObserver for LoadWatch<'_> {
         if let Some(facts) = self.facts.as_deref_mut() {
             facts.quad(quad, text_predicate);
         }
+    }
+
+    fn due_quads(&mut self, graph: &Graph) -> Result<Vec<kgfuse_graph::model::Quad>, GraphError> {
+        let derived = self.entailments.due_quads(graph)?;
+        if let Some(facts) = self.facts.as_deref_mut() {
+            facts.derived(&derived);
+        }
+        Ok(derived)
     }
 
     fn closing_quads(
@@ -494,6 +505,7 @@ impl Store {
             edge_index_build: Arc::default(),
             text_predicates: Arc::new(text_predicates),
             writer: Arc::new(tokio::sync::Mutex::new(())),
+            entailment_chunk: entailment::MAX_TOUCHED,
         }
     }
 
@@ -873,6 +885,7 @@ impl Store {
         let mut entailments = self.new_entailments()?;
         for quad in sources.iter().flat_map(SourceGraph::quads) {
             entailments.quad(quad.as_ref());
+            entailments.close_if_full(&self.graph)?;
         }
         Ok(entailments)
     }
