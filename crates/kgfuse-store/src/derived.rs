@@ -67,7 +67,15 @@ impl Derived {
             return Ok(value);
         }
         let generation = self.generation();
+        let (started, resident_before) = (std::time::Instant::now(), resident_mib());
         let value = Arc::new(build()?);
+        tracing::debug!(
+            key,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            resident_mib = resident_mib(),
+            grew_mib = resident_mib() - resident_before,
+            "whole-store value built"
+        );
         self.keep(key, generation, Arc::clone(&value));
         Ok(value)
     }
@@ -102,6 +110,15 @@ impl Derived {
             values.insert(key, value as Arc<dyn Any + Send + Sync>);
         }
     }
+}
+
+/// This process's resident memory in MiB (Linux `/proc/self/statm`, 4 KiB
+/// pages; 0 elsewhere), for the log line of each value built.
+fn resident_mib() -> i64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<i64>().ok())
+        .map_or(0, |pages| pages * 4 / 1024)
 }
 
 #[cfg(test)]
