@@ -137,9 +137,14 @@ pub(crate) struct NewEntailments {
     /// been derived.
     entailed: HashSet<Triple>,
     asserted: HashSet<Triple>,
+    /// The last closed chunk's new derived triples (with their fingerprints),
+    /// held back until the next chunk closes: a triple the next chunk asserts
+    /// (a parameter's type, after the function that names it) is then never
+    /// written, rather than written and removed as stale after the commit.
+    held_back: Vec<(Triple, u128)>,
     /// Derived quads of closed chunks, not handed to the writer yet.
     ready: Vec<Quad>,
-    /// Fingerprints of the derived triples made ready so far.
+    /// Fingerprints of the derived triples held back or made ready so far.
     made_ready: HashSet<u128>,
     /// Fingerprints of the derivable triples that closed chunks asserted.
     asserted_before: HashSet<u128>,
@@ -222,6 +227,18 @@ impl NewEntailments {
         Ok(())
     }
 
+    /// Hands the held-back derived triples to `ready` (the last chunk is closed).
+    fn release_held_back(&mut self) {
+        let into = GraphName::NamedNode(NamedNode::new_unchecked(
+            kgfuse_core::ontology::INFERRED_GRAPH,
+        ));
+        for (triple, print) in std::mem::take(&mut self.held_back) {
+            if !self.asserted_before.contains(&print) {
+                self.ready.push(triple.in_graph(into.clone()));
+            }
+        }
+    }
+
     /// The derived quads still to write with the load, once every triple was
     /// noted: what it entails, less what is asserted or was made ready before.
     /// Also completes [`NewEntailments::stale`].
@@ -230,13 +247,15 @@ impl NewEntailments {
         graph: &kgfuse_graph::Graph,
     ) -> Result<Vec<Quad>, kgfuse_graph::GraphError> {
         self.close_chunk(graph)?;
+        self.release_held_back();
         Ok(std::mem::take(&mut self.ready))
     }
 
     /// Closes the current chunk: its derived triples that are neither asserted
     /// (by the store, by this chunk or an earlier one) nor made ready already
-    /// join `ready`; its asserted triples that the derived
-    /// graph holds, or that an earlier chunk made ready, become stale.
+    /// are held back, and the last chunk's held-back ones that this chunk does
+    /// not assert join `ready`; its asserted triples that the derived graph
+    /// holds, or that an earlier chunk wrote, become stale.
     fn close_chunk(&mut self, graph: &kgfuse_graph::Graph) -> Result<(), kgfuse_graph::GraphError> {
         if !self.enabled || self.schema_changed || self.overflow {
             return Ok(());
@@ -259,20 +278,20 @@ impl NewEntailments {
             .cloned()
             .collect();
         let held = graph.where_held(&looked_up)?;
+        let held_back: HashSet<u128> = self.held_back.iter().map(|(_, print)| *print).collect();
         for triple in self.asserted.drain() {
             let print = fingerprint(&triple);
-            if held.derived.contains(&triple) || self.made_ready.contains(&print) {
+            let written = self.made_ready.contains(&print) && !held_back.contains(&print);
+            if held.derived.contains(&triple) || written {
                 self.stale.push(triple);
             }
             self.asserted_before.insert(print);
         }
-        let into = GraphName::NamedNode(NamedNode::new_unchecked(
-            kgfuse_core::ontology::INFERRED_GRAPH,
-        ));
+        self.release_held_back();
         for (triple, print) in entailed {
             if !self.asserted_before.contains(&print) && !held.asserted.contains(&triple) {
                 self.made_ready.insert(print);
-                self.ready.push(triple.in_graph(into.clone()));
+                self.held_back.push((triple, print));
             }
         }
         if self.made_ready.len() + self.asserted_before.len() > MAX_FINGERPRINTS {
@@ -281,6 +300,7 @@ impl NewEntailments {
             self.overflow = true;
             self.made_ready = HashSet::new();
             self.asserted_before = HashSet::new();
+            self.held_back = Vec::new();
             self.stale.clear();
         }
         Ok(())
@@ -364,7 +384,13 @@ impl Store {
         if entailments.needs_rebuild() {
             self.entail_all()?;
         } else if !entailments.stale().is_empty() {
+            let started = std::time::Instant::now();
             self.graph.remove_inferred(entailments.stale())?;
+            tracing::debug!(
+                stale = entailments.stale().len(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "derived triples the write asserts, removed"
+            );
         }
         Ok(())
     }
