@@ -575,6 +575,8 @@ impl VectorStore {
         exact: bool,
     ) -> Result<Vec<VectorHit>, VectorError> {
         self.check_query(vector)?;
+        let started = std::time::Instant::now();
+        let filter_text = filter.clone().unwrap_or_default();
         let mut query = self
             .table
             .query()
@@ -602,6 +604,13 @@ impl VectorStore {
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
         let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        tracing::debug!(
+            k,
+            exact,
+            filter = %filter_text.chars().take(120).collect::<String>(),
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "nearest rows searched in LanceDB"
+        );
         Ok(hits)
     }
 
