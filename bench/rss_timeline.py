@@ -3,9 +3,10 @@
 
 Runs COMMAND, samples the resident memory of it and its children every
 INTERVAL seconds, and reads the lines it prints (stdout and stderr). Each line
-starts a phase; at the end a table lists every phase with its duration and the
-peak resident memory while it ran (the phase is the work that came after the
-line, up to the next one). The command's own output is passed through.
+starts a phase; at the end a table lists the phases that lasted a second or more
+(and the one with the highest peak) with their duration and the peak resident
+memory while they ran (a phase is the work that came after its line, up to the
+next one). The command's own output is passed through.
 
     bench/rss_timeline.py [--interval 0.5] [--max-mib N] -- COMMAND [ARGS...]
 
