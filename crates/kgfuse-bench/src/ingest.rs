@@ -32,23 +32,6 @@ struct Measurement {
     embedder_rows_per_second: Option<f64>,
 }
 
-/// Peak resident set size of this process (Linux `VmHWM`), in MiB.
-pub(crate) fn peak_rss_mib() -> f64 {
-    status_mib("VmHWM:")
-}
-
-/// Current resident set size of this process (Linux `VmRSS`), in MiB.
-pub(crate) fn rss_mib() -> f64 {
-    status_mib("VmRSS:")
-}
-
-/// Starts a new peak: Linux resets `VmHWM` to the current resident size when
-/// `5` is written to `/proc/self/clear_refs`. False where that is refused (the
-/// next [`peak_rss_mib`] is then the process's peak so far).
-pub(crate) fn reset_peak_rss() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
 /// Bytes of the files under `dir`, in MiB (0 where unreadable).
 pub(crate) fn disk_mib(dir: &Path) -> f64 {
     fn bytes(dir: &Path) -> u64 {
@@ -67,20 +50,6 @@ pub(crate) fn disk_mib(dir: &Path) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let mib = bytes(dir) as f64 / (1024.0 * 1024.0);
     mib
-}
-
-/// A kB field of `/proc/self/status`, in MiB (0 where unavailable).
-fn status_mib(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// Runs one configuration in this process (the child side).
@@ -105,7 +74,7 @@ pub async fn run_one(config: &str, path: &Path, scratch: &Path) -> Result<()> {
         .await?;
     let seconds = start.elapsed().as_secs_f64();
     let stats = engine.stats().await?;
-    let peak_rss_mib = peak_rss_mib();
+    let peak_rss_mib = kgfuse::memory::peak_resident_mib();
     let embedder_rows_per_second = if config == "G" {
         None
     } else {

@@ -295,7 +295,7 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool, steps: Steps) -> R
             "\nMemory of this process after the {n}-function run: resident {:.0} MiB; peak {:.0} MiB \
              while the strategies ran (the store's own files are on disk; this is Oxigraph's and \
              LanceDB's caches plus the kgfuse process).",
-            crate::ingest::rss_mib(),
+            kgfuse::memory::resident_mib(),
             strategies.peak_mib
         );
         scan_rate(&engine).await?;
@@ -332,7 +332,7 @@ struct PhaseCost {
 
 impl Phase {
     fn start() -> Self {
-        crate::ingest::reset_peak_rss();
+        kgfuse::memory::reset_peak_resident();
         Self {
             started: Instant::now(),
         }
@@ -341,7 +341,7 @@ impl Phase {
     fn end(self) -> PhaseCost {
         PhaseCost {
             seconds: self.started.elapsed().as_secs_f64(),
-            peak_mib: crate::ingest::peak_rss_mib(),
+            peak_mib: kgfuse::memory::peak_resident_mib(),
         }
     }
 }

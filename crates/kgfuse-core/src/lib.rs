@@ -13,6 +13,7 @@
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached;
 //! - [`timing`]: running totals of time spent inside a component.
+//! - [`memory`]: this process's resident memory and its peak, for logs and benchmarks.
 //!
 //! ```
 //! use kgfuse_core::{config::StoreConfig, content_hash};
@@ -25,6 +26,7 @@
 pub mod answer;
 pub mod config;
 pub mod context;
+pub mod memory;
 pub mod ontology;
 pub mod progress;
 pub mod timing;

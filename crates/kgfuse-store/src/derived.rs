@@ -2,6 +2,7 @@
 //! strategy, say), kept until the next write. A long-running process (a server, a
 //! benchmark) then pays for them once per write instead of once per question.
 
+use kgfuse_core::memory::resident_mib;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,13 +68,14 @@ impl Derived {
             return Ok(value);
         }
         let generation = self.generation();
-        let (started, resident_before) = (std::time::Instant::now(), resident_mib());
+        let (started, before) = (std::time::Instant::now(), resident_mib());
         let value = Arc::new(build()?);
+        let after = resident_mib();
         tracing::debug!(
             key,
             elapsed_ms = started.elapsed().as_millis() as u64,
-            resident_mib = resident_mib(),
-            grew_mib = resident_mib() - resident_before,
+            resident_mib = after.round(),
+            grew_mib = (after - before).round(),
             "whole-store value built"
         );
         self.keep(key, generation, Arc::clone(&value));
@@ -110,15 +112,6 @@ impl Derived {
             values.insert(key, value as Arc<dyn Any + Send + Sync>);
         }
     }
-}
-
-/// This process's resident memory in MiB (Linux `/proc/self/statm`, 4 KiB
-/// pages; 0 elsewhere), for the log line of each value built.
-fn resident_mib() -> i64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<i64>().ok())
-        .map_or(0, |pages| pages * 4 / 1024)
 }
 
 #[cfg(test)]

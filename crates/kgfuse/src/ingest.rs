@@ -24,9 +24,8 @@ pub use kgfuse_ingest::code::model::Language as CodeLanguage;
 
 /// A batch is written when it holds this many files...
 const BATCH_FILES: usize = 200;
-/// ...or this many triples, whichever comes first: a write's memory stays
-/// bounded, and so do its entailments (past `kgfuse_store`'s limit a write
-/// rebuilds the whole derived graph: 200 files of 100 functions each did).
+/// ...or this many triples, whichever comes first, so a write's memory (its
+/// triples, their entailments and vector rows) stays bounded.
 const BATCH_TRIPLES: usize = 50_000;
 /// Code files turned into triples at a time (in parallel) while a batch fills.
 const EMIT_FILES: usize = 16;

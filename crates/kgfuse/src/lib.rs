@@ -17,6 +17,7 @@ pub use kgfuse_core::context::{
     TraceStage,
 };
 pub use kgfuse_core::error_chain_mentions_disk_full;
+pub use kgfuse_core::memory;
 pub use kgfuse_core::progress::{NoProgress, Progress};
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
