@@ -151,7 +151,7 @@ fn candidate(lexicon: &Lexicon, m: &NameMatch, score: f32) -> Candidate {
         name: entry.name.clone(),
         score,
         name_coverage: m.name_coverage,
-        kinds: entry.kinds.clone(),
+        kinds: entry.kinds.to_vec(),
         words: m.words.clone(),
         by_head: false,
         asked: false,

@@ -107,7 +107,7 @@ fn code_cue(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<Str
     let lexical: Vec<bool> = lexicon
         .bm25(question, 5, &|_| true)
         .iter()
-        .map(|h| is_code(&lexicon.entry(h.entry).kinds))
+        .map(|h| is_code(&lexicon.entry(h.entry).kinds[..]))
         .collect();
     let vector: Vec<bool> = hits
         .iter()
@@ -260,7 +260,7 @@ pub(crate) async fn ranking_stage(
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
             .find(iri)
-            .map(|e| lexicon.entry(e).kinds.clone())
+            .map(|e| lexicon.entry(e).kinds.to_vec())
             .unwrap_or_default()
     };
     let keep =

@@ -21,7 +21,7 @@
 
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
-use crate::functions::{functions_by_package, functions_info};
+use crate::functions::{functions_info, package_memberships};
 use crate::kmeans::dot;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -150,7 +150,7 @@ async fn classify(
     let any_centroid = all.values().any(|p| p.centroid.is_some());
     let described: BTreeMap<String, f32> = store
         .vectors()
-        .search_among(query, &iris)
+        .search_among_kept(query, &iris)
         .await
         .map_err(StoreError::from)?
         .into_iter()
@@ -260,31 +260,6 @@ async fn classify(
 
 /// How many of the store's nearest functions inform package choice.
 const NEAREST_FUNCTIONS: usize = 50;
-
-/// The functions of every package and the package of every function, read
-/// once per store version (not per question).
-struct Members {
-    by_package: BTreeMap<String, Vec<String>>,
-    package_of: BTreeMap<String, String>,
-}
-
-impl Members {
-    fn read(store: &Store) -> Result<Self, RetrieveError> {
-        let by_package = functions_by_package(store)?;
-        let package_of = by_package
-            .iter()
-            .flat_map(|(package, functions)| {
-                functions
-                    .iter()
-                    .map(move |function| (function.clone(), package.clone()))
-            })
-            .collect();
-        Ok(Self {
-            by_package,
-            package_of,
-        })
-    }
-}
 
 /// A candidate function with what the gate needs.
 #[derive(Debug, Clone)]
@@ -527,13 +502,14 @@ pub(crate) async fn shortlist(
         )
         .await
         .map_err(StoreError::from)?;
-    let members = store.derived("domain/members", || Members::read(store))?;
+    let nearest_iris: Vec<String> = nearest.iter().map(|h| h.iri.clone()).collect();
+    let package_of_nearest = package_memberships(store, &nearest_iris, false)?;
     let evidence: Vec<(String, Option<String>, f32)> = nearest
         .iter()
         .map(|h| {
             (
                 h.iri.clone(),
-                members.package_of.get(&h.iri).cloned(),
+                package_of_nearest.get(&h.iri).cloned(),
                 h.score,
             )
         })
@@ -551,12 +527,7 @@ pub(crate) async fn shortlist(
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
-    let mut package_of: BTreeMap<String, String> = BTreeMap::new();
-    for package in &chosen_iris {
-        for function in members.by_package.get(package).into_iter().flatten() {
-            package_of.insert(function.clone(), package.clone());
-        }
-    }
+    let package_of = package_memberships(store, &chosen_iris, true)?;
     let inside: Vec<String> = package_of.keys().cloned().collect();
     let mut hits = store
         .vectors()
@@ -804,7 +775,34 @@ fn cases(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::functions::functions_by_package;
     use std::path::PathBuf;
+
+    /// The per-question membership queries read what the whole-store map holds,
+    /// for a few functions and for a few packages.
+    #[tokio::test]
+    async fn memberships_read_per_question_agree_with_the_whole_store_map() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let (_dir, store) =
+            kgfuse_plan::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+        let by_package = functions_by_package(&store).expect("functions");
+        assert!(by_package.len() >= 2, "{} packages", by_package.len());
+        let packages: Vec<String> = by_package.keys().take(2).cloned().collect();
+        let expected: BTreeMap<String, String> = packages
+            .iter()
+            .flat_map(|p| by_package[p].iter().map(move |f| (f.clone(), p.clone())))
+            .collect();
+        assert_eq!(
+            package_memberships(&store, &packages, true).expect("of packages"),
+            expected
+        );
+        let mut some: Vec<String> = expected.keys().step_by(3).cloned().collect();
+        some.push(packages[0].clone());
+        some.push("urn:kgfuse:test:not-a-node".into());
+        let found = package_memberships(&store, &some, false).expect("of functions");
+        assert_eq!(found.len(), some.len() - 2, "a package and an unknown IRI");
+        assert!(found.iter().all(|(f, p)| expected[f] == *p));
+    }
 
     #[tokio::test]
     async fn ties_read_from_the_edge_index_are_the_ties_the_query_reads() {

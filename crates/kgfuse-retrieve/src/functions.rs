@@ -146,6 +146,50 @@ pub(crate) fn functions_info(
     Ok(infos)
 }
 
+/// Function -> package for the functions and methods among `functions`, or
+/// (`of_packages`) for those of the packages given: one query whose `VALUES` are
+/// the nodes asked about, so its work grows with them, not with the store. A
+/// function in several packages is given the greatest package IRI.
+pub(crate) fn package_memberships(
+    store: &Store,
+    iris: &[String],
+    of_packages: bool,
+) -> Result<BTreeMap<String, String>, RetrieveError> {
+    if iris.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let nodes = iris
+        .iter()
+        .map(|iri| {
+            NamedNode::new(iri.as_str())
+                .map(Term::from)
+                .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
+        })
+        .collect::<Result<Vec<Term>, _>>()?;
+    let bound = if of_packages { "package" } else { "function" };
+    let solutions = sparql::run(
+        store,
+        format!(
+            "SELECT ?function ?package WHERE {{ {values} VALUES ?kind {{ <{f}> <{m}> }} \
+               ?function <{in_package}> ?package ; a ?kind }}",
+            values = sparql::values(bound, &nodes),
+            f = kgfuse::FUNCTION,
+            m = kgfuse::METHOD,
+            in_package = kgfuse::IN_PACKAGE,
+        ),
+    )?;
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for row in &solutions.rows {
+        if let (Some(function), Some(package)) = (cell_text(row.first()), cell_text(row.get(1))) {
+            let slot = out.entry(function).or_default();
+            if package > *slot {
+                *slot = package;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The functions and methods of every package, sorted (`domain` keeps it until the
 /// next write; the case base reads it once per build).
 pub(crate) fn functions_by_package(

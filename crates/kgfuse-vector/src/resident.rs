@@ -128,6 +128,22 @@ impl Resident {
         })
     }
 
+    /// A copy of the rows of these nodes alone (those that have one), in table
+    /// order.
+    pub(crate) fn subset(&self, iris: &[String]) -> Self {
+        let wanted: HashSet<&str> = iris.iter().map(String::as_str).collect();
+        let mut out = Self::new(self.dimension);
+        for row in (0..self.len()).filter(|&row| wanted.contains(self.iris[row].as_str())) {
+            out.iris.push(self.iris[row].clone());
+            out.kinds.push(self.kinds[row].clone());
+            out.texts.push(self.texts[row].clone());
+            out.graphs.push(self.graphs[row].clone());
+            out.vectors.extend_from_slice(self.vector(row));
+            out.norms.push(self.norms[row]);
+        }
+        out
+    }
+
     /// [`crate::VectorStore::vectors_of`] over this copy: table order.
     pub(crate) fn vectors_of(&self, iris: &[String]) -> Vec<(String, Vec<f32>)> {
         let wanted: HashSet<&str> = iris.iter().map(String::as_str).collect();

@@ -51,8 +51,9 @@ pub struct Entry {
     pub iri: String,
     /// What it is.
     pub role: Role,
-    /// Local names of its types (`Function`, `GraduateStudent`).
-    pub kinds: Vec<String>,
+    /// Local names of its types (`Function`, `GraduateStudent`), shared by the
+    /// entries of the same types.
+    pub kinds: Arc<[String]>,
     /// Its first name, for display.
     pub name: String,
     /// Names and descriptions as one text (what BM25 scored), for display.
@@ -61,14 +62,15 @@ pub struct Entry {
     names: std::ops::Range<u32>,
 }
 
-/// One name of one entry, analysed.
+/// One name of one entry, analysed: its terms in the lexicon's array of name
+/// terms, the stemmed parts first (without repeats), then the whole identifiers
+/// (`graduatestudent12`).
 #[derive(Debug, Clone)]
 struct Name {
     entry: u32,
-    /// Stemmed parts, without repeats.
-    parts: Vec<String>,
-    /// Whole identifiers of the name (`graduatestudent12`).
-    wholes: Vec<String>,
+    terms: std::ops::Range<u32>,
+    /// How many of `terms` are parts.
+    parts: u32,
 }
 
 /// A name of an entry that a question matches, and how well.
@@ -142,21 +144,121 @@ const OUT_OF_ORDER: f32 = 0.5;
 /// Longest description text kept per entry for display.
 const MAX_TEXT: usize = 1_500;
 
-/// Name and description terms of every named node.
+/// Name and description terms of every named node, each distinct term stored
+/// once and every posting list in one array (a map of strings per list grew
+/// the process by ~5 KiB a function; BENCHMARKS.md).
 #[derive(Debug, Default)]
 pub struct Lexicon {
     entries: Vec<Entry>,
-    by_iri: HashMap<String, u32>,
+    /// Entry indexes sorted by IRI, for [`Lexicon::find`].
+    by_iri: Vec<u32>,
+    /// Every term of every name and document.
+    terms: Terms,
     names: Vec<Name>,
-    /// Name term -> names holding it (parts and wholes), sorted for prefix scans.
-    name_postings: BTreeMap<String, Vec<u32>>,
-    /// Name term -> number of entries whose names hold it.
-    name_df: HashMap<String, u32>,
+    /// The terms of every name, a name's in [`Name::terms`].
+    name_terms: Vec<u32>,
+    /// Name term -> names holding it (parts and wholes).
+    name_postings: Lists<u32>,
+    /// Terms some name holds, sorted by text for prefix scans.
+    name_terms_sorted: Vec<u32>,
+    /// Term -> number of entries whose names hold it.
+    name_df: Vec<u32>,
     /// BM25 postings over entity documents: term -> (entry, weighted tf).
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    postings: Lists<(u32, f32)>,
     doc_len: Vec<f32>,
     avg_len: f32,
     documents: u32,
+}
+
+/// Distinct terms, each held once, numbered in order of first use.
+#[derive(Debug, Default)]
+struct Terms {
+    ids: HashMap<Arc<str>, u32>,
+    texts: Vec<Arc<str>>,
+}
+
+impl Terms {
+    /// The id of `text`, given it one if it has none.
+    fn intern(&mut self, text: &str) -> u32 {
+        if let Some(&id) = self.ids.get(text) {
+            return id;
+        }
+        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
+        let text: Arc<str> = Arc::from(text);
+        self.texts.push(Arc::clone(&text));
+        self.ids.insert(text, id);
+        id
+    }
+
+    fn id(&self, text: &str) -> Option<u32> {
+        self.ids.get(text).copied()
+    }
+
+    fn text(&self, id: u32) -> &str {
+        &self.texts[id as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+}
+
+/// A list of items per term: one growable list each while the lexicon is built,
+/// then all of them in one array ([`Lists::flatten`]).
+#[derive(Debug)]
+struct Lists<T> {
+    building: Vec<Vec<T>>,
+    /// Term `t`'s items are `items[starts[t]..starts[t + 1]]` once flattened.
+    starts: Vec<usize>,
+    items: Vec<T>,
+}
+
+impl<T> Default for Lists<T> {
+    fn default() -> Self {
+        Self {
+            building: Vec::new(),
+            starts: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + PartialEq> Lists<T> {
+    /// Appends `item` to `term`'s list unless it is already its last one.
+    fn push_new(&mut self, term: u32, item: T) {
+        let term = term as usize;
+        if self.building.len() <= term {
+            self.building.resize_with(term + 1, Vec::new);
+        }
+        let list = &mut self.building[term];
+        if list.last() != Some(&item) {
+            list.push(item);
+        }
+    }
+
+    /// Moves every list into one array, each list freed as it is moved.
+    fn flatten(&mut self, terms: usize) {
+        let building = std::mem::take(&mut self.building);
+        self.starts = Vec::with_capacity(terms + 1);
+        self.items = Vec::with_capacity(building.iter().map(Vec::len).sum());
+        let mut lists = building.into_iter();
+        for _ in 0..terms {
+            self.starts.push(self.items.len());
+            if let Some(list) = lists.next() {
+                self.items.extend(list);
+            }
+        }
+        self.starts.push(self.items.len());
+    }
+
+    /// `term`'s items (none before [`Lists::flatten`]).
+    fn get(&self, term: u32) -> &[T] {
+        let term = term as usize;
+        match (self.starts.get(term), self.starts.get(term + 1)) {
+            (Some(&start), Some(&end)) => &self.items[start..end],
+            _ => &[],
+        }
+    }
 }
 
 /// Predicates whose literals name a node, whatever their local name.
@@ -310,11 +412,11 @@ fn harvest(store: &Store) -> Result<Harvest, PlanError> {
 /// occurs several times, the placement with the narrowest span of words wins
 /// ("graduate" in "graduate students take GraduateCourse0" is word 1 for the class
 /// graduate student, not the course's word).
-fn place(parts: &[String], matched: &HashMap<&str, (f32, Vec<usize>)>) -> Vec<(usize, usize)> {
+fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize, usize)> {
     let found: Vec<(usize, &Vec<usize>)> = parts
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| matched.get(p.as_str()).map(|(_, words)| (i, words)))
+        .filter_map(|(i, p)| matched.get(p).map(|(_, words)| (i, words)))
         .filter(|(_, words)| !words.is_empty())
         .collect();
     let Some((_, starts)) = found.first() else {
@@ -377,10 +479,13 @@ impl Lexicon {
                 entry.0.push(value);
             }
         }
-        let mut kinds: HashMap<&str, Vec<String>> = HashMap::new();
+        let mut kinds: HashMap<&str, Vec<&str>> = HashMap::new();
         for (s, t) in &harvest.types {
-            kinds.entry(s).or_default().push(local_name(t).to_owned());
+            kinds.entry(s).or_default().push(local_name(t));
         }
+        // One shared list per distinct combination of types.
+        let mut shared: HashMap<&[&str], Arc<[String]>> = HashMap::new();
+        let no_kinds: Arc<[String]> = Arc::new([]);
         for (iri, (names, descriptions)) in &texts {
             let role = role_of(iri);
             let mut names = names.clone();
@@ -391,67 +496,75 @@ impl Lexicon {
             }
             names.sort_unstable();
             names.dedup();
-            let id = lexicon.add_entry(
-                iri,
-                role,
-                kinds.get(iri).cloned().unwrap_or_default(),
-                &names,
-            );
+            let entry_kinds = match kinds.get(iri) {
+                Some(list) => Arc::clone(
+                    shared
+                        .entry(list.as_slice())
+                        .or_insert_with(|| list.iter().map(|k| (*k).to_owned()).collect()),
+                ),
+                None => Arc::clone(&no_kinds),
+            };
+            let id = lexicon.add_entry(iri, role, entry_kinds, &names);
             if role == Role::Entity {
                 lexicon.add_document(id, &names, descriptions);
             }
         }
         // Classes and properties without a label are named by their local names.
+        let mut named: std::collections::HashSet<&str> = texts.keys().copied().collect();
         for iri in harvest.classes.iter().chain(&harvest.properties) {
-            if !lexicon.by_iri.contains_key(iri.as_str()) {
+            if named.insert(iri.as_str()) {
                 let role = role_of(iri);
-                lexicon.add_entry(iri, role, Vec::new(), &[local_name(iri)]);
+                lexicon.add_entry(iri, role, Arc::clone(&no_kinds), &[local_name(iri)]);
             }
         }
         lexicon.finish();
         Ok(lexicon)
     }
 
-    fn add_entry(&mut self, iri: &str, role: Role, kinds: Vec<String>, names: &[&str]) -> u32 {
+    fn add_entry(&mut self, iri: &str, role: Role, kinds: Arc<[String]>, names: &[&str]) -> u32 {
         let id = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
         let first_name = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        let mut seen_terms: Vec<String> = Vec::new();
+        let mut seen_terms: Vec<u32> = Vec::new();
         for name in names {
             let terms = analyze(name);
-            let mut parts: Vec<String> = terms
+            let mut parts: Vec<u32> = terms
                 .iter()
                 .filter(|t| !t.whole)
-                .map(|t| t.text.clone())
+                .map(|t| self.terms.intern(&t.text))
                 .collect();
             parts.dedup();
-            let wholes: Vec<String> = terms
+            let wholes: Vec<u32> = terms
                 .iter()
                 .filter(|t| t.whole)
-                .map(|t| t.text.clone())
+                .map(|t| self.terms.intern(&t.text))
                 .collect();
             if parts.is_empty() && wholes.is_empty() {
                 continue;
             }
             let name_id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-            for term in parts.iter().chain(&wholes) {
-                let posting = self.name_postings.entry(term.clone()).or_default();
-                if posting.last() != Some(&name_id) {
-                    posting.push(name_id);
-                }
-                if !seen_terms.contains(term) {
-                    seen_terms.push(term.clone());
+            for &term in parts.iter().chain(&wholes) {
+                self.name_postings.push_new(term, name_id);
+                if !seen_terms.contains(&term) {
+                    seen_terms.push(term);
                 }
             }
+            let start = u32::try_from(self.name_terms.len()).unwrap_or(u32::MAX);
+            let parts_count = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+            self.name_terms.extend(parts);
+            self.name_terms.extend(wholes);
             self.names.push(Name {
                 entry: id,
-                parts,
-                wholes,
+                terms: start..u32::try_from(self.name_terms.len()).unwrap_or(u32::MAX),
+                parts: parts_count,
             });
         }
         for term in seen_terms {
-            *self.name_df.entry(term).or_default() += 1;
+            let term = term as usize;
+            if self.name_df.len() <= term {
+                self.name_df.resize(term + 1, 0);
+            }
+            self.name_df[term] += 1;
         }
-        self.by_iri.insert(iri.to_owned(), id);
         self.entries.push(Entry {
             iri: iri.to_owned(),
             role,
@@ -464,18 +577,18 @@ impl Lexicon {
     }
 
     fn add_document(&mut self, id: u32, names: &[&str], descriptions: &[&str]) {
-        let mut tf: HashMap<String, f32> = HashMap::new();
+        let mut tf: HashMap<u32, f32> = HashMap::new();
         let mut length = 0.0;
         for (texts, weight) in [(names, NAME_WEIGHT), (descriptions, 1.0)] {
             for text in texts {
                 for term in analyze(text) {
-                    *tf.entry(term.text).or_default() += weight;
+                    *tf.entry(self.terms.intern(&term.text)).or_default() += weight;
                     length += weight;
                 }
             }
         }
         for (term, count) in tf {
-            self.postings.entry(term).or_default().push((id, count));
+            self.postings.push_new(term, (id, count));
         }
         let index = id as usize;
         if self.doc_len.len() <= index {
@@ -498,6 +611,7 @@ impl Lexicon {
                 .unwrap_or(0);
             text.truncate(cut);
         }
+        text.shrink_to_fit();
         self.entries[index].text = text;
     }
 
@@ -506,6 +620,22 @@ impl Lexicon {
         #[allow(clippy::cast_precision_loss)]
         let documents = self.documents.max(1) as f32;
         self.avg_len = self.doc_len.iter().sum::<f32>() / documents;
+        let terms = self.terms.len();
+        self.name_df.resize(terms, 0);
+        self.name_postings.flatten(terms);
+        self.postings.flatten(terms);
+        let mut named: Vec<u32> = (0..u32::try_from(terms).unwrap_or(u32::MAX))
+            .filter(|&t| !self.name_postings.get(t).is_empty())
+            .collect();
+        named.sort_unstable_by(|a, b| self.terms.text(*a).cmp(self.terms.text(*b)));
+        self.name_terms_sorted = named;
+        let mut by_iri: Vec<u32> =
+            (0..u32::try_from(self.entries.len()).unwrap_or(u32::MAX)).collect();
+        by_iri.sort_by(|a, b| self.entry(*a).iri.cmp(&self.entry(*b).iri));
+        self.by_iri = by_iri;
+        self.name_terms.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.entries.shrink_to_fit();
     }
 
     /// The entry at `index`.
@@ -513,25 +643,40 @@ impl Lexicon {
         &self.entries[index as usize]
     }
 
+    /// The parts, then the whole identifiers, of a name.
+    fn terms_of(&self, name: &Name) -> (&[u32], &[u32]) {
+        let terms = &self.name_terms[name.terms.start as usize..name.terms.end as usize];
+        terms.split_at(name.parts as usize)
+    }
+
     /// The name terms (parts and wholes) of an entry.
     pub fn name_terms(&self, index: u32) -> impl Iterator<Item = &str> {
         let range = self.entry(index).names.clone();
         self.names[range.start as usize..range.end as usize]
             .iter()
-            .flat_map(|n| n.parts.iter().chain(&n.wholes).map(String::as_str))
+            .flat_map(|n| &self.name_terms[n.terms.start as usize..n.terms.end as usize])
+            .map(|&t| self.terms.text(t))
     }
 
     /// The entry of an IRI.
     pub fn find(&self, iri: &str) -> Option<u32> {
-        self.by_iri.get(iri).copied()
+        self.by_iri
+            .binary_search_by(|&e| self.entry(e).iri.as_str().cmp(iri))
+            .ok()
+            .map(|at| self.by_iri[at])
     }
 
     /// Inverse document frequency of a name term among the entries' names.
     pub fn name_idf(&self, term: &str) -> f32 {
+        self.idf_of(self.terms.id(term))
+    }
+
+    fn idf_of(&self, term: Option<u32>) -> f32 {
         #[allow(clippy::cast_precision_loss)]
         let n = self.entries.len().max(1) as f32;
+        let df = term.and_then(|t| self.name_df.get(t as usize)).copied();
         #[allow(clippy::cast_precision_loss)]
-        let df = self.name_df.get(term).copied().unwrap_or(0) as f32;
+        let df = df.unwrap_or(0) as f32;
         (1.0 + n / (df + 1.0)).ln()
     }
 
@@ -545,9 +690,13 @@ impl Lexicon {
         let n = self.documents.max(1) as f32;
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for term in &query {
-            let Some(posting) = self.postings.get(term) else {
+            let posting = self
+                .terms
+                .id(term)
+                .map_or(&[][..], |t| self.postings.get(t));
+            if posting.is_empty() {
                 continue;
-            };
+            }
             #[allow(clippy::cast_precision_loss)]
             let df = posting.len() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
@@ -573,24 +722,29 @@ impl Lexicon {
 
     /// Name terms that match a question part: the part itself, and by prefix
     /// (either way) when both are long enough; with the weight of the match.
-    fn matching_terms<'a>(&'a self, part: &'a str) -> Vec<(&'a str, f32)> {
-        let mut out: Vec<(&str, f32)> = Vec::new();
-        if self.name_postings.contains_key(part) {
-            out.push((part, 1.0));
+    fn matching_terms(&self, part: &str) -> Vec<(u32, f32)> {
+        let named = |text: &str| {
+            self.terms
+                .id(text)
+                .filter(|&t| !self.name_postings.get(t).is_empty())
+        };
+        let mut out: Vec<(u32, f32)> = Vec::new();
+        if let Some(term) = named(part) {
+            out.push((term, 1.0));
         }
         if part.chars().count() >= MIN_PREFIX {
             // Name terms extending the part (`teach` -> `teacher`).
-            for (term, _) in self
-                .name_postings
-                .range::<str, _>((std::ops::Bound::Excluded(part), std::ops::Bound::Unbounded))
-                .take_while(|(t, _)| t.starts_with(part))
+            let sorted = &self.name_terms_sorted;
+            let after = sorted.partition_point(|&t| self.terms.text(t) <= part);
+            for &term in sorted[after..]
+                .iter()
+                .take_while(|&&t| self.terms.text(t).starts_with(part))
             {
                 out.push((term, PREFIX_WEIGHT));
             }
             // Name terms the part extends (`advisor` -> `advis`).
             for (end, _) in part.char_indices().skip(MIN_PREFIX) {
-                let prefix = &part[..end];
-                if let Some((term, _)) = self.name_postings.get_key_value(prefix) {
+                if let Some(term) = named(&part[..end]) {
                     out.push((term, PREFIX_WEIGHT));
                 }
             }
@@ -614,10 +768,10 @@ impl Lexicon {
         // `role` only: a common word touches thousands of names of other roles
         // (every function named with "filter"), which would be gathered for
         // nothing.
-        let mut touched: BTreeMap<u32, HashMap<&str, (f32, Vec<usize>)>> = BTreeMap::new();
+        let mut touched: BTreeMap<u32, HashMap<u32, (f32, Vec<usize>)>> = BTreeMap::new();
         for (part, words) in &parts {
             for (term, weight) in self.matching_terms(part) {
-                for &name in self.name_postings.get(term).into_iter().flatten() {
+                for &name in self.name_postings.get(term) {
                     if self.entry(self.names[name as usize].entry).role != role {
                         continue;
                     }
@@ -634,20 +788,19 @@ impl Lexicon {
         let mut out = Vec::new();
         for (name_id, matched) in touched {
             let name = &self.names[name_id as usize];
-            let whole_words: Vec<usize> = name
-                .wholes
+            let (name_parts, name_wholes) = self.terms_of(name);
+            let whole_words: Vec<usize> = name_wholes
                 .iter()
-                .filter_map(|w| wholes.get(w.as_str()))
+                .filter_map(|&w| wholes.get(self.terms.text(w)))
                 .flatten()
                 .copied()
                 .collect();
-            let total: f32 = name.parts.iter().map(|p| self.name_idf(p)).sum();
-            let covered: f32 = name
-                .parts
+            let total: f32 = name_parts.iter().map(|&p| self.idf_of(Some(p))).sum();
+            let covered: f32 = name_parts
                 .iter()
-                .filter_map(|p| matched.get(p.as_str()).map(|(w, _)| w * self.name_idf(p)))
+                .filter_map(|p| matched.get(p).map(|(w, _)| w * self.idf_of(Some(*p))))
                 .sum();
-            let placed = place(&name.parts, &matched);
+            let placed = place(name_parts, &matched);
             let mut words: Vec<usize> = placed.iter().map(|(_, w)| *w).collect();
             let by_whole = !whole_words.is_empty();
             let name_coverage = if whole_words.is_empty() {
@@ -670,10 +823,9 @@ impl Lexicon {
             {
                 let idf = self.name_idf(&term.text);
                 word_total += idf;
-                if let Some(best) = name
-                    .parts
+                if let Some(best) = name_parts
                     .iter()
-                    .filter_map(|p| part_match(&term.text, p))
+                    .filter_map(|&p| part_match(&term.text, self.terms.text(p)))
                     .reduce(f32::max)
                 {
                     word_covered += best * idf;
@@ -684,7 +836,7 @@ impl Lexicon {
             } else {
                 1.0
             };
-            let last = name.parts.len().saturating_sub(1);
+            let last = name_parts.len().saturating_sub(1);
             let head_words: Vec<usize> = placed
                 .iter()
                 .filter(|(part, _)| *part == last)
@@ -741,7 +893,7 @@ mod tests {
     fn lexicon(entries: &[(&str, Role, &[&str], &[&str])]) -> Lexicon {
         let mut lexicon = Lexicon::default();
         for (iri, role, names, descriptions) in entries {
-            let id = lexicon.add_entry(iri, *role, Vec::new(), names);
+            let id = lexicon.add_entry(iri, *role, Arc::new([]), names);
             if *role == Role::Entity {
                 lexicon.add_document(id, names, descriptions);
             }
@@ -815,7 +967,7 @@ mod tests {
             for part in &parts {
                 let expected = scanned
                     .iter()
-                    .filter(|(t, _)| t == part)
+                    .filter(|(t, _)| lexicon.terms.text(*t) == part)
                     .map(|(_, w)| *w)
                     .reduce(f32::max);
                 assert_eq!(part_match(question, part), expected, "{question} ~ {part}");
