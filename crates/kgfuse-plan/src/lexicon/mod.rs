@@ -29,8 +29,9 @@ use crate::sparql::{cell_is_true, cell_text};
 use analyze::{Term, analyze, analyze_question};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::NamedNode;
+use kgfuse_graph::model::Term as GraphTerm;
 use kgfuse_store::Store;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a lexicon entry is.
@@ -366,21 +367,6 @@ fn harvest(store: &Store) -> Result<Harvest, PlanError> {
             properties.push(x);
         }
     }
-    let typed = sparql::run(
-        store,
-        "SELECT ?s ?t WHERE { ?s a ?t FILTER(isIRI(?s) && isIRI(?t)) }".into(),
-    )?;
-    let mut types = Vec::with_capacity(typed.rows.len());
-    for row in &typed.rows {
-        if let (Some(s), Some(t)) = (cell_text(row.first()), cell_text(row.get(1))) {
-            classes.push(t.clone());
-            types.push((s, t));
-        }
-    }
-    classes.sort();
-    classes.dedup();
-    properties.sort();
-    properties.dedup();
     let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, PlanError> {
         let nodes: Vec<NamedNode> = iris
             .iter()
@@ -388,17 +374,52 @@ fn harvest(store: &Store) -> Result<Harvest, PlanError> {
             .collect();
         Ok(store.graph().text_literals(&nodes)?)
     };
-    let names = read(&name_predicates)?
+    let names: Vec<(String, String, bool)> = read(&name_predicates)?
         .into_iter()
         .map(|l| {
             let primary = !SECONDARY_NAMES.contains(&name_predicates[l.predicate].as_str());
             (l.subject, l.value, primary)
         })
         .collect();
-    let descriptions = read(&description_predicates)?
+    let descriptions: Vec<(String, String)> = read(&description_predicates)?
         .into_iter()
         .map(|l| (l.subject, l.value))
         .collect();
+    // The types of the nodes that become entities (a primary name or a
+    // description), in the order the query gives them; every type is a class.
+    // Rows are consumed as they are read: the typed nodes outnumber the
+    // entities (a function's parameters are typed, not named).
+    let entities: HashSet<&str> = names
+        .iter()
+        .filter(|n| n.2)
+        .map(|n| n.0.as_str())
+        .chain(descriptions.iter().map(|d| d.0.as_str()))
+        .collect();
+    let typed = sparql::run(
+        store,
+        "SELECT ?s ?t WHERE { ?s a ?t FILTER(isIRI(?s) && isIRI(?t)) }".into(),
+    )?;
+    let mut types = Vec::new();
+    let mut type_iris: HashSet<String> = HashSet::new();
+    for row in typed.rows {
+        let mut cells = row.into_iter();
+        let (Some(Some(GraphTerm::NamedNode(s))), Some(Some(GraphTerm::NamedNode(t)))) =
+            (cells.next(), cells.next())
+        else {
+            continue;
+        };
+        let t = t.into_string();
+        if entities.contains(s.as_str()) {
+            types.push((s.into_string(), t.clone()));
+        }
+        type_iris.insert(t);
+    }
+    drop(entities);
+    classes.extend(type_iris);
+    classes.sort();
+    classes.dedup();
+    properties.sort();
+    properties.dedup();
     Ok(Harvest {
         names,
         descriptions,
@@ -453,10 +474,8 @@ impl Lexicon {
     fn build(store: &Store) -> Result<Self, PlanError> {
         let harvest = harvest(store)?;
         let mut lexicon = Self::default();
-        let is_class: std::collections::HashSet<&str> =
-            harvest.classes.iter().map(String::as_str).collect();
-        let is_property: std::collections::HashSet<&str> =
-            harvest.properties.iter().map(String::as_str).collect();
+        let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();
+        let is_property: HashSet<&str> = harvest.properties.iter().map(String::as_str).collect();
         let role_of = |iri: &str| {
             if is_class.contains(iri) {
                 Role::Class
@@ -510,7 +529,7 @@ impl Lexicon {
             }
         }
         // Classes and properties without a label are named by their local names.
-        let mut named: std::collections::HashSet<&str> = texts.keys().copied().collect();
+        let mut named: HashSet<&str> = texts.keys().copied().collect();
         for iri in harvest.classes.iter().chain(&harvest.properties) {
             if named.insert(iri.as_str()) {
                 let role = role_of(iri);
