@@ -48,6 +48,24 @@ impl KindFilter<'_> {
             ),
         }
     }
+
+    /// The same filter as a predicate LanceDB's bitmap index on `kind` serves,
+    /// given every kind the table holds: [`KindFilter::NoPrefix`] as
+    /// `kind NOT IN (...)` over the held kinds it leaves out (no predicate when
+    /// it leaves out none), where `NOT LIKE` made LanceDB test every row.
+    pub(crate) fn indexed_sql(&self, held: &[String]) -> Option<String> {
+        match self {
+            Self::NoPrefix(_) => {
+                let left_out: Vec<String> = held
+                    .iter()
+                    .filter(|kind| !self.admits(kind))
+                    .map(|kind| quote(kind))
+                    .collect();
+                (!left_out.is_empty()).then(|| format!("kind NOT IN ({})", left_out.join(", ")))
+            }
+            _ => self.sql(),
+        }
+    }
 }
 
 /// An SQL string literal.
@@ -88,5 +106,25 @@ mod tests {
             no_prefix.sql().as_deref(),
             Some("kind NOT LIKE 'owl:%' AND kind NOT LIKE 'rdf:%' AND kind NOT LIKE 'a\\_\\%%'")
         );
+        let held: Vec<String> = [
+            "Function",
+            "owl:Class",
+            "rdf:Property",
+            "rdfs:Class",
+            "O'wl:x",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            no_prefix.indexed_sql(&held).as_deref(),
+            Some("kind NOT IN ('owl:Class', 'rdf:Property')")
+        );
+        assert_eq!(
+            no_prefix.indexed_sql(&held[..1]),
+            None,
+            "nothing to leave out"
+        );
+        assert_eq!(one_of.indexed_sql(&held), one_of.sql());
+        assert_eq!(any.indexed_sql(&held), None);
     }
 }

@@ -123,6 +123,9 @@ pub struct VectorStore {
     /// Rows of node sets asked about again and again
     /// ([`VectorStore::search_among_kept`]), newest last.
     kept_sets: Arc<Mutex<Vec<KeptSet>>>,
+    /// The distinct kinds of the table's rows, with the table version read at
+    /// ([`VectorStore::held_kinds`]).
+    held_kinds: Arc<Mutex<Option<(u64, Arc<Vec<String>>)>>>,
 }
 
 /// A table version and its resident copy, if it has one.
@@ -211,6 +214,7 @@ impl VectorStore {
             index_lock: Arc::default(),
             resident: Arc::default(),
             kept_sets: Arc::default(),
+            held_kinds: Arc::default(),
         })
     }
 
@@ -240,6 +244,7 @@ impl VectorStore {
             index_lock: Arc::default(),
             resident: Arc::default(),
             kept_sets: Arc::default(),
+            held_kinds: Arc::default(),
         })
     }
 
@@ -599,11 +604,51 @@ impl VectorStore {
         let start = std::time::Instant::now();
         let out = match self.resident().await {
             Ok(Some(copy)) => Ok(copy.search(vector, k, filter)),
-            Ok(None) => self.nearest(vector, k, filter.sql(), false).await,
+            Ok(None) => {
+                let predicate = match filter {
+                    KindFilter::NoPrefix(_) => filter.indexed_sql(&*self.held_kinds().await?),
+                    _ => filter.sql(),
+                };
+                self.nearest(vector, k, predicate, false).await
+            }
             Err(e) => Err(e),
         };
         self.spent.add(start.elapsed());
         out
+    }
+
+    /// Every kind the table's rows have, sorted, read once per table version
+    /// (one pass over the `kind` column).
+    async fn held_kinds(&self) -> Result<Arc<Vec<String>>, VectorError> {
+        let version = self.table.version().await?;
+        let lock = || {
+            self.held_kinds
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        if let Some((kept, kinds)) = &*lock()
+            && *kept == version
+        {
+            return Ok(Arc::clone(kinds));
+        }
+        let mut kinds = std::collections::BTreeSet::new();
+        let mut batches = self
+            .table
+            .query()
+            .select(Select::columns(&["kind"]))
+            .execute()
+            .await?;
+        while let Some(batch) = batches.try_next().await? {
+            let column = string_column(&batch, "kind")?;
+            for i in 0..batch.num_rows() {
+                if !kinds.contains(column.value(i)) {
+                    kinds.insert(column.value(i).to_owned());
+                }
+            }
+        }
+        let kinds = Arc::new(kinds.into_iter().collect::<Vec<_>>());
+        *lock() = Some((version, Arc::clone(&kinds)));
+        Ok(kinds)
     }
 
     fn check_query(&self, vector: &[f32]) -> Result<(), VectorError> {
@@ -1123,6 +1168,45 @@ mod tests {
         assert!(kept[0].score > 0.999, "the new vector is read: {kept:?}");
         same(&kept, &exact(query).await);
         assert!(store.kept_sets.lock().expect("lock").len() <= KEPT_SETS);
+    }
+
+    /// With an index (so no resident copy), a prefix filter runs as `NOT IN`
+    /// the kinds the table holds, and a kind first written later is left out too.
+    #[tokio::test]
+    async fn a_prefix_filter_reads_the_kinds_held_and_follows_writes() {
+        let (_dir, e, store) = empty_table(32).await;
+        let kinds = ["Function", "Case", "owl:Class", "rdfs:Class"];
+        let rows: Vec<VectorRow> = (0..400)
+            .map(|i| VectorRow {
+                kind: kinds[i % kinds.len()].into(),
+                ..row(
+                    &e,
+                    &format!("urn:n{i}"),
+                    &format!("thing {} of part {}", i % 37, i % 11),
+                )
+            })
+            .collect();
+        store.add(&rows).await.expect("add");
+        store.build_vector_index().await.expect("index");
+        let filter = KindFilter::NoPrefix(&["owl:", "rdfs:"]);
+        for text in ["thing 5 of part 3", "part 7"] {
+            let query = e.embed_one(text);
+            let found = store.search(&query, 10, filter).await.expect("search");
+            assert_eq!(found.len(), 10);
+            assert!(found.iter().all(|h| filter.admits(&h.kind)), "{found:?}");
+        }
+        store
+            .upsert(&[VectorRow {
+                kind: "owl:NamedIndividual".into(),
+                ..row(&e, "urn:zebra", "zebras on a plain")
+            }])
+            .await
+            .expect("upsert");
+        let query = e.embed_one("zebras on a plain");
+        let any = store.search(&query, 1, KindFilter::Any).await.expect("any");
+        assert_eq!(any[0].iri, "urn:zebra");
+        let found = store.search(&query, 5, filter).await.expect("filtered");
+        assert!(found.iter().all(|h| filter.admits(&h.kind)), "{found:?}");
     }
 
     #[tokio::test]
