@@ -21,7 +21,7 @@
 
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
-use crate::functions::{functions_info, package_memberships};
+use crate::functions::{functions_info, functions_of_packages, packages_of_functions};
 use crate::kmeans::dot;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -503,7 +503,7 @@ pub(crate) async fn shortlist(
         .await
         .map_err(StoreError::from)?;
     let nearest_iris: Vec<String> = nearest.iter().map(|h| h.iri.clone()).collect();
-    let package_of_nearest = package_memberships(store, &nearest_iris, false)?;
+    let package_of_nearest = packages_of_functions(store, &nearest_iris)?;
     let evidence: Vec<(String, Option<String>, f32)> = nearest
         .iter()
         .map(|h| {
@@ -527,7 +527,7 @@ pub(crate) async fn shortlist(
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
-    let package_of = package_memberships(store, &chosen_iris, true)?;
+    let package_of = functions_of_packages(store, &chosen_iris)?;
     let inside: Vec<String> = package_of.keys().cloned().collect();
     let mut hits = store
         .vectors()
@@ -793,13 +793,13 @@ mod tests {
             .flat_map(|p| by_package[p].iter().map(move |f| (f.clone(), p.clone())))
             .collect();
         assert_eq!(
-            package_memberships(&store, &packages, true).expect("of packages"),
+            functions_of_packages(&store, &packages).expect("of packages"),
             expected
         );
         let mut some: Vec<String> = expected.keys().step_by(3).cloned().collect();
         some.push(packages[0].clone());
         some.push("urn:kgfuse:test:not-a-node".into());
-        let found = package_memberships(&store, &some, false).expect("of functions");
+        let found = packages_of_functions(&store, &some).expect("of functions");
         assert_eq!(found.len(), some.len() - 2, "a package and an unknown IRI");
         assert!(found.iter().all(|(f, p)| expected[f] == *p));
     }

@@ -146,14 +146,31 @@ pub(crate) fn functions_info(
     Ok(infos)
 }
 
-/// Function -> package for the functions and methods among `functions`, or
-/// (`of_packages`) for those of the packages given: one query whose `VALUES` are
-/// the nodes asked about, so its work grows with them, not with the store. A
-/// function in several packages is given the greatest package IRI.
-pub(crate) fn package_memberships(
+/// Function -> package for the functions and methods among `functions` (other
+/// nodes left out). One query with the functions as `VALUES`, so its work grows
+/// with them, not with the store; a function in several packages is given the
+/// greatest package IRI.
+pub(crate) fn packages_of_functions(
     store: &Store,
+    functions: &[String],
+) -> Result<BTreeMap<String, String>, RetrieveError> {
+    memberships(store, "function", functions)
+}
+
+/// Function -> package for every function and method of these packages, read
+/// as [`packages_of_functions`] reads.
+pub(crate) fn functions_of_packages(
+    store: &Store,
+    packages: &[String],
+) -> Result<BTreeMap<String, String>, RetrieveError> {
+    memberships(store, "package", packages)
+}
+
+/// Function -> package with `bound` (`function` or `package`) one of `iris`.
+fn memberships(
+    store: &Store,
+    bound: &str,
     iris: &[String],
-    of_packages: bool,
 ) -> Result<BTreeMap<String, String>, RetrieveError> {
     if iris.is_empty() {
         return Ok(BTreeMap::new());
@@ -166,7 +183,6 @@ pub(crate) fn package_memberships(
                 .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
         })
         .collect::<Result<Vec<Term>, _>>()?;
-    let bound = if of_packages { "package" } else { "function" };
     let solutions = sparql::run(
         store,
         format!(

@@ -604,13 +604,16 @@ impl VectorStore {
         let start = std::time::Instant::now();
         let out = match self.resident().await {
             Ok(Some(copy)) => Ok(copy.search(vector, k, filter)),
-            Ok(None) => {
-                let predicate = match filter {
-                    KindFilter::NoPrefix(_) => filter.indexed_sql(&*self.held_kinds().await?),
-                    _ => filter.sql(),
-                };
-                self.nearest(vector, k, predicate, false).await
-            }
+            Ok(None) => match filter {
+                KindFilter::NoPrefix(_) => match self.held_kinds().await {
+                    Ok(held) => {
+                        self.nearest(vector, k, filter.indexed_sql(&held), false)
+                            .await
+                    }
+                    Err(e) => Err(e),
+                },
+                _ => self.nearest(vector, k, filter.sql(), false).await,
+            },
             Err(e) => Err(e),
         };
         self.spent.add(start.elapsed());
