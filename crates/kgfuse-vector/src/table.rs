@@ -1021,20 +1021,26 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_resident_copy_answers_as_lancedb_does_and_follows_writes() {
-        let (_dir, e, store) = empty_table(64).await;
+    /// `count` rows of four kinds in turn (two of them OWL and RDFS terms), with
+    /// texts that repeat in two cycles.
+    fn mixed_kind_rows(embedder: &HashEmbedder, count: usize) -> Vec<VectorRow> {
         let kinds = ["Function", "Case", "owl:Class", "rdfs:Class"];
-        let rows: Vec<VectorRow> = (0..300)
+        (0..count)
             .map(|i| VectorRow {
                 kind: kinds[i % kinds.len()].into(),
                 ..row(
-                    &e,
+                    embedder,
                     &format!("urn:n{i}"),
                     &format!("thing {} of part {}", i % 37, i % 11),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_resident_copy_answers_as_lancedb_does_and_follows_writes() {
+        let (_dir, e, store) = empty_table(64).await;
+        let rows = mixed_kind_rows(&e, 300);
         store.add(&rows).await.expect("add");
         let filters = [
             KindFilter::Any,
@@ -1178,17 +1184,7 @@ mod tests {
     #[tokio::test]
     async fn a_prefix_filter_reads_the_kinds_held_and_follows_writes() {
         let (_dir, e, store) = empty_table(32).await;
-        let kinds = ["Function", "Case", "owl:Class", "rdfs:Class"];
-        let rows: Vec<VectorRow> = (0..400)
-            .map(|i| VectorRow {
-                kind: kinds[i % kinds.len()].into(),
-                ..row(
-                    &e,
-                    &format!("urn:n{i}"),
-                    &format!("thing {} of part {}", i % 37, i % 11),
-                )
-            })
-            .collect();
+        let rows = mixed_kind_rows(&e, 400);
         store.add(&rows).await.expect("add");
         store.build_vector_index().await.expect("index");
         let filter = KindFilter::NoPrefix(&["owl:", "rdfs:"]);
