@@ -21,7 +21,7 @@
 
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
-use crate::functions::{functions_info, functions_of_packages, packages_of_functions};
+use crate::functions::{functions_info, functions_of_packages, iri_terms, packages_of_functions};
 use crate::kmeans::dot;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -65,16 +65,6 @@ struct PackageScore {
     description: Option<String>,
     score: f32,
     basis: &'static str,
-}
-
-fn named(iri: &str) -> Result<Term, RetrieveError> {
-    NamedNode::new(iri)
-        .map(Term::NamedNode)
-        .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
-}
-
-fn terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
-    iris.iter().map(|i| named(i)).collect()
 }
 
 fn local_name(iri: &str) -> &str {
@@ -282,7 +272,7 @@ fn ties_query(candidates: &[Candidate]) -> Result<String, RetrieveError> {
            UNION {{ ?x <{calls}>|<{by_name}> ?a BIND(\"is called by\" AS ?link) }} \
            UNION {{ ?x <{has_function}> ?a BIND(\"owner\" AS ?link) }} \
            UNION {{ ?x <{exercises}> ?a BIND(\"case\" AS ?link) }} }}",
-        a = values("a", &terms(&iris)?),
+        a = values("a", &iri_terms(&iris)?),
         calls = kgfuse::CALLS,
         by_name = kgfuse::CALLS_BY_NAME,
         has_function = kgfuse::HAS_FUNCTION,
@@ -711,7 +701,7 @@ fn cases(
         "SELECT ?case ?function ?selected WHERE {{ {functions} \
            ?case <{exercises}> ?function . \
            OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} }}",
-        functions = values("function", &terms(&iris)?),
+        functions = values("function", &iri_terms(&iris)?),
         exercises = kgfuse::EXERCISES,
         base = CASE_BASE_GRAPH,
         selected_case = kgfuse::SELECTED_CASE,

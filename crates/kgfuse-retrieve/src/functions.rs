@@ -10,6 +10,17 @@ use kgfuse_plan::sparql::cell_text;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap};
 
+/// These IRIs as query terms; an IRI that does not parse is an error naming it.
+pub(crate) fn iri_terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
+    iris.iter()
+        .map(|iri| {
+            NamedNode::new(iri.as_str())
+                .map(Term::from)
+                .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
+        })
+        .collect()
+}
+
 /// The descriptions of function nodes, in order, `score` left at 0 for the
 /// caller. Three queries (names and places, parameters, links) with every node
 /// as a `VALUES` term, sent together: one round trip to a remote graph however
@@ -175,14 +186,7 @@ fn memberships(
     if iris.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let nodes = iris
-        .iter()
-        .map(|iri| {
-            NamedNode::new(iri.as_str())
-                .map(Term::from)
-                .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
-        })
-        .collect::<Result<Vec<Term>, _>>()?;
+    let nodes = iri_terms(iris)?;
     let solutions = sparql::run(
         store,
         format!(
