@@ -125,8 +125,11 @@ pub struct VectorStore {
     kept_sets: Arc<Mutex<Vec<KeptSet>>>,
     /// The distinct kinds of the table's rows, with the table version read at
     /// ([`VectorStore::held_kinds`]).
-    held_kinds: Arc<Mutex<Option<(u64, Arc<Vec<String>>)>>>,
+    held_kinds: Arc<Mutex<Option<HeldKinds>>>,
 }
+
+/// A table version and the distinct kinds of its rows, sorted.
+type HeldKinds = (u64, Arc<Vec<String>>);
 
 /// A table version and its resident copy, if it has one.
 type KeptCopy = (u64, Option<Arc<Resident>>);
