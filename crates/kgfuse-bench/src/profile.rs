@@ -81,10 +81,8 @@ pub async fn run(dir: &Path, questions: &[String], plan: &Plan) -> Result<()> {
 /// (the store builds it once walks have spent about as long reading the graph).
 pub(crate) fn edge_index_build(engine: &Engine) -> Result<String> {
     let started = Instant::now();
-    let index = engine
-        .store()
-        .graph()
-        .edge_index(kgfuse::MAX_INDEXED_EDGES)?;
+    let max_edges = engine.store().max_indexed_edges();
+    let index = engine.store().graph().edge_index(max_edges)?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
     Ok(match index {
         Some(index) => format!(
@@ -92,8 +90,7 @@ pub(crate) fn edge_index_build(engine: &Engine) -> Result<String> {
             index.len()
         ),
         None => format!(
-            "No walks' edge index: more than {} edges (read in {ms:.1} ms), or a SPARQL server.",
-            kgfuse::MAX_INDEXED_EDGES
+            "No walks' edge index: more than {max_edges} edges (read in {ms:.1} ms), or a SPARQL server."
         ),
     })
 }

@@ -446,7 +446,7 @@ async fn vector_index(engine: &Engine, questions: &[String]) -> Result<()> {
 
 /// The exact (index-free) vector scan against the memory-bandwidth bound: bytes of
 /// vectors read per second for a top-10 search by LanceDB, and by `search` (the
-/// resident copy of a table of at most `RESIDENT_MAX_ROWS` rows, LanceDB above),
+/// resident copy of a table within `[memory] resident_vectors_mib`, LanceDB above),
 /// next to the rate at which this machine sums an in-memory f32 buffer larger
 /// than its caches.
 async fn scan_rate(engine: &Engine) -> Result<()> {
@@ -482,7 +482,12 @@ async fn scan_rate(engine: &Engine) -> Result<()> {
     }
     #[allow(clippy::cast_precision_loss)]
     let bandwidth = (buffer.len() * 4) as f64 / best;
-    let resident = stats.vector_rows <= kgfuse::RESIDENT_MAX_ROWS;
+    let resident = stats.vector_rows
+        <= engine
+            .store()
+            .config()
+            .memory
+            .resident_vector_rows(stats.dimension);
     println!(
         "\nExact vector scan: {} rows x {} dims = {:.1} MB per search; summing a 256 MiB \
          buffer here: {:.2} GB/s (checksum {sum:.0}).",

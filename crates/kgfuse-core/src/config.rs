@@ -80,6 +80,89 @@ pub struct StoreConfig {
     /// Vectors kept on object storage instead of in the data directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors: Option<RemoteVectorsConfig>,
+    /// What a process that opens the store may keep in memory beside its files.
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+/// `[memory]` in `kgfuse.toml`: the byte budgets, in mebibytes, of what a process
+/// that opens the store keeps in memory beside its files. What a question needs
+/// whole (the lexicon of names, one write's batch) is not budgeted here:
+/// ARCHITECTURE.md, "Memory", says what grows with the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryConfig {
+    /// LanceDB's cache of vector and scalar index pages (LanceDB's own default
+    /// is 6 GiB; the indexes of a store of 100,000 functions take 15 MiB on disk).
+    #[serde(default = "default_vector_index_cache_mib")]
+    pub vector_index_cache_mib: usize,
+    /// LanceDB's cache of table metadata: manifests, fragment statistics (its
+    /// own default is 1 GiB).
+    #[serde(default = "default_vector_metadata_cache_mib")]
+    pub vector_metadata_cache_mib: usize,
+    /// Vectors copied into memory for exact search without a LanceDB query: the
+    /// whole table while it is this small and unindexed, and the node sets asked
+    /// about again and again (package rows), together within this budget.
+    #[serde(default = "default_resident_vectors_mib")]
+    pub resident_vectors_mib: usize,
+    /// The graph's edges in memory for walks (about 40 bytes an edge); a larger
+    /// graph is walked from Oxigraph's indexes on disk.
+    #[serde(default = "default_edge_index_mib")]
+    pub edge_index_mib: usize,
+}
+
+/// Bytes of one edge of the walks' edge index, with its share of the interned IRIs.
+const EDGE_INDEX_BYTES_PER_EDGE: usize = 40;
+
+const MIB: usize = 1024 * 1024;
+
+fn default_vector_index_cache_mib() -> usize {
+    512
+}
+
+fn default_vector_metadata_cache_mib() -> usize {
+    128
+}
+
+fn default_resident_vectors_mib() -> usize {
+    30
+}
+
+fn default_edge_index_mib() -> usize {
+    80
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            vector_index_cache_mib: default_vector_index_cache_mib(),
+            vector_metadata_cache_mib: default_vector_metadata_cache_mib(),
+            resident_vectors_mib: default_resident_vectors_mib(),
+            edge_index_mib: default_edge_index_mib(),
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// [`Self::vector_index_cache_mib`] in bytes.
+    pub fn vector_index_cache_bytes(&self) -> usize {
+        self.vector_index_cache_mib.saturating_mul(MIB)
+    }
+
+    /// [`Self::vector_metadata_cache_mib`] in bytes.
+    pub fn vector_metadata_cache_bytes(&self) -> usize {
+        self.vector_metadata_cache_mib.saturating_mul(MIB)
+    }
+
+    /// How many vectors of `dimension` values (4 bytes each)
+    /// [`Self::resident_vectors_mib`] holds: 20,480 at 384 dimensions by default.
+    pub fn resident_vector_rows(&self, dimension: usize) -> usize {
+        self.resident_vectors_mib.saturating_mul(MIB) / dimension.max(1).saturating_mul(4)
+    }
+
+    /// How many edges [`Self::edge_index_mib`] holds: 2,097,152 by default.
+    pub fn edge_index_edges(&self) -> usize {
+        self.edge_index_mib.saturating_mul(MIB) / EDGE_INDEX_BYTES_PER_EDGE
+    }
 }
 
 /// `[vectors]` in `kgfuse.toml`: the vector table on S3-compatible object
@@ -301,6 +384,7 @@ impl StoreConfig {
             },
             graph: None,
             vectors: None,
+            memory: MemoryConfig::default(),
         }
     }
 
@@ -376,5 +460,31 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "embedder = 3").expect("write");
         let err = StoreConfig::read(dir.path()).expect_err("garbage must not parse");
         assert!(err.to_string().contains(CONFIG_FILE), "{err}");
+    }
+
+    #[test]
+    fn memory_budgets_default_when_absent_and_convert_to_counts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        StoreConfig::new("hash", 384)
+            .write(dir.path())
+            .expect("write");
+        let text = std::fs::read_to_string(dir.path().join(CONFIG_FILE)).expect("read");
+        let without: String = text
+            .split("[memory]")
+            .next()
+            .expect("text before [memory]")
+            .to_owned();
+        std::fs::write(dir.path().join(CONFIG_FILE), without).expect("write");
+        let config = StoreConfig::read(dir.path()).expect("a store made before [memory]");
+        assert_eq!(config.memory, MemoryConfig::default());
+        assert_eq!(config.memory.resident_vector_rows(384), 20_480);
+        let small = MemoryConfig {
+            resident_vectors_mib: 1,
+            edge_index_mib: 4,
+            ..MemoryConfig::default()
+        };
+        assert_eq!(small.resident_vector_rows(256), 1024);
+        assert_eq!(small.edge_index_edges(), 104_857);
+        assert_eq!(small.resident_vector_rows(0), MIB / 4);
     }
 }

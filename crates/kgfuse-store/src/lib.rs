@@ -217,10 +217,6 @@ pub const INDEX_COST_PER_QUAD: Duration = Duration::from_micros(7);
 /// Walk time below which [`Store::edge_index`] does not even count the quads.
 const MIN_WALK_BEFORE_INDEXING: Duration = Duration::from_millis(50);
 
-/// Most edges [`Store::edge_index`] holds in memory (some 40 bytes each, with
-/// the IRIs); a larger graph is walked from Oxigraph's indexes.
-pub const MAX_INDEXED_EDGES: usize = 2_000_000;
-
 /// File bytes a load must bring per quad already in the store for
 /// [`Store::stream_facts_for`] to list the store's subjects first. Listing costs
 /// about a microsecond a quad; the passes the noted facts replace decode every
@@ -413,7 +409,9 @@ impl Store {
         })?;
         let graph = open_graph(dir, &config)?;
         // An interrupted earlier init may have left an empty table behind.
-        let vectors = match VectorStore::open(&location, config.embedder.dimension).await {
+        let vectors = match VectorStore::open(&location, config.embedder.dimension, &config.memory)
+            .await
+        {
             Ok(v) if v.is_empty().await? => v,
             Ok(_) => {
                 let _ = std::fs::remove_dir(dir);
@@ -422,7 +420,9 @@ impl Store {
                     None => StoreError::AlreadyInitialised(dir.display().to_string()),
                 });
             }
-            Err(_) => VectorStore::create(&location, config.embedder.dimension).await?,
+            Err(_) => {
+                VectorStore::create(&location, config.embedder.dimension, &config.memory).await?
+            }
         };
         // Its presence marks a complete store. The vocabulary is loaded after it:
         // a store left without one (a crash in between) gets it on the next open.
@@ -454,7 +454,9 @@ impl Store {
         let text_predicates = parse_predicates(&config)?;
         let location = vector_location(dir, &config);
         location.check_for_writers().await?;
-        let vectors = match VectorStore::open(&location, config.embedder.dimension).await {
+        let vectors = match VectorStore::open(&location, config.embedder.dimension, &config.memory)
+            .await
+        {
             Ok(vectors) => vectors,
             Err(VectorError::DimensionMismatch { expected, found }) => {
                 return Err(StoreError::Invalid(format!(
@@ -565,8 +567,12 @@ impl Store {
         let config = StoreConfig::read(dir)?;
         let text_predicates = parse_predicates(&config)?;
         let graph = open_graph(dir, &config)?;
-        let vectors =
-            VectorStore::open(&vector_location(dir, &config), config.embedder.dimension).await?;
+        let vectors = VectorStore::open(
+            &vector_location(dir, &config),
+            config.embedder.dimension,
+            &config.memory,
+        )
+        .await?;
         let embedder: Arc<dyn Embedder> =
             Arc::from(kgfuse_vector::build_embedder(&config.embedder)?);
         let store = Self::assemble(dir, config, graph, vectors, embedder, text_predicates);
@@ -1022,7 +1028,8 @@ impl Store {
     /// building the index takes ([`INDEX_COST_PER_QUAD`] a quad); kept until the
     /// next write. The build runs on a thread of its own, started by the first
     /// call that finds it worth it; `None` until it is done, on a SPARQL server,
-    /// and for a graph of more than [`MAX_INDEXED_EDGES`] edges.
+    /// and for a graph of more edges than `[memory] edge_index_mib` holds
+    /// ([`Store::max_indexed_edges`]).
     pub fn edge_index(&self) -> Result<Option<Arc<kgfuse_graph::EdgeIndex>>, StoreError> {
         let walked = self.graph.walk_read_time();
         if self.graph.is_remote() || walked < MIN_WALK_BEFORE_INDEXING {
@@ -1042,8 +1049,14 @@ impl Store {
             return Ok(index.as_ref().clone());
         }
         self.edge_index_build
-            .start(&self.graph, &self.derived, MAX_INDEXED_EDGES);
+            .start(&self.graph, &self.derived, self.max_indexed_edges());
         Ok(None)
+    }
+
+    /// Most edges the walks' edge index may hold: what `[memory] edge_index_mib`
+    /// in kgfuse.toml holds (2,097,152 by default).
+    pub fn max_indexed_edges(&self) -> usize {
+        self.config.memory.edge_index_edges()
     }
 
     /// Blocks until the work this store started in the background is done (the

@@ -35,7 +35,6 @@ pub use embed::{EmbedError, Embedder, build_embedder, cosine, embed_in_batches};
 pub use kgfuse_encoder::{blas_kernels, blas_kernels_to_request, restart_with_faster_blas_kernels};
 pub use kinds::KindFilter;
 pub use location::{READ_CONSISTENCY, VectorLocation};
-pub use resident::RESIDENT_MAX_ROWS;
 pub use table::{
     MIN_ROWS_FOR_VECTOR_INDEX, VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore,
 };

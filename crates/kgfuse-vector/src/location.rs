@@ -9,11 +9,13 @@
 //! probes that, and that the bucket exists (LanceDB does not create buckets).
 
 use crate::VectorError;
+use kgfuse_core::config::MemoryConfig;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How soon a reader in another process sees a new commit on object storage.
@@ -75,11 +77,21 @@ impl VectorLocation {
         Ok(())
     }
 
-    /// A LanceDB connection; on object storage readers look for new commits
-    /// every [`READ_CONSISTENCY`].
-    pub(crate) async fn connect(&self) -> Result<lancedb::Connection, VectorError> {
+    /// A LanceDB connection whose caches stay within `memory`'s budgets; on
+    /// object storage readers look for new commits every [`READ_CONSISTENCY`].
+    pub(crate) async fn connect(
+        &self,
+        memory: &MemoryConfig,
+    ) -> Result<lancedb::Connection, VectorError> {
         self.check()?;
-        let mut builder = lancedb::connect(&self.uri).storage_options(self.storage.clone());
+        let session = lancedb::Session::new(
+            memory.vector_index_cache_bytes(),
+            memory.vector_metadata_cache_bytes(),
+            Arc::new(lancedb::ObjectStoreRegistry::default()),
+        );
+        let mut builder = lancedb::connect(&self.uri)
+            .storage_options(self.storage.clone())
+            .session(Arc::new(session));
         if self.is_object_store() {
             builder = builder.read_consistency_interval(READ_CONSISTENCY);
         }

@@ -2,8 +2,9 @@
 //!
 //! An exact LanceDB search plans and runs a DataFusion query each time: at 2,000
 //! rows that costs several times the scan itself (BENCHMARKS.md, "The floor of a
-//! `flat` retrieval"). A table of at most [`RESIDENT_MAX_ROWS`] rows without a
-//! vector index is therefore read once per table version into memory (IRIs,
+//! `flat` retrieval"). A table whose vectors fit the resident budget
+//! (`[memory] resident_vectors_mib` in kgfuse.toml, 20,480 rows of 384 values by
+//! default) and that has no vector index is therefore read once per table version into memory (IRIs,
 //! kinds, texts, graphs and one contiguous array of vectors) and searched there
 //! exactly, with the same cosine LanceDB computes. A write makes a new version:
 //! the next search reads the table again. LanceDB stays the store of record;
@@ -12,9 +13,6 @@
 use crate::kinds::KindFilter;
 use crate::{VectorError, VectorHit};
 use std::collections::HashSet;
-
-/// Largest table kept resident: at 384 dimensions its vectors take 31 MB.
-pub const RESIDENT_MAX_ROWS: usize = 20_000;
 
 /// One table version's rows, in table order.
 #[derive(Debug, Default)]

@@ -11,7 +11,7 @@
 
 use crate::VectorLocation;
 use crate::kinds::{KindFilter, quote};
-use crate::resident::{RESIDENT_MAX_ROWS, Resident};
+use crate::resident::Resident;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float32Type;
 use arrow_array::{
@@ -19,6 +19,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use futures::TryStreamExt;
+use kgfuse_core::config::MemoryConfig;
 use lance_index::optimize::OptimizeOptions;
 use lance_index::scalar::FullTextSearchQuery;
 use lancedb::DistanceType;
@@ -126,6 +127,9 @@ pub struct VectorStore {
     /// The distinct kinds of the table's rows, with the table version read at
     /// ([`VectorStore::held_kinds`]).
     held_kinds: Arc<Mutex<Option<HeldKinds>>>,
+    /// Most vector rows held in memory by the resident copy, and by the kept
+    /// sets together ([`MemoryConfig::resident_vectors_mib`]).
+    resident_rows: usize,
 }
 
 /// A table version and the distinct kinds of its rows, sorted.
@@ -201,9 +205,14 @@ fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Result<&'a StringArr
 }
 
 impl VectorStore {
-    /// Creates the table at `location` (which must not hold one yet).
-    pub async fn create(location: &VectorLocation, dimension: usize) -> Result<Self, VectorError> {
-        let db = location.connect().await?;
+    /// Creates the table at `location` (which must not hold one yet); what it
+    /// keeps in memory stays within `memory`'s budgets.
+    pub async fn create(
+        location: &VectorLocation,
+        dimension: usize,
+        memory: &MemoryConfig,
+    ) -> Result<Self, VectorError> {
+        let db = location.connect(memory).await?;
         let schema = schema(dimension);
         let table = db
             .create_empty_table(TABLE, Arc::clone(&schema))
@@ -218,12 +227,18 @@ impl VectorStore {
             resident: Arc::default(),
             kept_sets: Arc::default(),
             held_kinds: Arc::default(),
+            resident_rows: memory.resident_vector_rows(dimension),
         })
     }
 
-    /// Opens the table at `location`, checking its vector dimension.
-    pub async fn open(location: &VectorLocation, dimension: usize) -> Result<Self, VectorError> {
-        let db = location.connect().await?;
+    /// Opens the table at `location`, checking its vector dimension; what it
+    /// keeps in memory stays within `memory`'s budgets.
+    pub async fn open(
+        location: &VectorLocation,
+        dimension: usize,
+        memory: &MemoryConfig,
+    ) -> Result<Self, VectorError> {
+        let db = location.connect(memory).await?;
         let table = db.open_table(TABLE).execute().await?;
         let found = match table.schema().await?.field_with_name("vector")?.data_type() {
             DataType::FixedSizeList(_, n) => usize::try_from(*n).unwrap_or(0),
@@ -248,6 +263,7 @@ impl VectorStore {
             resident: Arc::default(),
             kept_sets: Arc::default(),
             held_kinds: Arc::default(),
+            resident_rows: memory.resident_vector_rows(dimension),
         })
     }
 
@@ -518,14 +534,15 @@ impl VectorStore {
     /// once per table version and kept in memory, so later calls scan them there
     /// instead of running an exact LanceDB query over an `iri IN (...)` filter
     /// (31.8 ms for 1,000 packages in a table of 100,000 rows, BENCHMARKS.md). The
-    /// last [`KEPT_SETS`] sets are kept; a set of more than
-    /// [`RESIDENT_MAX_ROWS`] nodes is searched as [`Self::search_among`] does.
+    /// last [`KEPT_SETS`] sets are kept while their rows together fit the resident
+    /// budget ([`MemoryConfig::resident_vectors_mib`]); a larger set is searched
+    /// as [`Self::search_among`] does.
     pub async fn search_among_kept(
         &self,
         vector: &[f32],
         iris: &[String],
     ) -> Result<Vec<VectorHit>, VectorError> {
-        if iris.len() > RESIDENT_MAX_ROWS {
+        if iris.len() > self.resident_rows {
             return self.search_among(vector, iris).await;
         }
         self.check_query(vector)?;
@@ -559,7 +576,11 @@ impl VectorStore {
         });
         let mut sets = lock();
         sets.retain(|set| set.version == version && set.iris != iris);
-        if sets.len() >= KEPT_SETS {
+        while !sets.is_empty()
+            && (sets.len() >= KEPT_SETS
+                || sets.iter().map(|set| set.iris.len()).sum::<usize>() + iris.len()
+                    > self.resident_rows)
+        {
             sets.remove(0);
         }
         sets.push(KeptSet {
@@ -592,7 +613,7 @@ impl VectorStore {
 
     /// The `k` rows nearest to `vector` by cosine among those `filter` admits.
     /// A small unindexed table is searched exactly in its resident copy (see
-    /// [`RESIDENT_MAX_ROWS`]); otherwise LanceDB searches, with the vector index
+    /// [`Self::resident`]); otherwise LanceDB searches, with the vector index
     /// when there is one: the filter is applied before the search, and when the
     /// partitions nearest to `vector` hold fewer than `k` matching rows LanceDB
     /// probes further ones, so a selective filter loses no rows to the index
@@ -669,8 +690,9 @@ impl VectorStore {
     }
 
     /// The resident copy of the table as it is now, read first when the table
-    /// changed since the last one; `None` when the table is too big for one or
-    /// has a vector index (LanceDB searches it then).
+    /// changed since the last one; `None` when the table has more rows than the
+    /// resident budget holds ([`MemoryConfig::resident_vectors_mib`]) or has a
+    /// vector index (LanceDB searches it then).
     async fn resident(&self) -> Result<Option<Arc<Resident>>, VectorError> {
         let version = self.table.version().await?;
         let lock = || self.resident.lock().unwrap_or_else(PoisonError::into_inner);
@@ -685,7 +707,7 @@ impl VectorStore {
     }
 
     async fn read_resident(&self) -> Result<Option<Resident>, VectorError> {
-        if self.len().await? > RESIDENT_MAX_ROWS
+        if self.len().await? > self.resident_rows
             || self.table.index_stats(VECTOR_INDEX).await?.is_some()
         {
             return Ok(None);
@@ -1007,7 +1029,7 @@ mod tests {
     /// while the returned handle lives), with a hash embedder of that length.
     async fn empty_table(dimension: usize) -> (tempfile::TempDir, HashEmbedder, VectorStore) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = VectorStore::create(&dir.path().into(), dimension)
+        let store = VectorStore::create(&dir.path().into(), dimension, &MemoryConfig::default())
             .await
             .expect("create");
         (dir, HashEmbedder::new(dimension), store)
@@ -1182,6 +1204,49 @@ mod tests {
         assert!(store.kept_sets.lock().expect("lock").len() <= KEPT_SETS);
     }
 
+    /// The resident budget bounds both the table's copy and the kept sets
+    /// together: a table above it is searched by LanceDB, an older set makes
+    /// room for a newer one, and a set above the budget is not kept; the
+    /// answers stay those of an exact search.
+    #[tokio::test]
+    async fn the_resident_budget_bounds_the_copy_and_the_kept_sets() {
+        let (_dir, e, mut store) = empty_table(32).await;
+        store.resident_rows = 100;
+        let rows: Vec<VectorRow> = (0..400)
+            .map(|i| {
+                row(
+                    &e,
+                    &format!("urn:n{i}"),
+                    &format!("item {} of {}", i % 23, i % 7),
+                )
+            })
+            .collect();
+        store.add(&rows).await.expect("add");
+        assert!(store.resident().await.expect("resident").is_none());
+        let set = |from: usize, len: usize| -> Vec<String> {
+            (from..from + len).map(|i| format!("urn:n{i}")).collect()
+        };
+        let kept_sizes = |store: &VectorStore| -> Vec<usize> {
+            let sets = store.kept_sets.lock().expect("lock");
+            sets.iter().map(|set| set.iris.len()).collect()
+        };
+        let query = e.embed_one("item 4 of 2");
+        for (among, kept_after) in [
+            (set(0, 60), vec![60]),
+            (set(60, 30), vec![60, 30]),
+            (set(90, 50), vec![30, 50]),
+            (set(200, 150), vec![30, 50]),
+        ] {
+            let kept = store.search_among_kept(&query, &among).await.expect("kept");
+            let exact = store.search_among(&query, &among).await.expect("among");
+            assert_eq!(kept.len(), exact.len());
+            for (k, x) in kept.iter().zip(&exact) {
+                assert!((k.score - x.score).abs() < 1e-5, "{k:?} {x:?}");
+            }
+            assert_eq!(kept_sizes(&store), kept_after);
+        }
+    }
+
     /// With an index (so no resident copy), a prefix filter runs as `NOT IN`
     /// the kinds the table holds, and a kind first written later is left out too.
     #[tokio::test]
@@ -1271,7 +1336,7 @@ mod tests {
         );
 
         drop(store);
-        let reopened = VectorStore::open(&dir.path().into(), 64)
+        let reopened = VectorStore::open(&dir.path().into(), 64, &MemoryConfig::default())
             .await
             .expect("reopen");
         let hashes = reopened
@@ -1282,7 +1347,7 @@ mod tests {
             hashes["urn:decode"],
             kgfuse_core::content_hash("decode signal values from CAN frames")
         );
-        let err = VectorStore::open(&dir.path().into(), 32)
+        let err = VectorStore::open(&dir.path().into(), 32, &MemoryConfig::default())
             .await
             .err()
             .expect("wrong dimension");
@@ -1352,7 +1417,7 @@ mod tests {
                 unindexed_rows: 0
             }
         );
-        let reopened = VectorStore::open(&dir.path().into(), dimension)
+        let reopened = VectorStore::open(&dir.path().into(), dimension, &MemoryConfig::default())
             .await
             .expect("reopen");
         assert!(

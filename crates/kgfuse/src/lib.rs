@@ -40,12 +40,12 @@ pub use kgfuse_shacl::{
     ValidationResult,
 };
 pub use kgfuse_store::{
-    CheckReport, Derivation, FileValidation, LoadSummary, MAX_INDEXED_EDGES, Provenance, Question,
-    StoreStats, SyncReport,
+    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, Question, StoreStats,
+    SyncReport,
 };
 pub use kgfuse_vector::{
-    KindFilter, RESIDENT_MAX_ROWS, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,
-    blas_kernels_to_request, embed_in_batches, restart_with_faster_blas_kernels,
+    KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels, blas_kernels_to_request,
+    embed_in_batches, restart_with_faster_blas_kernels,
 };
 
 mod builder;
