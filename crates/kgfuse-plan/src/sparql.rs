@@ -123,7 +123,22 @@ pub fn run_checked_all(
 
 /// Parses and runs a generated SELECT.
 pub fn run(store: &Store, text: String) -> Result<Solutions, PlanError> {
-    let options = store.query_options();
+    run_with(store, text, store.query_options())
+}
+
+/// [`run`] for a read of the whole store on kgfuse's own behalf (the lexicon's
+/// scans), without the store's query timeout: its time grows with the store,
+/// not with a question, and a timeout would leave every question of a large
+/// store unanswerable.
+pub fn run_whole_store(store: &Store, text: String) -> Result<Solutions, PlanError> {
+    let options = QueryOptions {
+        timeout: None,
+        ..store.query_options()
+    };
+    run_with(store, text, options)
+}
+
+fn run_with(store: &Store, text: String, options: QueryOptions) -> Result<Solutions, PlanError> {
     let parsed = parse_query(&text, &options)?;
     let outcome = store.graph().query_algebra(parsed, &[], &options)?;
     Ok(Solutions::of(text, outcome))
