@@ -305,7 +305,7 @@ fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32,
         b.score()
             .total_cmp(&a.score())
             .then_with(|| b.words.len().cmp(&a.words.len()))
-            .then_with(|| lexicon.entry(a.entry).iri.cmp(&lexicon.entry(b.entry).iri))
+            .then_with(|| lexicon.iri_order(a.entry, b.entry))
     });
     let mut groups: Vec<Vec<(NameMatch, f32, f32)>> = Vec::new();
     let mut claimed: BTreeSet<usize> = BTreeSet::new();
