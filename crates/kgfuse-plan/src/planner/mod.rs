@@ -52,6 +52,11 @@ const CLASS_TIE: f32 = 0.95;
 const MOST_OF_A_NAME: f32 = 0.5;
 /// How many walks to each anchor are tried.
 const PATHS_PER_ANCHOR: usize = 2;
+/// Most choices of walks kept while the anchors are added: each mention
+/// multiplies them by up to [`PATHS_PER_ANCHOR`], so a long question (a code
+/// snippet names dozens of things) would make billions. The best ones are
+/// kept, and a plan runs from the first [`MAX_RUNS`] of them.
+const MAX_CHOICES: usize = 64;
 
 /// A plan with how much of the question it uses.
 #[derive(Debug, Clone)]
@@ -364,9 +369,30 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
                 ));
             }
         }
-        choices = next;
+        choices = best_choices(next);
     }
     Ok(choices)
+}
+
+/// The [`MAX_CHOICES`] best choices (by score, then by the order they were
+/// made), in the order they were made. A score is a sum of one penalty per
+/// anchor, so the best choices of all anchors extend the best choices of the
+/// first ones: the ones dropped could never have ranked among the kept.
+fn best_choices(mut made: Vec<(Vec<Constraint>, f32)>) -> Vec<(Vec<Constraint>, f32)> {
+    if made.len() <= MAX_CHOICES {
+        return made;
+    }
+    let mut order: Vec<usize> = (0..made.len()).collect();
+    order.sort_by(|&a, &b| made[b].1.total_cmp(&made[a].1).then(a.cmp(&b)));
+    order.truncate(MAX_CHOICES);
+    order.sort_unstable();
+    let mut kept = Vec::with_capacity(MAX_CHOICES);
+    for (at, choice) in made.drain(..).enumerate() {
+        if order.binary_search(&at).is_ok() {
+            kept.push(choice);
+        }
+    }
+    kept
 }
 
 /// A mention that takes in a number the question compares with: "more than
@@ -1018,6 +1044,58 @@ fn cell_value(cell: Option<&Term>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::linking::link;
+
+    /// Adding anchors one by one with [`best_choices`] between them keeps the
+    /// same best choices, in the same order, as making every combination first:
+    /// here 2^20 combinations of penalties with ties, of which the kept 64
+    /// are compared with the best 64 of all.
+    #[test]
+    fn the_choices_kept_are_the_best_of_all_combinations() {
+        let anchors = 20;
+        let penalty = |anchor: usize, option: usize| -> f32 {
+            // Ties within and across anchors: a few distinct penalties.
+            f32::from(u8::try_from((anchor * 7 + option * 3) % 4).expect("small")) * 0.05
+        };
+        let reach = |anchor: usize, option: usize| Constraint::Reaches {
+            path: Vec::new(),
+            any_of: vec![Value::iri(&format!("urn:a{anchor}:{option}"))],
+        };
+        let mut kept: Vec<(Vec<Constraint>, f32)> = vec![(Vec::new(), 1.0)];
+        for anchor in 0..anchors {
+            let mut next = Vec::new();
+            for (constraints, score) in &kept {
+                for option in 0..PATHS_PER_ANCHOR {
+                    let mut constraints = constraints.clone();
+                    constraints.push(reach(anchor, option));
+                    next.push((constraints, score - penalty(anchor, option)));
+                }
+            }
+            kept = best_choices(next);
+        }
+        assert_eq!(kept.len(), MAX_CHOICES);
+        // Every combination, as an index whose bits are the options, in the
+        // order the nested loops make them (first anchor most significant).
+        let all: Vec<(usize, f32)> = (0..1usize << anchors)
+            .map(|bits| {
+                let score = (0..anchors).fold(1.0, |score, anchor| {
+                    score - penalty(anchor, (bits >> (anchors - 1 - anchor)) & 1)
+                });
+                (bits, score)
+            })
+            .collect();
+        let mut best: Vec<&(usize, f32)> = all.iter().collect();
+        best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        best.truncate(MAX_CHOICES);
+        let mut kept_best: Vec<&(Vec<Constraint>, f32)> = kept.iter().collect();
+        kept_best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for ((constraints, score), (bits, expected)) in kept_best.into_iter().zip(best) {
+            assert!((score - expected).abs() < 1e-4, "{score} {expected}");
+            let options: Vec<Constraint> = (0..anchors)
+                .map(|anchor| reach(anchor, (bits >> (anchors - 1 - anchor)) & 1))
+                .collect();
+            assert_eq!(constraints, &options);
+        }
+    }
 
     /// A small shop, written for these tests: products with prices, weights
     /// and sizes, in categories, from suppliers in cities.
