@@ -1144,22 +1144,26 @@ mod tests {
         assert_ne!(hits[0].iri, "urn:n7", "a deleted row is gone");
     }
 
+    /// `n` rows `urn:n0`.. whose texts repeat (ties among the scores).
+    fn items(embedder: &HashEmbedder, n: usize) -> Vec<VectorRow> {
+        (0..n)
+            .map(|i| {
+                row(
+                    embedder,
+                    &format!("urn:n{i}"),
+                    &format!("item {} of {}", i % 23, i % 7),
+                )
+            })
+            .collect()
+    }
+
     /// A kept set answers as an exact LanceDB search among the same nodes, read
     /// from the resident copy or (with a vector index, so without one) from
     /// LanceDB, and a write makes the next call read the set again.
     #[tokio::test]
     async fn a_kept_set_answers_as_lancedb_does_and_follows_writes() {
         let (_dir, e, store) = empty_table(32).await;
-        let rows: Vec<VectorRow> = (0..400)
-            .map(|i| {
-                row(
-                    &e,
-                    &format!("urn:n{i}"),
-                    &format!("item {} of {}", i % 23, i % 7),
-                )
-            })
-            .collect();
-        store.add(&rows).await.expect("add");
+        store.add(&items(&e, 400)).await.expect("add");
         let among: Vec<String> = (0..60)
             .map(|i| format!("urn:n{}", i * 6))
             .chain(["urn:missing".to_owned()])
@@ -1212,16 +1216,7 @@ mod tests {
     async fn the_resident_budget_bounds_the_copy_and_the_kept_sets() {
         let (_dir, e, mut store) = empty_table(32).await;
         store.resident_rows = 100;
-        let rows: Vec<VectorRow> = (0..400)
-            .map(|i| {
-                row(
-                    &e,
-                    &format!("urn:n{i}"),
-                    &format!("item {} of {}", i % 23, i % 7),
-                )
-            })
-            .collect();
-        store.add(&rows).await.expect("add");
+        store.add(&items(&e, 400)).await.expect("add");
         assert!(store.resident().await.expect("resident").is_none());
         let set = |from: usize, len: usize| -> Vec<String> {
             (from..from + len).map(|i| format!("urn:n{i}")).collect()
