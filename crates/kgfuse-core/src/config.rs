@@ -100,8 +100,9 @@ pub struct MemoryConfig {
     #[serde(default = "default_vector_metadata_cache_mib")]
     pub vector_metadata_cache_mib: usize,
     /// Vectors copied into memory for exact search without a LanceDB query: the
-    /// whole table while it is this small and unindexed, and the node sets asked
-    /// about again and again (package rows), together within this budget.
+    /// whole table while its vectors fit this budget and it has no index; and,
+    /// together within another budget of this size, the node sets asked about
+    /// again and again (package rows).
     #[serde(default = "default_resident_vectors_mib")]
     pub resident_vectors_mib: usize,
     /// The graph's edges in memory for walks (about 40 bytes an edge); a larger

@@ -213,22 +213,11 @@ impl VectorStore {
         memory: &MemoryConfig,
     ) -> Result<Self, VectorError> {
         let db = location.connect(memory).await?;
-        let schema = schema(dimension);
         let table = db
-            .create_empty_table(TABLE, Arc::clone(&schema))
+            .create_empty_table(TABLE, schema(dimension))
             .execute()
             .await?;
-        Ok(Self {
-            table,
-            schema,
-            dimension,
-            spent: kgfuse_core::timing::TimeSpent::default(),
-            index_lock: Arc::default(),
-            resident: Arc::default(),
-            kept_sets: Arc::default(),
-            held_kinds: Arc::default(),
-            resident_rows: memory.resident_vector_rows(dimension),
-        })
+        Ok(Self::over(table, dimension, memory))
     }
 
     /// Opens the table at `location`, checking its vector dimension; what it
@@ -254,7 +243,12 @@ impl VectorStore {
                 found,
             });
         }
-        Ok(Self {
+        Ok(Self::over(table, dimension, memory))
+    }
+
+    /// The store over an open table, with nothing read or kept yet.
+    fn over(table: lancedb::Table, dimension: usize, memory: &MemoryConfig) -> Self {
+        Self {
             table,
             schema: schema(dimension),
             dimension,
@@ -264,7 +258,7 @@ impl VectorStore {
             kept_sets: Arc::default(),
             held_kinds: Arc::default(),
             resident_rows: memory.resident_vector_rows(dimension),
-        })
+        }
     }
 
     /// Vector length.
