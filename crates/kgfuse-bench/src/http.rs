@@ -11,6 +11,7 @@
 
 use crate::{extract, lubm_embedded, median, ms};
 use anyhow::{Context, Result, bail};
+use kgfuse::math::percentile;
 use kgfuse::{Engine, NoProgress, ReadOnlyOptions, RetrieveOptions, Strategy};
 use std::path::Path;
 use std::sync::Arc;
@@ -167,8 +168,8 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         println!(
             "| {clients} | {local_rate:.0} | {http_rate:.0} | {:.2}x | {:.2} | {:.2} |",
             http_rate / local_rate,
-            ms(percentile(&latencies, 0.5)),
-            ms(percentile(&latencies, 0.95))
+            ms(percentile(&latencies, 0.5).unwrap_or_default()),
+            ms(percentile(&latencies, 0.95).unwrap_or_default())
         );
     }
     let _ = stop_server.send(());
@@ -266,13 +267,4 @@ fn load(
     let elapsed = started.elapsed().as_secs_f64();
     latencies.sort();
     Ok((done.load(Ordering::Relaxed) as f64 / elapsed, latencies))
-}
-
-/// The `q` quantile of sorted latencies.
-fn percentile(sorted: &[Duration], q: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let index = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
 }

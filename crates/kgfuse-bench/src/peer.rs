@@ -5,7 +5,7 @@
 //! file list from it, loads the files into a fresh MiniLM store and times `flat` and
 //! `unified` the way the peer does (one warm-up pass, then one timed pass).
 
-use crate::retrieval::{answer_all, percentile};
+use crate::retrieval::{answer_all, percentile_ms};
 use anyhow::{Context, Result, bail};
 use kgfuse::{Engine, EngineInit, NoProgress, RetrieveOptions, Strategy};
 use serde_json::Value;
@@ -64,10 +64,10 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
         let mut times = answer_all(&engine, &questions, &options).await?;
         times.sort();
         if strategy == Strategy::Flat {
-            flat_p50 = percentile(&times, 0.5);
+            flat_p50 = percentile_ms(&times, 0.5);
         }
         for (label, p) in [("p50", 0.5), ("p95", 0.95)] {
-            let ours = percentile(&times, p);
+            let ours = percentile_ms(&times, p);
             let theirs = peer["queries"][strategy.name()][format!("{label}_ms")]
                 .as_f64()
                 .unwrap_or(f64::NAN);
@@ -148,5 +148,5 @@ async fn floor_p50(engine: &Engine, questions: &[String], k: usize) -> Result<f6
         }
     }
     times.sort();
-    Ok(percentile(&times, 0.5))
+    Ok(percentile_ms(&times, 0.5))
 }

@@ -12,7 +12,7 @@
 //! 3. **LanceDB on S3** (Ceph RGW) against a local directory: the time LanceDB
 //!    spends writing the vector rows of a load, and search latency.
 
-use crate::retrieval::{agreement, generate, percentile, questions, time_strategies};
+use crate::retrieval::{agreement, generate, percentile_ms, questions, time_strategies};
 use anyhow::{Context, Result, bail};
 use kgfuse::{
     CaseBaseOptions, Engine, EngineInit, NoProgress, RemoteGraphConfig, RemoteVectorsConfig,
@@ -138,13 +138,13 @@ async fn retrieval(n: usize, servers: &[Server], scratch: &Path) -> Result<()> {
         );
         println!("|---|---|---|---|---|---|---|");
         for (run, local) in runs.iter().zip(&base) {
-            let p50 = percentile(&run.times, 0.5);
-            let local_p50 = percentile(&local.times, 0.5);
+            let p50 = percentile_ms(&run.times, 0.5);
+            let local_p50 = percentile_ms(&local.times, 0.5);
             println!(
                 "| {} | {local_p50:.1} | {p50:.1} | {:.2}x | {:.1} | {:.1} | {:.3} |",
                 run.strategy.name(),
                 p50 / local_p50,
-                percentile(&run.times, 0.95),
+                percentile_ms(&run.times, 0.95),
                 run.round_trips,
                 agreement(run, local),
             );
@@ -308,8 +308,8 @@ async fn vectors_on_s3(
             searches.sort();
             measured.push((
                 load,
-                percentile(&upserts, 0.5),
-                percentile(&searches, 0.5),
+                percentile_ms(&upserts, 0.5),
+                percentile_ms(&searches, 0.5),
                 rows,
             ));
             drop(engine);

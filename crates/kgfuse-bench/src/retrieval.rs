@@ -154,10 +154,9 @@ async fn answer_and_keep(
     Ok(answers)
 }
 
-/// The `p` quantile of sorted durations, in milliseconds.
-pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
-    let ms: Vec<f64> = sorted.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
-    kgfuse_eval::percentile(&ms, p)
+/// The `p` quantile of sorted durations, in milliseconds (0 for none).
+pub(crate) fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
+    kgfuse::math::percentile(sorted, p).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 pub(crate) const STRATEGIES: [Strategy; 6] = [
@@ -277,13 +276,13 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool, steps: Steps) -> R
         let phase = Phase::start();
         let exact = time_strategies(&engine, &questions).await?;
         let strategies = phase.end();
-        let flat_p50 = percentile(&exact[0].times, 0.5);
+        let flat_p50 = percentile_ms(&exact[0].times, 0.5);
         for run in &exact {
-            let p50 = percentile(&run.times, 0.5);
+            let p50 = percentile_ms(&run.times, 0.5);
             println!(
                 "| {} | {p50:.1} | {:.1} | {:.2}x | {:.0}% | {:.0}% | {:.0}% | {:.0}% |",
                 run.strategy.name(),
-                percentile(&run.times, 0.95),
+                percentile_ms(&run.times, 0.95),
                 p50 / flat_p50,
                 run.graph,
                 run.vectors,
@@ -383,12 +382,12 @@ async fn with_index(engine: &Engine, questions: &[String], exact: &[StrategyRun]
     let indexed = time_strategies(engine, questions).await?;
     for (run, base) in indexed.iter().zip(exact) {
         let agreement = agreement(run, base);
-        let p50 = percentile(&run.times, 0.5);
+        let p50 = percentile_ms(&run.times, 0.5);
         println!(
             "| {} | {p50:.1} | {:.1} | {:.2}x | {:.0}% | {:.3} |",
             run.strategy.name(),
-            percentile(&run.times, 0.95),
-            p50 / percentile(&base.times, 0.5),
+            percentile_ms(&run.times, 0.95),
+            p50 / percentile_ms(&base.times, 0.5),
             run.vectors,
             agreement
         );
@@ -432,7 +431,10 @@ async fn vector_index(engine: &Engine, questions: &[String]) -> Result<()> {
     }
     exact_ms.sort();
     indexed_ms.sort();
-    let (e, i) = (percentile(&exact_ms, 0.5), percentile(&indexed_ms, 0.5));
+    let (e, i) = (
+        percentile_ms(&exact_ms, 0.5),
+        percentile_ms(&indexed_ms, 0.5),
+    );
     #[allow(clippy::cast_precision_loss)]
     let recall = found as f64 / wanted.max(1) as f64;
     println!(

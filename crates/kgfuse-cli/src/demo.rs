@@ -172,7 +172,7 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
                 vec![
                     format!("{:.3}", h.score),
                     h.kind.clone(),
-                    render::compact_iri(&h.iri, &options.prefixes),
+                    kgfuse::iri::compact(&h.iri, &options.prefixes),
                     h.text.lines().next().unwrap_or_default().to_owned(),
                 ]
             })
@@ -218,14 +218,14 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
             println!(
                 "text     {:.3} {}",
                 hit.score,
-                render::compact_iri(&hit.iri, &options.prefixes)
+                kgfuse::iri::compact(&hit.iri, &options.prefixes)
             );
         }
         for stage in context.trace.iter().filter(|s| s.stage == "gate") {
             for dropped in stage.dropped.iter().take(3) {
                 println!(
                     "gate     dropped {}: {}",
-                    render::compact_iri(&dropped.iri, &options.prefixes),
+                    kgfuse::iri::compact(&dropped.iri, &options.prefixes),
                     dropped.why
                 );
             }

@@ -552,7 +552,7 @@ fn print_context(context: &kgfuse::FusedContext) {
     for path in &context.paths {
         let names: Vec<&str> = path
             .iter()
-            .map(|iri| iri.rsplit(['/', '#']).next().unwrap_or(iri))
+            .map(|iri| kgfuse::iri::local_name(iri))
             .collect();
         println!("path: {}", names.join(" -> "));
     }
@@ -1200,7 +1200,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 if !stats.nodes_by_class.is_empty() {
                     println!("nodes by class:");
                     for (class, n) in &stats.nodes_by_class {
-                        println!("  {n:>8}  {}", render::compact_iri(class, &prefixes));
+                        println!("  {n:>8}  {}", kgfuse::iri::compact(class, &prefixes));
                     }
                 }
             }

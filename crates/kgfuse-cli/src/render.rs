@@ -1,24 +1,15 @@
 //! Human-readable rendering of query results: aligned tables with compact IRIs.
 
 use kgfuse::QueryOutcome;
+use kgfuse::iri::compact;
 use kgfuse::model::Term;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-
-/// Compacts an IRI with the first matching prefix, else wraps it in `<>`.
-pub fn compact_iri(iri: &str, prefixes: &[(String, String)]) -> String {
-    prefixes
-        .iter()
-        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
-        .max_by_key(|(_, ns)| ns.len())
-        .map(|(p, ns)| format!("{p}:{}", &iri[ns.len()..]))
-        .unwrap_or_else(|| format!("<{iri}>"))
-}
 
 /// One cell: IRIs compacted, literals as their text (with language or datatype
 /// when it is not a plain string), blank nodes as `_:id`.
 pub fn term_cell(term: &Term, prefixes: &[(String, String)]) -> String {
     match term {
-        Term::NamedNode(n) => compact_iri(n.as_str(), prefixes),
+        Term::NamedNode(n) => compact(n.as_str(), prefixes),
         Term::BlankNode(b) => b.to_string(),
         Term::Literal(l) => {
             // Tables are for reading: strings, language strings, numbers, booleans and
@@ -37,7 +28,7 @@ pub fn term_cell(term: &Term, prefixes: &[(String, String)]) -> String {
                 format!(
                     "{}^^{}",
                     l.value(),
-                    compact_iri(l.datatype().as_str(), prefixes)
+                    compact(l.datatype().as_str(), prefixes)
                 )
             }
         }
@@ -130,7 +121,7 @@ pub fn outcome(outcome: &QueryOutcome, prefixes: &[(String, String)], max_cell: 
                 .map(|t| {
                     vec![
                         term_cell(&Term::from(t.subject.clone()), prefixes),
-                        compact_iri(t.predicate.as_str(), prefixes),
+                        compact(t.predicate.as_str(), prefixes),
                         term_cell(&t.object, prefixes),
                     ]
                 })
@@ -174,7 +165,7 @@ pub fn validation_result(
         if text.starts_with(['_', '"', '<']) {
             text.to_owned()
         } else {
-            compact_iri(text, prefixes)
+            compact(text, prefixes)
         }
     };
     let mut line = format!(
@@ -214,15 +205,5 @@ mod tests {
         assert_eq!(lines[0], "?a         │ ?b");
         assert_eq!(lines[3], "a much lo… │ é");
         assert_eq!(lines[4], "(2 rows)");
-    }
-
-    #[test]
-    fn iris_compact_with_the_longest_prefix() {
-        let prefixes = vec![
-            ("ex".to_owned(), "http://ex.org/".to_owned()),
-            ("exa".to_owned(), "http://ex.org/a/".to_owned()),
-        ];
-        assert_eq!(compact_iri("http://ex.org/a/b", &prefixes), "exa:b");
-        assert_eq!(compact_iri("urn:x", &prefixes), "<urn:x>");
     }
 }

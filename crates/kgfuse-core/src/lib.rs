@@ -13,7 +13,10 @@
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached;
 //! - [`timing`]: running totals of time spent inside a component.
-//! - [`memory`]: this process's resident memory and its peak, for logs and benchmarks.
+//! - [`memory`]: this process's resident memory and its peak, for logs and benchmarks;
+//! - the text toolkit every crate shares, each helper defined once: [`iri`] (local
+//!   names, prefixed forms), [`text`] (identifier words, singulars, code fences) and
+//!   [`math`] (dot product, cosine, quantiles).
 //!
 //! ```
 //! use kgfuse_core::{config::StoreConfig, content_hash};
@@ -26,9 +29,12 @@
 pub mod answer;
 pub mod config;
 pub mod context;
+pub mod iri;
+pub mod math;
 pub mod memory;
 pub mod ontology;
 pub mod progress;
+pub mod text;
 pub mod timing;
 pub mod vocab;
 
@@ -74,25 +80,6 @@ pub fn file_iri(absolute: &std::path::Path) -> String {
         }
     }
     iri
-}
-
-/// The singular of a lowercase English word, by suffix only: `merchants` ->
-/// `merchant`, `categories` -> `category`; `status`, `class`, `analysis`, `bus`
-/// stay. Ingestion names semantic tags with it and retrieval folds questions with
-/// it, so both sides must use this one function.
-pub fn singular(word: &str) -> String {
-    if let Some(stem) = word.strip_suffix("ies")
-        && stem.len() >= 2
-    {
-        return format!("{stem}y");
-    }
-    if word.len() > 3
-        && word.ends_with('s')
-        && !["ss", "us", "is", "os"].iter().any(|e| word.ends_with(e))
-    {
-        return word[..word.len() - 1].to_owned();
-    }
-    word.to_owned()
 }
 
 /// Writes a file so that readers see either the old or the new content, never a

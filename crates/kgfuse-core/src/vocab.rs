@@ -212,17 +212,3 @@ pub mod w3c {
     /// `xsd:dateTime`.
     pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
 }
-
-/// Splits an IRI into its namespace and local name at the last `#` or `/`.
-///
-/// ```
-/// assert_eq!(kgfuse_core::vocab::local_name("https://w3id.org/kgfuse/ontology#Function"), "Function");
-/// assert_eq!(kgfuse_core::vocab::local_name("http://example.org/a/b"), "b");
-/// assert_eq!(kgfuse_core::vocab::local_name("urn:x"), "urn:x");
-/// ```
-pub fn local_name(iri: &str) -> &str {
-    match iri.rfind(['#', '/']) {
-        Some(i) if i + 1 < iri.len() => &iri[i + 1..],
-        _ => iri,
-    }
-}

@@ -29,6 +29,7 @@ pub use loo::{LooOptions, make_leave_one_out};
 pub use metrics::{approx_tokens, ndcg, reciprocal_rank};
 pub use plot::recall_vs_tokens_svg;
 
+use kgfuse::math::percentile;
 use kgfuse::model::{Literal, Term};
 use kgfuse::{Engine, FusedContext, QueryOutcome, RetrieveOptions, Strategy};
 use serde::{Deserialize, Serialize};
@@ -347,22 +348,8 @@ fn predicted_package(context: &FusedContext) -> Option<String> {
 }
 
 fn same_package(predicted: &str, expected: &str) -> bool {
-    let tail = |s: &str| s.rsplit(['/', '#']).next().unwrap_or(s).to_lowercase();
+    let tail = |s: &str| kgfuse::iri::local_name(s).to_lowercase();
     tail(predicted) == tail(expected)
-}
-
-/// The `p` quantile (0..=1) of sorted values, nearest rank; 0 for none.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[index]
 }
 
 /// The mean (0 for none; never -0, which would print as "-0.000").
@@ -496,8 +483,8 @@ pub async fn evaluate(
                 avg_context_tokens: mean(&tokens),
                 answer_in_context: (!answers.is_empty()).then(|| mean(&answers)),
                 package_accuracy: (!packages.is_empty()).then(|| mean(&packages)),
-                p50_ms: percentile(&latencies, 0.5),
-                p95_ms: percentile(&latencies, 0.95),
+                p50_ms: percentile(&latencies, 0.5).unwrap_or(0.0),
+                p95_ms: percentile(&latencies, 0.95).unwrap_or(0.0),
             },
         );
         report

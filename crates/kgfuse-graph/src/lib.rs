@@ -60,7 +60,7 @@ pub use sources::{SourceGraph, StoredSource};
 pub use sparql::{
     DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query, parse_update,
 };
-pub use vocabulary::{KnownTerms, QueryVocabulary, compact, compact_iri, query_vocabulary};
+pub use vocabulary::{KnownTerms, QueryVocabulary, query_vocabulary};
 
 use backend::{Backend, Changes};
 use oxigraph::store::Store;

@@ -15,6 +15,7 @@
 //! there is no violation.
 
 use crate::{Graph, GraphError};
+use kgfuse_core::iri::compact;
 use oxigraph::model::{
     GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Term, TermRef,
 };
@@ -552,29 +553,6 @@ fn typed_triples(pattern: &GraphPattern, context: &Types, out: &mut Vec<(TripleP
         }
         GraphPattern::Path { .. } | GraphPattern::Values { .. } | GraphPattern::Service { .. } => {}
     }
-}
-
-/// `iri` as `prefix:local` when one of `prefixes` covers it with a plain local name
-/// (the longest namespace wins), with the prefix used; `None` when none does.
-pub fn compact_iri(iri: &str, prefixes: &[(String, String)]) -> Option<(String, String)> {
-    let (prefix, namespace) = prefixes
-        .iter()
-        .filter(|(_, ns)| !ns.is_empty() && iri.starts_with(ns.as_str()))
-        .max_by_key(|(_, ns)| ns.len())?;
-    let local = &iri[namespace.len()..];
-    let plain = local
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        && local
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    plain.then(|| (prefix.clone(), format!("{prefix}:{local}")))
-}
-
-/// `iri` compacted with `prefixes`, or `<iri>`: how a query writes it.
-pub fn compact(iri: &str, prefixes: &[(String, String)]) -> String {
-    compact_iri(iri, prefixes).map_or_else(|| format!("<{iri}>"), |(_, short)| short)
 }
 
 /// One domain/range check: caches of the store lookups it needs.

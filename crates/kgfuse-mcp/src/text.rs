@@ -212,8 +212,7 @@ pub(crate) fn answer(answer: &Answer) -> String {
 /// The last segment of an IRI (after `/` or `#`), for compact lines.
 fn short(iri: &str) -> &str {
     if iri.starts_with("http://") || iri.starts_with("https://") || iri.starts_with("file:") {
-        let tail = iri.trim_end_matches(['/', '#']);
-        tail.rsplit(['/', '#']).next().unwrap_or(iri)
+        kgfuse::iri::local_name(iri)
     } else {
         iri
     }

@@ -20,10 +20,11 @@
 
 use crate::PlanError;
 use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
-use crate::lexicon::{Lexicon, NameMatch, Role, local_name};
+use crate::lexicon::{Lexicon, NameMatch, Role};
 use crate::sparql::cell_text;
 use crate::sparql::{run_all, values};
 use kgfuse_core::context::{Dropped, TraceStage};
+use kgfuse_core::iri::local_name;
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{NamedNode, Term as RdfTerm};
 use kgfuse_store::Store;

@@ -19,8 +19,8 @@
 //! ones that only tell them apart): a small model otherwise drops the subject
 //! and lists a whole class.
 
+use kgfuse_core::iri::compact;
 use kgfuse_core::vocab::w3c::RDF_TYPE;
-use kgfuse_graph::compact;
 
 /// An entity a grammar may name, with the properties the data has for it.
 #[derive(Debug, Clone, Default)]

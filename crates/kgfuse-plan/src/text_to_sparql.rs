@@ -30,11 +30,11 @@
 
 use crate::PlanError;
 use crate::lexicon::analyze::identifier_parts;
-use crate::lexicon::local_name;
 use crate::sparql::{cell_is_true, cell_text};
 use crate::sparql::{run, values, with_values};
 use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
+use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{
@@ -331,7 +331,7 @@ pub async fn text_to_sparql(
                 return Ok(out);
             }
         };
-        let text = strip_fences(&reply);
+        let text = kgfuse_core::text::strip_fences(&reply).trim().to_owned();
         if out.attempts.iter().any(|a| a.query == text) {
             // A small model asked again often repeats itself: another round would
             // only cost time.
@@ -742,20 +742,6 @@ pub fn entity_labels(
         .collect())
 }
 
-/// The reply without a surrounding Markdown code fence (```` ```sparql ... ``` ````).
-fn strip_fences(reply: &str) -> String {
-    let trimmed = reply.trim();
-    let Some(rest) = trimmed.strip_prefix("```") else {
-        return trimmed.to_owned();
-    };
-    let rest = rest.strip_suffix("```").unwrap_or(rest);
-    let body = match rest.split_once('\n') {
-        Some((tag, body)) if tag.trim().chars().all(|c| c.is_alphanumeric() || c == '-') => body,
-        _ => rest,
-    };
-    body.trim().to_owned()
-}
-
 /// The ontology terms nearest to the question, best first.
 async fn ontology_slice(
     store: &Store,
@@ -885,7 +871,7 @@ fn vocabulary_text(
     known: &KnownTerms,
     prefixes: &[(String, String)],
 ) -> Result<String, PlanError> {
-    let name = |iri: &str| kgfuse_graph::compact(iri, prefixes);
+    let name = |iri: &str| kgfuse_core::iri::compact(iri, prefixes);
     let in_slice = |iri: &str| slice.iter().any(|t| t.as_str() == iri);
     let mut terms: Vec<NamedNode> = slice.to_vec();
     for iri in known
@@ -1123,7 +1109,7 @@ fn check_and_run(
                 (!near.is_empty()).then(|| {
                     let near: Vec<String> = near
                         .iter()
-                        .map(|n| kgfuse_graph::compact(n, prefixes))
+                        .map(|n| kgfuse_core::iri::compact(n, prefixes))
                         .collect();
                     format!("instead of <{iri}>, did you mean {}?", near.join(" or "))
                 })
@@ -1917,13 +1903,6 @@ mod tests {
             examples(&[], &classes, &prefixes, None, &named, None)[0].1,
             "SELECT ?x WHERE { ?x a ex:Lecturer }"
         );
-    }
-
-    #[test]
-    fn fences_and_language_tags_are_removed() {
-        assert_eq!(strip_fences("```sparql\nASK {}\n```"), "ASK {}");
-        assert_eq!(strip_fences("```\nASK {}\n```\n"), "ASK {}");
-        assert_eq!(strip_fences("  ASK {} "), "ASK {}");
     }
 
     #[tokio::test]

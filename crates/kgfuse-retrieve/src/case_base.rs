@@ -420,7 +420,7 @@ pub(crate) fn case_infos(
                 iri: iri.clone(),
                 title: title
                     .filter(|t| !t.is_empty())
-                    .unwrap_or_else(|| iri.rsplit(['/', '#']).next().unwrap_or(iri).to_owned()),
+                    .unwrap_or_else(|| kgfuse_core::iri::local_name(iri).to_owned()),
                 code,
                 exercises,
             }

@@ -47,13 +47,16 @@ fn cues(question: &str, list: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Classifies a question with keyword cues and the model's entity extraction (a
-/// real model, not the offline one, classifies it directly); the returned trace
-/// stage says which cues, entities or model decided it.
-pub fn dispatch(question: &str, model: &dyn LanguageModel) -> (Dispatch, TraceStage) {
+/// Classifies a question with keyword cues and the names the model extracted
+/// from it (a real model, not the offline one, classifies it directly); the
+/// returned trace stage says which cues, entities or model decided it.
+pub fn dispatch(
+    question: &str,
+    entities: &[String],
+    model: &dyn LanguageModel,
+) -> (Dispatch, TraceStage) {
     let factual = cues(question, FACTUAL_CUES);
     let semantic = cues(question, SEMANTIC_CUES);
-    let entities = model.extract_entities(question).unwrap_or_default();
     let dispatch = match (
         !factual.is_empty(),
         !semantic.is_empty(),
@@ -122,7 +125,10 @@ mod tests {
             ("can I work from another country?", Dispatch::Semantic),
         ];
         for (question, expected) in cases {
-            let (dispatch, stage) = dispatch(question, &model);
+            let entities = model
+                .extract_entities(question)
+                .expect("offline extraction");
+            let (dispatch, stage) = dispatch(question, &entities, &model);
             assert_eq!(dispatch, expected, "{question}: {:?}", stage.kept);
         }
     }
@@ -171,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_real_model_classifies_the_question_itself() {
-        let (dispatch, stage) = dispatch("explain how retries work", &PicksFactual);
+        let (dispatch, stage) = dispatch("explain how retries work", &[], &PicksFactual);
         assert_eq!(dispatch, Dispatch::Factual);
         assert!(
             stage.kept[0].starts_with("picks-factual: factual"),

@@ -22,8 +22,9 @@
 use crate::RetrieveError;
 use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
 use crate::functions::{functions_info, functions_of_packages, iri_terms, packages_of_functions};
-use crate::kmeans::dot;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
+use kgfuse_core::iri::local_name;
+use kgfuse_core::math::dot;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
@@ -65,10 +66,6 @@ struct PackageScore {
     description: Option<String>,
     score: f32,
     basis: &'static str,
-}
-
-fn local_name(iri: &str) -> &str {
-    iri.rsplit(['/', '#']).next().unwrap_or(iri)
 }
 
 /// A package as the classifier sees it.

@@ -6,13 +6,10 @@
 //! to the lower index, and callers pass points sorted by IRI. Then Lloyd iterations
 //! with cosine similarity until no assignment changes (at most `MAX_ITERATIONS`).
 
+use kgfuse_core::math::dot;
+
 /// Lloyd iterations at most; small packages converge in a handful.
 const MAX_ITERATIONS: usize = 50;
-
-/// Dot product (cosine for unit vectors).
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 /// The unit-length mean of `vectors`; `None` when there are none or they cancel out.
 pub(crate) fn unit_mean<'a>(vectors: impl IntoIterator<Item = &'a [f32]>) -> Option<Vec<f32>> {

@@ -257,7 +257,20 @@ pub async fn retrieve_question(
     if options.top_k == 0 {
         return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
     }
-    let (dispatch, dispatch_stage) = dispatch::dispatch(text, model);
+    // The model's entity extraction, once per retrieval: dispatch and `unified`
+    // share it, and a failure is told in the trace rather than dropped.
+    let (entities, extraction_failed) = match model.extract_entities(text) {
+        Ok(entities) => (entities, None),
+        Err(error) => (
+            Vec::new(),
+            Some(format!(
+                "{} entity extraction failed: {error}",
+                model.name()
+            )),
+        ),
+    };
+    let (dispatch, mut dispatch_stage) = dispatch::dispatch(text, &entities, model);
+    dispatch_stage.kept.extend(extraction_failed);
     let (strategy, auto_stage) = match options.strategy {
         Strategy::Auto => {
             let stage = TraceStage {
@@ -280,7 +293,7 @@ pub async fn retrieve_question(
         Strategy::Paths => paths::retrieve(store, text, options.top_k, options.paths).await?,
         // Auto became Unified above; the arm only keeps the match exhaustive.
         Strategy::Unified | Strategy::Auto => {
-            unified::retrieve(store, model, question, dispatch, options).await?
+            unified::retrieve(store, model, question, &entities, dispatch, options).await?
         }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
@@ -314,6 +327,7 @@ pub async fn retrieve_question(
 mod tests {
     use super::*;
     use kgfuse_core::context::{CaseInfo, Fact, FunctionInfo, TextHit};
+    use kgfuse_llm::LlmError;
 
     /// Every stage that searches by the question shares one embedding: each
     /// strategy embeds the question at most once per retrieval, and the answer
@@ -384,5 +398,80 @@ mod tests {
         let stage = context.trace.last().expect("exclude stage");
         assert_eq!(stage.stage, "exclude");
         assert_eq!(stage.dropped.len(), 2);
+    }
+
+    /// A model whose entity extraction fails, counting its calls.
+    #[derive(Default)]
+    struct FailingExtraction {
+        offline: kgfuse_llm::RuleBased,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl LanguageModel for FailingExtraction {
+        fn name(&self) -> &str {
+            "failing-extraction"
+        }
+        fn is_offline(&self) -> bool {
+            true
+        }
+        fn classify(&self, text: &str, labels: &[&str]) -> Result<Option<usize>, LlmError> {
+            self.offline.classify(text, labels)
+        }
+        fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Err(LlmError::Service("the extraction service is down".into()))
+        }
+        fn judge_relevance(
+            &self,
+            question: &str,
+            item: &str,
+        ) -> Result<kgfuse_llm::Relevance, LlmError> {
+            self.offline.judge_relevance(question, item)
+        }
+        fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
+            self.offline.complete(system, prompt)
+        }
+        fn rewrite_query(&self, question: &str, terms: &[String]) -> Result<String, LlmError> {
+            self.offline.rewrite_query(question, terms)
+        }
+        fn draft_answer(
+            &self,
+            question: &str,
+            passages: &[kgfuse_llm::Passage],
+        ) -> Result<kgfuse_llm::Draft, LlmError> {
+            self.offline.draft_answer(question, passages)
+        }
+        fn generate_sparql(&self, request: &kgfuse_llm::SparqlRequest) -> Result<String, LlmError> {
+            self.offline.generate_sparql(request)
+        }
+    }
+
+    /// `unified` asks the model for the question's entities once (dispatch and
+    /// the entity stage share the reply), and a failed extraction is in the trace.
+    #[tokio::test]
+    async fn a_retrieval_asks_for_entities_once_and_tells_a_failure() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
+        let (_dir, store) = kgfuse_plan::testing::with_files(&files).await;
+        let model = FailingExtraction::default();
+        let options = RetrieveOptions {
+            strategy: Strategy::Unified,
+            ..RetrieveOptions::default()
+        };
+        let context = retrieve(&store, &model, "Who approves remote work?", &options)
+            .await
+            .expect("a failed extraction does not fail the retrieval");
+        assert_eq!(model.calls.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let dispatch = &context.trace[0];
+        assert_eq!(dispatch.stage, "dispatch");
+        assert!(
+            dispatch
+                .kept
+                .iter()
+                .any(|line| line.contains("entity extraction failed: ")),
+            "{:?}",
+            dispatch.kept
+        );
     }
 }

@@ -42,7 +42,7 @@ impl Default for PathLimits {
 /// `fees` -> `fee`, `categories` -> `category`: the same folding ingestion applies
 /// to tag names, applied to every word of the question.
 fn fold(word: &str) -> String {
-    kgfuse_core::singular(&word.to_lowercase())
+    kgfuse_core::text::singular(&word.to_lowercase())
 }
 
 fn words(text: &str) -> Vec<String> {

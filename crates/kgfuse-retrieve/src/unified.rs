@@ -32,13 +32,14 @@ use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
 use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
 use crate::{RetrieveError, RetrieveOptions, domain};
 use kgfuse_core::context::{AnswerSet, Dispatch, Dropped, Fact, FusedContext, TraceStage};
+use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_llm::LanguageModel;
 use kgfuse_plan::cues::Cues;
-use kgfuse_plan::lexicon::{Lexicon, local_name};
+use kgfuse_plan::lexicon::Lexicon;
 use kgfuse_plan::linking::{self, Linked};
 use kgfuse_plan::query_graphs::{Constructed, Construction};
 use kgfuse_plan::sparql::cell_text;
@@ -434,6 +435,7 @@ pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
     question: &Question,
+    named: &[String],
     dispatch: Dispatch,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
@@ -444,15 +446,7 @@ pub(crate) async fn retrieve(
     let linked = lexical.linked()?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
-    let entities = entity_stage(
-        store,
-        model,
-        question.text(),
-        &hits,
-        &linked,
-        &mut context,
-        &mut rejected,
-    )?;
+    let entities = entity_stage(store, named, &hits, &linked, &mut context, &mut rejected)?;
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question.text(), &hits)?;
     let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
@@ -876,20 +870,18 @@ async fn vector_stage(
 }
 
 /// Stage 2, entities: linked mentions first (best candidates of each), then nodes
-/// whose label is a spelling of a name the language model extracts, then the best
-/// vector hits; at most `MAX_ENTITIES`.
+/// whose label is a spelling of a name the language model extracted (`names`),
+/// then the best vector hits; at most `MAX_ENTITIES`.
 fn entity_stage(
     store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
+    names: &[String],
     hits: &[VectorHit],
     linked: &Linked,
     context: &mut FusedContext,
     rejected: &mut Vec<Rejected>,
 ) -> Result<Vec<NamedNode>, RetrieveError> {
-    let names = model.extract_entities(question).unwrap_or_default();
     let mut entities: Vec<String> = linked.entities().map(|c| c.iri.clone()).collect();
-    for node in nodes_named(store, &names, &mut context.sparql, rejected)? {
+    for node in nodes_named(store, names, &mut context.sparql, rejected)? {
         if !entities.contains(&node) {
             entities.push(node);
         }
@@ -1429,6 +1421,7 @@ mod tests {
             &store,
             &model,
             &Question::new("Who works for which organisation?"),
+            &[],
             Dispatch::Factual,
             &RetrieveOptions {
                 top_k: 4,
@@ -1477,6 +1470,7 @@ mod tests {
             &store,
             &model,
             &Question::new("What are the names of Acme's employees?"),
+            &[],
             Dispatch::Factual,
             &RetrieveOptions {
                 top_k: 4,

@@ -3,8 +3,9 @@
 use crate::stream_facts::StreamFacts;
 use crate::{Store, StoreError};
 use kgfuse_core::content_hash;
+use kgfuse_core::iri::local_name;
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{KGFUSE, WELL_KNOWN_PREFIXES, kgfuse, local_name};
+use kgfuse_core::vocab::{KGFUSE, WELL_KNOWN_PREFIXES, kgfuse};
 use kgfuse_graph::TextLiteral;
 use kgfuse_vector::{VectorRow, embed_in_batches};
 use std::collections::{BTreeMap, HashMap};

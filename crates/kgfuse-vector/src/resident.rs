@@ -12,6 +12,7 @@
 
 use crate::kinds::KindFilter;
 use crate::{VectorError, VectorHit};
+use kgfuse_core::math::dot;
 use std::collections::HashSet;
 
 /// One table version's rows, in table order.
@@ -152,24 +153,6 @@ impl Resident {
     }
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Eight partial sums: the compiler keeps them in vector registers.
-    let mut sums = [0.0f32; 8];
-    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a_chunks.zip(b_chunks) {
-        for i in 0..8 {
-            sums[i] += x[i] * y[i];
-        }
-    }
-    sums.iter().sum::<f32>() + tail
-}
-
 fn norm(v: &[f32]) -> f32 {
     dot(v, v).sqrt()
 }
@@ -242,12 +225,5 @@ mod tests {
         );
         let mut wrong = Resident::new(2);
         assert!(wrong.push("urn:x", "K", "t", "g", &[1.0]).is_err());
-    }
-
-    #[test]
-    fn dot_products_cover_the_tail() {
-        let a: Vec<f32> = (1..=11).map(|i| i as f32).collect();
-        let expected: f32 = a.iter().map(|x| x * x).sum();
-        assert_eq!(dot(&a, &a), expected);
     }
 }

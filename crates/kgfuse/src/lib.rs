@@ -19,6 +19,9 @@ pub use kgfuse_core::context::{
 pub use kgfuse_core::error_chain_mentions_disk_full;
 pub use kgfuse_core::memory;
 pub use kgfuse_core::progress::{NoProgress, Progress};
+/// The text toolkit every part shares: IRIs' local names and prefixed forms,
+/// identifier words, singulars, code fences, cosine and quantiles.
+pub use kgfuse_core::{iri, math, text};
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{

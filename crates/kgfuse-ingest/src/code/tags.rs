@@ -5,6 +5,8 @@
 //! from parameter names and types, outputs from return types and from the verb-object
 //! shape of a function's name (`compute_fee` produces `fee`).
 
+use kgfuse_core::text::{identifier_words, singular};
+
 /// Name parts that say how a value is held, not what it is.
 const HOLDER_SUFFIXES: &[&str] = &[
     "id", "ids", "key", "keys", "idx", "obj", "str", "list", "dict", "set", "df", "ref",
@@ -56,34 +58,9 @@ const PRODUCING_VERBS: &[&str] = &[
     "estimate",
 ];
 
-/// Splits `snake_case`, `CamelCase` and `kebab-case` into lowercase words.
-fn words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut previous_lower = false;
-    for ch in name.chars() {
-        if !ch.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
-            }
-            previous_lower = false;
-            continue;
-        }
-        if ch.is_uppercase() && previous_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
-        }
-        previous_lower = ch.is_lowercase() || ch.is_ascii_digit();
-        current.extend(ch.to_lowercase());
-    }
-    if !current.is_empty() {
-        words.push(current);
-    }
-    words
-}
-
 /// The concept a name stands for, or `None` for generic names.
 pub fn normalise(name: &str) -> Option<String> {
-    let mut parts = words(name.trim_start_matches('*'));
+    let mut parts = identifier_words(name.trim_start_matches('*'));
     while parts.len() > 1
         && parts
             .last()
@@ -96,7 +73,7 @@ pub fn normalise(name: &str) -> Option<String> {
     }
     let as_written = parts.join(" ");
     if let Some(last) = parts.last_mut() {
-        *last = kgfuse_core::singular(last);
+        *last = singular(last);
     }
     let tag = parts.join(" ");
     let meaningful = tag.chars().filter(|c| c.is_alphabetic()).count() >= 3
@@ -126,7 +103,7 @@ pub fn from_type(annotation: &str) -> Vec<String> {
 
 /// What a function's name says it produces: the words after a producing verb.
 pub fn from_function_name(name: &str) -> Option<String> {
-    let parts = words(name);
+    let parts = identifier_words(name);
     let (verb, rest) = parts.split_first()?;
     if rest.is_empty() || !PRODUCING_VERBS.contains(&verb.as_str()) {
         return None;

@@ -5,33 +5,10 @@
 //! the client quotes it in its one corrective re-ask.
 
 use crate::{Claim, Draft, Relevance};
+use kgfuse_core::text::{fenced_block, strip_fences};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-
-/// The text between the first code-fence line (three backticks and any language
-/// tag) and the next fence; the whole text when there is no complete fence.
-pub(crate) fn strip_fences(text: &str) -> &str {
-    fenced_block(text, None).unwrap_or(text)
-}
-
-/// The body of the first fenced block; with `language`, of the first block whose
-/// tag is that language (case-insensitive).
-pub(crate) fn fenced_block<'a>(text: &'a str, language: Option<&str>) -> Option<&'a str> {
-    let mut rest = text;
-    while let Some(open) = rest.find("```") {
-        let after_ticks = &rest[open + 3..];
-        let line_end = after_ticks.find('\n')?;
-        let tag = after_ticks[..line_end].trim();
-        let body = &after_ticks[line_end + 1..];
-        let close = body.find("```")?;
-        if language.is_none_or(|wanted| tag.eq_ignore_ascii_case(wanted)) {
-            return Some(&body[..close]);
-        }
-        rest = &body[close + 3..];
-    }
-    None
-}
 
 /// The JSON object in a reply: the whole reply, the inside of its code fence, or
 /// the first balanced `{...}` span in surrounding prose that parses as an object.

@@ -27,6 +27,7 @@ use crate::PlanError;
 use crate::sparql;
 use crate::sparql::cell_text;
 use analyze::{Term, analyze, analyze_question};
+use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::model::Term as GraphTerm;
@@ -285,13 +286,6 @@ const DESCRIPTION_PREDICATES: &[&str] = &[
 /// Name predicates that alone do not make a node worth searching (a parameter has
 /// a `kgfuse:name` and nothing else).
 const SECONDARY_NAMES: &[&str] = &[kgfuse::NAME];
-
-/// The local name of an IRI: after the last `#`, else the last `/`.
-pub fn local_name(iri: &str) -> &str {
-    iri.rsplit(['#', '/'])
-        .find(|s| !s.is_empty())
-        .unwrap_or(iri)
-}
 
 fn is_name_predicate(iri: &str) -> bool {
     if NAME_PREDICATES.contains(&iri) {

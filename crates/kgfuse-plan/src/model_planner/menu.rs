@@ -8,11 +8,11 @@
 //! the prompt's prefix (llama.cpp) reads it once.
 
 use crate::PlanError;
-use crate::lexicon::local_name;
 use crate::plan::Step;
 use crate::sparql::{Solutions, cell_text, run_all};
 use crate::sparql_grammar::gbnf_string;
 use crate::text_to_sparql::BOOKKEEPING;
+use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_store::Store;

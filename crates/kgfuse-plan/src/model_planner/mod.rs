@@ -278,7 +278,9 @@ fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<Str
             .filter_map(|p| menu.path_name(&p.steps))
             .take(3)
             .collect();
-        let entity = nodes.first().map_or("", |n| crate::lexicon::local_name(n));
+        let entity = nodes
+            .first()
+            .map_or("", |n| kgfuse_core::iri::local_name(n));
         advice.push(if written.is_empty() {
             format!(
                 "No {class} reaches {entity} in one or two steps: the answer may be another class."

@@ -21,14 +21,15 @@ pub mod probe;
 
 use crate::PlanError;
 use crate::cues::{Cues, Direction, NumberComparison};
+use crate::lexicon::Lexicon;
 use crate::lexicon::analyze::{analyze, stem};
-use crate::lexicon::{Lexicon, local_name};
 use crate::linking::{Candidate, Linked, Mention};
 use crate::plan::{
     Aggregation, Column, CompileOptions, Constraint, Form, Grouping, Measure, Order, Path,
     QueryPlan, SetFunction, SortKey, Step, Value,
 };
 use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
+use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::Term;
 use kgfuse_graph::{QueryOutcome, query_vocabulary};

@@ -31,6 +31,7 @@ use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
 use kgfuse_core::context::{AnswerSet, Dropped, FusedContext, SourceRef, TextHit, TraceStage};
+use kgfuse_core::math::cosine;
 use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
     sentences,
@@ -1108,17 +1109,6 @@ fn stage(name: &str, kept: Vec<String>, dropped: Vec<Dropped>) -> TraceStage {
         stage: name.to_owned(),
         kept,
         dropped,
-    }
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
     }
 }
 

@@ -254,8 +254,8 @@ mod tests {
 #[cfg(test)]
 mod model_tests {
     use super::*;
-    use crate::cosine;
     use crate::embed::default_minilm_dir;
+    use kgfuse_core::math::cosine;
 
     #[test]
     fn a_distilled_table_embeds_like_its_teacher() {

@@ -8,6 +8,7 @@
 //! Same text, same vector, on every machine; similar spellings share n-grams.
 
 use super::{EmbedError, Embedder, normalize};
+use kgfuse_core::text::identifier_words;
 
 /// Feature-hashing embedder with no model.
 #[derive(Debug, Clone)]
@@ -26,7 +27,7 @@ impl HashEmbedder {
     /// The embedding of one text.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0f32; self.dimension];
-        let words = words(text);
+        let words = identifier_words(text);
         let mut padded: Vec<char> = Vec::new();
         for word in &words {
             self.add(&mut vector, Fnv::new().str("w:").str(word), 1.0);
@@ -95,31 +96,6 @@ impl Fnv {
     }
 }
 
-/// Lower-cased words, split at non-alphanumerics, `_` and lower-to-upper case changes.
-pub(crate) fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut previous_lower = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && previous_lower && !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            previous_lower = c.is_lowercase() || c.is_numeric();
-            current.extend(c.to_lowercase());
-        } else {
-            previous_lower = false;
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
 impl Embedder for HashEmbedder {
     fn kind(&self) -> &'static str {
         "hash"
@@ -137,7 +113,7 @@ impl Embedder for HashEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cosine;
+    use kgfuse_core::math::cosine;
 
     /// The embedder as first written, building each feature's string: the
     /// vectors of stores embedded then must not change.
@@ -153,7 +129,7 @@ mod tests {
             vector[index] += if h >> 63 == 0 { weight } else { -weight };
         };
         let mut vector = vec![0f32; dimension];
-        let words = words(text);
+        let words = identifier_words(text);
         for word in &words {
             add(&mut vector, &format!("w:{word}"), 1.0);
             let padded: Vec<char> = format!("<{word}>").chars().collect();
@@ -201,7 +177,7 @@ mod tests {
     #[test]
     fn splits_identifiers_into_words() {
         assert_eq!(
-            words("decode_signal(getMessageByName, CAN-FD 2.0)"),
+            identifier_words("decode_signal(getMessageByName, CAN-FD 2.0)"),
             [
                 "decode", "signal", "get", "message", "by", "name", "can", "fd", "2", "0"
             ]

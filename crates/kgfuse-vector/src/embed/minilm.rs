@@ -302,7 +302,7 @@ mod tests {
 #[cfg(test)]
 mod model_tests {
     use super::*;
-    use crate::cosine;
+    use kgfuse_core::math::cosine;
 
     fn load(backend: MiniLmBackend) -> MiniLmEmbedder {
         MiniLmEmbedder::load_on(&default_minilm_dir(), backend)
