@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 /// The kgfuse vocabulary in Turtle (`ontology/kgfuse.ttl`).
-pub const KGFUSE_TTL: &str = include_str!("../../../ontology/kgfuse.ttl");
+pub const KGFUSE_TTL: &str = include_str!("../ontology/kgfuse.ttl");
 
 /// The vocabulary's `owl:versionInfo`.
 pub const VERSION: &str = "0.1.0";

@@ -55,12 +55,12 @@ impl Template {
     /// Query text.
     pub fn text(self) -> &'static str {
         match self {
-            Self::Describe => include_str!("../../../queries/describe.rq"),
-            Self::Neighbours => include_str!("../../../queries/neighbours.rq"),
-            Self::PackageFunctions => include_str!("../../../queries/package-functions.rq"),
-            Self::Siblings => include_str!("../../../queries/siblings.rq"),
-            Self::Paths => include_str!("../../../queries/paths.rq"),
-            Self::Classes => include_str!("../../../queries/classes.rq"),
+            Self::Describe => include_str!("../queries/describe.rq"),
+            Self::Neighbours => include_str!("../queries/neighbours.rq"),
+            Self::PackageFunctions => include_str!("../queries/package-functions.rq"),
+            Self::Siblings => include_str!("../queries/siblings.rq"),
+            Self::Paths => include_str!("../queries/paths.rq"),
+            Self::Classes => include_str!("../queries/classes.rq"),
         }
     }
 

@@ -39,7 +39,7 @@ use shapes::Shape;
 use std::collections::HashMap;
 
 /// kgfuse's own shapes for the code, document and policy model.
-pub const KGFUSE_SHAPES: &str = include_str!("../../../ontology/kgfuse-shapes.ttl");
+pub const KGFUSE_SHAPES: &str = include_str!("../ontology/kgfuse-shapes.ttl");
 
 /// The name under which [`KGFUSE_SHAPES`] appears in errors and reports.
 pub const KGFUSE_SHAPES_NAME: &str = "kgfuse-shapes.ttl";

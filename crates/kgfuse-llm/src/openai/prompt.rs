@@ -6,15 +6,15 @@
 
 use crate::{Passage, PlanEntity, PlanRequest, SparqlEntity, SparqlRequest};
 
-const CLASSIFY: &str = include_str!("../../../../prompts/classify.md");
-const EXTRACT_ENTITIES: &str = include_str!("../../../../prompts/extract_entities.md");
-const JUDGE_RELEVANCE: &str = include_str!("../../../../prompts/judge_relevance.md");
-const REWRITE_QUERY: &str = include_str!("../../../../prompts/rewrite_query.md");
-const DRAFT_ANSWER: &str = include_str!("../../../../prompts/draft_answer.md");
-const GENERATE_SPARQL: &str = include_str!("../../../../prompts/generate_sparql.md");
+const CLASSIFY: &str = include_str!("../../prompts/classify.md");
+const EXTRACT_ENTITIES: &str = include_str!("../../prompts/extract_entities.md");
+const JUDGE_RELEVANCE: &str = include_str!("../../prompts/judge_relevance.md");
+const REWRITE_QUERY: &str = include_str!("../../prompts/rewrite_query.md");
+const DRAFT_ANSWER: &str = include_str!("../../prompts/draft_answer.md");
+const GENERATE_SPARQL: &str = include_str!("../../prompts/generate_sparql.md");
 const GENERATE_SPARQL_CONSTRAINED: &str =
-    include_str!("../../../../prompts/generate_sparql_constrained.md");
-const FILL_PLAN: &str = include_str!("../../../../prompts/fill_plan.md");
+    include_str!("../../prompts/generate_sparql_constrained.md");
+const FILL_PLAN: &str = include_str!("../../prompts/fill_plan.md");
 
 /// A system and a user message, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
