@@ -8,8 +8,9 @@
 //! rustyline and history is kept in `<data>/console_history`; when stdin is piped,
 //! lines are read as they come and no prompt is shown.
 
+use crate::cli::OutputFormat;
+use crate::commands::{parse_binding, write_outcome};
 use crate::progress::TerminalProgress;
-use crate::{OutputFormat, parse_binding, write_outcome};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use kgfuse::{Engine, QueryOptions};

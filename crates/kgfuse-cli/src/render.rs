@@ -3,6 +3,7 @@
 use kgfuse::QueryOutcome;
 use kgfuse::iri::compact;
 use kgfuse::model::Term;
+use std::io::Write;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// One cell: IRIs compacted, literals as their text (with language or datatype
@@ -185,6 +186,171 @@ pub fn validation_result(
         line.push_str(&format!(" [shape {}]", node(shape)));
     }
     line
+}
+
+/// Prints an answer for people: status, answer, sources, contradictions, gaps.
+pub(crate) fn print_answer(answer: &kgfuse::Answer) {
+    let status = match answer.status {
+        kgfuse::AnswerStatus::Answered => "answered",
+        kgfuse::AnswerStatus::InsufficientContext => "insufficient context",
+        kgfuse::AnswerStatus::Failure => "failure",
+    };
+    println!(
+        "{status} (confidence {:.2}, {} retrieval attempt(s), grounding {:?})",
+        answer.confidence, answer.retrieval_attempts, answer.grounding_status
+    );
+    if let Some(text) = &answer.answer {
+        println!("\n{text}\n");
+    }
+    for (i, citation) in answer.citations.iter().enumerate() {
+        println!("[{}] {citation}", i + 1);
+    }
+    if let Some(gap) = &answer.knowledge_gap {
+        println!("knowledge gap: {gap}");
+    }
+    for contradiction in &answer.contradictions {
+        println!(
+            "contradiction: \"{}\" ({}) -> {}",
+            contradiction.claim,
+            contradiction.sources.join(" vs "),
+            contradiction.resolution
+        );
+    }
+    println!(
+        "model {}: {} call(s), {} prompt + {} completion tokens",
+        answer.usage.model,
+        answer.usage.calls,
+        answer.usage.prompt_tokens,
+        answer.usage.completion_tokens
+    );
+}
+
+/// Prints a FusedContext as a readable summary.
+pub(crate) fn print_context(context: &kgfuse::FusedContext) {
+    println!(
+        "strategy {}, dispatch {:?}: {}",
+        context.strategy, context.dispatch, context.query
+    );
+    if let Some(answers) = &context.answers {
+        print_answers(answers);
+    }
+    for (i, hit) in context.unstructured.iter().enumerate() {
+        let mut source = hit.source.id.clone();
+        if let Some(title) = &hit.source.title {
+            source = format!("{title} <{source}>");
+        }
+        if let Some(chunk) = &hit.source.chunk_id {
+            source.push_str(&format!(" [{chunk}]"));
+        }
+        let first_line = hit.text.lines().next().unwrap_or_default();
+        println!(
+            "{:>2}. {:.3}  {}
+      {first_line}
+      from {source}",
+            i + 1,
+            hit.score,
+            hit.iri
+        );
+    }
+    if let Some(status) = &context.status {
+        println!("status: {status}");
+    }
+    for (i, function) in context.functions.iter().enumerate() {
+        println!(
+            "{:>2}. {:.3}  {}  ({})",
+            i + 1,
+            function.score,
+            function.signature.as_deref().unwrap_or(&function.name),
+            function.module.as_deref().unwrap_or_default()
+        );
+        for knowledge in &function.knowledge {
+            println!("      knowledge: {knowledge}");
+        }
+    }
+    for path in &context.paths {
+        let names: Vec<&str> = path
+            .iter()
+            .map(|iri| kgfuse::iri::local_name(iri))
+            .collect();
+        println!("path: {}", names.join(" -> "));
+    }
+    for fact in &context.structured_facts {
+        println!("fact: {} {} {}", fact.subject, fact.predicate, fact.object);
+    }
+    // Results first, then the trace on stderr, without interleaving.
+    let _ = std::io::stdout().flush();
+    for stage in &context.trace {
+        eprintln!(
+            "trace {}: kept {}, dropped {}",
+            stage.stage,
+            stage.kept.len(),
+            stage.dropped.len()
+        );
+    }
+}
+
+/// Most answer rows `--format text` prints (the JSON has them all).
+const ANSWER_ROWS_SHOWN: usize = 20;
+
+/// The answer first: a yes or no, or the rows under their columns, then the
+/// query that gave them.
+fn print_answers(answers: &kgfuse::AnswerSet) {
+    match answers.boolean {
+        Some(yes) => println!("answer: {}", if yes { "yes" } else { "no" }),
+        None => {
+            println!(
+                "answer ({} row{}{}): {}",
+                answers.rows.len(),
+                if answers.rows.len() == 1 { "" } else { "s" },
+                if answers.truncated {
+                    ", more not shown"
+                } else {
+                    ""
+                },
+                answers.columns.join(" | ")
+            );
+            for row in answers.rows.iter().take(ANSWER_ROWS_SHOWN) {
+                let cells: Vec<&str> = row.iter().map(|c| c.as_deref().unwrap_or("-")).collect();
+                println!("  {}", cells.join(" | "));
+            }
+            if answers.rows.len() > ANSWER_ROWS_SHOWN {
+                println!("  ... {} more", answers.rows.len() - ANSWER_ROWS_SHOWN);
+            }
+        }
+    }
+    println!("  from the {} query: {}", answers.source, answers.query);
+}
+
+/// Prints an ingestion report: a summary on stdout, problems on stderr.
+pub(crate) fn print_ingest_report(report: &kgfuse::IngestReport) {
+    for problem in &report.problems {
+        eprintln!("warning: {problem}");
+    }
+    if let Some(code) = &report.code {
+        println!(
+            "{} files: {} modules, {} classes, {} functions, {} cases; {} calls resolved, {} by name",
+            report.files,
+            code.modules,
+            code.classes,
+            code.functions,
+            code.cases,
+            report.calls,
+            report.calls_by_name
+        );
+    }
+    if let Some(chunks) = report.chunks {
+        println!("{} documents, {chunks} chunks", report.files);
+    }
+    println!(
+        "{} written, {} unchanged, {} removed; {} triples; {}",
+        report.written, report.unchanged, report.removed, report.triples, report.vectors
+    );
+    if !report.problems.is_empty() {
+        eprintln!(
+            "{} files had problems (listed above)",
+            report.problems.len()
+        );
+    }
 }
 
 #[cfg(test)]

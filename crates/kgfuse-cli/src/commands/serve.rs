@@ -1,0 +1,84 @@
+//! `kgfuse mcp` (tools for agents on stdin/stdout) and `kgfuse serve` (HTTP:
+//! SPARQL protocol, JSON API, web console).
+
+use super::{Ctx, language_model};
+use crate::cli::{McpArgs, ServeArgs};
+use anyhow::{Result, bail};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub(crate) async fn mcp(args: McpArgs, ctx: &Ctx) -> Result<ExitCode> {
+    let engine = ctx.open().await?.with_model(language_model(args.offline)?);
+    kgfuse_mcp::serve_stdio(engine).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the HTTP server until Ctrl-C or SIGTERM.
+pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
+    let update_token = if args.allow_updates {
+        let token = std::env::var(kgfuse_http::TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.trim().is_empty());
+        let Some(token) = token else {
+            bail!(
+                "--allow-updates needs a bearer token in {} (16 or more characters)",
+                kgfuse_http::TOKEN_ENV
+            );
+        };
+        Some(token)
+    } else {
+        None
+    };
+    let engine = ctx.open().await?.with_model(language_model(args.offline)?);
+    let config = kgfuse_http::ServerConfig {
+        bind: args.bind,
+        max_body_bytes: usize::try_from(args.max_body_mib.saturating_mul(1024 * 1024))
+            .unwrap_or(usize::MAX),
+        query_timeout: Duration::from_secs(args.query_timeout),
+        request_timeout: Duration::from_secs(args.request_timeout),
+        max_rows: args.max_rows,
+        max_concurrent: args.max_concurrent,
+        update_token,
+        cors_origins: args.cors_origins,
+        datasets: args.datasets,
+    };
+    let server = kgfuse_http::Server::bind(engine, config).await?;
+    let addr = server.local_addr()?;
+    // The address on stdout (scripts and tests read it: the port may be chosen);
+    // everything else goes to stderr.
+    println!("listening on http://{addr}");
+    std::io::stdout().flush()?;
+    eprintln!("kgfuse serve: console http://{addr}/ , SPARQL http://{addr}/sparql ; Ctrl-C stops");
+    server.run(shutdown_signal()).await?;
+    eprintln!("kgfuse serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
