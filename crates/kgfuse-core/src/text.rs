@@ -2,7 +2,7 @@
 //! and model replies without their code fences.
 //!
 //! The search index has finer rules of its own (stemming, stop words, joined
-//! identifiers: `kgfuse_plan::lexicon::analyze`); what is here is what several
+//! identifiers: `kgfuse_lexicon::lexicon::analyze`); what is here is what several
 //! crates must agree on.
 
 /// Lowercased words of a text: split at every character that is not a letter or

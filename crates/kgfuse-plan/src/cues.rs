@@ -7,8 +7,8 @@
 //! about ("cheapest" is about a price, "heavier" about a weight). Which property
 //! of the store is that price is for the planner to find.
 
-use crate::lexicon::analyze::words;
 use crate::plan::{Comparison, SetFunction};
+use kgfuse_lexicon::lexicon::analyze::words;
 
 /// A question word by its index in [`words`] order.
 pub type WordIndex = usize;

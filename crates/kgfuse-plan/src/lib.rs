@@ -1,33 +1,20 @@
-//! From a question to SPARQL and its answer, over the paired store.
+//! From a question to SPARQL and its answer, over the paired store, on what
+//! `kgfuse-lexicon` links the question's words to.
 //!
-//! - [`lexicon`]: every named node of the store as search terms (BM25 over names
-//!   and descriptions, label candidates for linking);
-//! - [`linking`]: the question's words to the store's entities, classes and
-//!   properties;
 //! - [`plan`]: a query plan (what a question asks, in the store's terms) and
 //!   its compiler to SPARQL algebra; [`cues`] and [`planner`] fill plans from
 //!   the question's words, [`model_planner`] has a language model fill one;
 //! - [`query_graphs`]: small query graphs from what the question links to, built
 //!   as SPARQL algebra and run offline (lookups: one to three joins);
-//! - [`text_to_sparql`]: a language model writes the query, kgfuse checks it before
-//!   it runs, with [`sparql_grammar`] holding a small model to the store's terms;
-//! - [`sparql`]: generated queries that the text they are about cannot change.
 //!
 //! Retrieval (`kgfuse-retrieve`) calls these stages and fuses what they return
 //! with its other channels.
 
 pub mod cues;
-pub mod lexicon;
-pub mod linking;
 pub mod model_planner;
 pub mod plan;
 pub mod planner;
 pub mod query_graphs;
-pub mod sparql;
-pub mod sparql_grammar;
-#[cfg(any(test, feature = "testing"))]
-pub mod testing;
-pub mod text_to_sparql;
 
 use kgfuse_store::StoreError;
 
@@ -47,4 +34,17 @@ pub enum PlanError {
     /// The language model failed.
     #[error(transparent)]
     Model(#[from] kgfuse_llm::LlmError),
+}
+
+/// The lexicon's and linking's errors keep their kind.
+impl From<kgfuse_lexicon::LexiconError> for PlanError {
+    fn from(error: kgfuse_lexicon::LexiconError) -> Self {
+        use kgfuse_lexicon::LexiconError;
+        match error {
+            LexiconError::Store(e) => Self::Store(e),
+            LexiconError::Graph(e) => Self::Graph(e),
+            LexiconError::Invalid(why) => Self::Invalid(why),
+            other => Self::Invalid(other.to_string()),
+        }
+    }
 }

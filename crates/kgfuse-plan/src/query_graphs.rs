@@ -34,13 +34,13 @@
 //! per node and edge, where running it costs a query (BENCHMARKS.md, "empty
 //! query graphs").
 
-use crate::linking::{Candidate, Linked};
-use crate::sparql::Rejected;
-use crate::sparql::cell_text;
 use kgfuse_core::context::{AnswerSet, Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term, Variable};
 use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds};
+use kgfuse_lexicon::linking::{Candidate, Linked};
+use kgfuse_lexicon::sparql::Rejected;
+use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::Store;
 use spargebra::Query;
 use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
@@ -1002,7 +1002,7 @@ impl Rounds for Construction<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linking::Mention;
+    use kgfuse_lexicon::linking::Mention;
 
     fn node(iri: &str, score: f32) -> Candidate {
         Candidate {
@@ -1156,7 +1156,7 @@ mod tests {
             .iter()
             .map(|f| root.join("fixtures").join(f))
             .collect();
-        let (_dir, store) = crate::testing::with_files(&files).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
         let (mut skipped, mut answered) = (0, 0);
         for question in [
             "Write a function to activate high-beam headlights on bus 1",
@@ -1167,7 +1167,7 @@ mod tests {
             "Who is an expert in valves?",
             "What is the refund limit of a Tier 1 agent?",
         ] {
-            let linked = crate::linking::link(&store, question).expect("link");
+            let linked = kgfuse_lexicon::linking::link(&store, question).expect("link");
             let mut construction = Construction::new(&store, &linked);
             for (graph, query) in construction.runs.iter().zip(&construction.queries) {
                 let missing = construction

@@ -1,12 +1,12 @@
 //! `bm25`: the plain lexical baseline. BM25 over every named node's labels
 //! (identifiers split into words) and its comment, docstring or definition, from
-//! the [lexicon](kgfuse_plan::lexicon): no vectors, no graph walk, no fusion. Every
+//! the [lexicon](kgfuse_lexicon::lexicon): no vectors, no graph walk, no fusion. Every
 //! evaluation table carries it beside the strategies, so a strategy that does not
 //! beat it shows.
 
 use crate::RetrieveError;
 use kgfuse_core::context::{FusedContext, SourceRef, TextHit, TraceStage};
-use kgfuse_plan::lexicon::Lexicon;
+use kgfuse_lexicon::lexicon::Lexicon;
 use kgfuse_store::Store;
 
 /// The `top_k` best BM25 matches.

@@ -20,8 +20,8 @@ use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
-use kgfuse_plan::sparql::cell_text;
-use kgfuse_plan::sparql::{self, Solutions};
+use kgfuse_lexicon::sparql::cell_text;
+use kgfuse_lexicon::sparql::{self, Solutions};
 use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, BTreeSet};
 

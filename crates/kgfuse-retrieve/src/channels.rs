@@ -1,7 +1,7 @@
 //! The channels of `unified`'s one fused node ranking ([`crate::fusion`]):
 //!
 //! - `answers`: the linked entities, then the nodes of the generated queries' rows;
-//! - `lexical`: BM25 over names and descriptions ([`kgfuse_plan::lexicon`]);
+//! - `lexical`: BM25 over names and descriptions ([`kgfuse_lexicon::lexicon`]);
 //! - `walk`: the Graph-RAG walk ([`crate::neighborhood::walk`]) from the best
 //!   vector hits and the best lexical hits, ranked by closeness and similarity;
 //! - `domain`: DomAgent's function ranking inside the chosen packages;
@@ -22,8 +22,8 @@ use crate::sources::sources_of;
 use crate::{RetrieveError, RetrieveOptions, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
 use kgfuse_graph::templates::Neighbourhood;
-use kgfuse_plan::lexicon::{Lexicon, Role};
-use kgfuse_plan::linking::Linked;
+use kgfuse_lexicon::lexicon::{Lexicon, Role};
+use kgfuse_lexicon::linking::Linked;
 use kgfuse_store::{Question, Store, VectorHit};
 use std::collections::{BTreeSet, HashMap};
 

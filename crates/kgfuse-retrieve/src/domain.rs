@@ -28,9 +28,9 @@ use kgfuse_core::math::dot;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
+use kgfuse_lexicon::sparql::cell_text;
+use kgfuse_lexicon::sparql::{self, OneRead, Solutions, values};
 use kgfuse_llm::LanguageModel;
-use kgfuse_plan::sparql::cell_text;
-use kgfuse_plan::sparql::{self, OneRead, Solutions, values};
 use kgfuse_store::{KindFilter, Question, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -771,7 +771,7 @@ mod tests {
     async fn memberships_read_per_question_agree_with_the_whole_store_map() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let (_dir, store) =
-            kgfuse_plan::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+            kgfuse_lexicon::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
         let by_package = functions_by_package(&store).expect("functions");
         assert!(by_package.len() >= 2, "{} packages", by_package.len());
         let packages: Vec<String> = by_package.keys().take(2).cloned().collect();
@@ -795,7 +795,7 @@ mod tests {
     async fn ties_read_from_the_edge_index_are_the_ties_the_query_reads() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let (_dir, store) =
-            kgfuse_plan::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
+            kgfuse_lexicon::testing::with_files(&[root.join("fixtures/can-sdk/can-sdk.ttl")]).await;
         let candidates: Vec<Candidate> = functions_by_package(&store)
             .expect("functions")
             .into_iter()

@@ -5,8 +5,8 @@ use crate::RetrieveError;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
-use kgfuse_plan::sparql;
-use kgfuse_plan::sparql::cell_text;
+use kgfuse_lexicon::sparql;
+use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap};
 

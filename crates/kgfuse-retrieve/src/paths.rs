@@ -17,7 +17,7 @@ use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::Term;
-use kgfuse_plan::sparql::cell_text;
+use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 

@@ -5,7 +5,7 @@ use kgfuse_core::context::{SourceRef, TextHit};
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
-use kgfuse_plan::sparql::{cell_text, values};
+use kgfuse_lexicon::sparql::{cell_text, values};
 use kgfuse_store::{Store, VectorHit};
 use std::collections::HashMap;
 
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 /// row came from. The IRIs are bound as VALUES terms, never pasted into the query
 /// text. When a node has several (two titles), the least in (document, title,
 /// section, chunk) order is taken, so every backend gives the same one.
-pub(crate) fn sources_of(store: &Store, nodes: &[(&str, &str)]) -> Vec<SourceRef> {
+pub fn sources_of(store: &Store, nodes: &[(&str, &str)]) -> Vec<SourceRef> {
     let fallback = |graph: &str| SourceRef {
         id: graph.to_owned(),
         ..SourceRef::default()

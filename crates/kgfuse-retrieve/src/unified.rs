@@ -1,7 +1,7 @@
 //! `unified`: the unified context retriever's iterative refinement.
 //!
 //! 1. vector retrieval gives the unstructured side (chunks with their sources);
-//! 2. entity linking ([`kgfuse_plan::linking`]): the question's mentions to nodes (partial
+//! 2. entity linking ([`kgfuse_lexicon::linking`]): the question's mentions to nodes (partial
 //!    names, inflections, identifiers, ties broken by the rest of the question),
 //!    classes and properties; the entities are the linked nodes, then nodes whose
 //!    label is a spelling of a name the language model extracts, then the best hits;
@@ -37,18 +37,18 @@ use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
+use kgfuse_lexicon::lexicon::Lexicon;
+use kgfuse_lexicon::linking::{self, Linked};
+use kgfuse_lexicon::sparql::cell_text;
+use kgfuse_lexicon::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
 use kgfuse_llm::LanguageModel;
 use kgfuse_plan::cues::Cues;
-use kgfuse_plan::lexicon::Lexicon;
-use kgfuse_plan::linking::{self, Linked};
 use kgfuse_plan::query_graphs::{Constructed, Construction};
-use kgfuse_plan::sparql::cell_text;
-use kgfuse_plan::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
-use kgfuse_plan::text_to_sparql::{
-    Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
-};
 use kgfuse_plan::{model_planner, planner};
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
+use kgfuse_text2sparql::{
+    Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, mpsc};
 
@@ -1327,7 +1327,7 @@ mod tests {
         for i in (0..40).rev() {
             turtle.push_str(&format!("ex:hub ex:links ex:o{i:02} .\n"));
         }
-        let (_dir, store) = kgfuse_plan::testing::with_turtle(&turtle).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(&turtle).await;
         let nodes = ["urn:ex:hub", "urn:ex:small"].map(|n| NamedNode::new(n).expect("iri"));
         let solutions = run_checked(&store, facts_query(&nodes, true))
             .expect("run")
@@ -1415,8 +1415,8 @@ mod tests {
     async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
         use kgfuse_core::context::Dispatch;
         let (_dir, store) =
-            kgfuse_plan::testing::with_turtle(kgfuse_plan::testing::EMPLOYEES).await;
-        let model = kgfuse_plan::testing::Scripted::new(&[INVENTED, VALID]);
+            kgfuse_lexicon::testing::with_turtle(kgfuse_lexicon::testing::EMPLOYEES).await;
+        let model = kgfuse_lexicon::testing::Scripted::new(&[INVENTED, VALID]);
         let context = retrieve(
             &store,
             &model,
@@ -1438,7 +1438,7 @@ mod tests {
         let stage = context
             .trace
             .iter()
-            .find(|s| s.stage == kgfuse_plan::text_to_sparql::STAGE)
+            .find(|s| s.stage == kgfuse_text2sparql::STAGE)
             .expect("text-to-sparql stage");
         assert_eq!(stage.dropped.len(), 1);
         assert_eq!(stage.kept, [VALID_TEXT]);
@@ -1463,7 +1463,7 @@ mod tests {
         );
 
         // Rows that are not triples become trace items.
-        let model = kgfuse_plan::testing::Scripted::new(&[
+        let model = kgfuse_lexicon::testing::Scripted::new(&[
             "SELECT ?name WHERE { ?x ex:worksFor ex:acme ; rdfs:label ?name }",
         ]);
         let context = retrieve(
@@ -1482,7 +1482,7 @@ mod tests {
         let stage = context
             .trace
             .iter()
-            .find(|s| s.stage == kgfuse_plan::text_to_sparql::STAGE)
+            .find(|s| s.stage == kgfuse_text2sparql::STAGE)
             .expect("text-to-sparql stage");
         assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
     }

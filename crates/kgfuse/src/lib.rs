@@ -5,6 +5,7 @@ pub use describe::{
     MAX_DESCRIBED_TRIPLES, OutgoingTriple, TermKind,
 };
 pub use ingest::{CodeLanguage, IngestCodeOptions, IngestReport};
+pub use kgfuse_answer::AskOptions;
 pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
@@ -33,7 +34,6 @@ pub use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, OpenAiChat, OpenAiChatConfig, Passage, Relevance,
     RuleBased, SparqlRequest, Usage,
 };
-pub use kgfuse_retrieve::answer::AskOptions;
 pub use kgfuse_retrieve::{
     CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
     RetrieveOptions, Strategy, UnknownStrategy,
@@ -436,7 +436,7 @@ impl Engine {
     /// insufficient (the grounded answer loop). Never fails: problems end in
     /// [`AnswerStatus::Failure`] with the message in `errors`.
     pub async fn ask(&self, question: &str, options: &AskOptions) -> Answer {
-        kgfuse_retrieve::answer::ask(&self.store, self.model.as_ref(), question, options).await
+        kgfuse_answer::ask(&self.store, self.model.as_ref(), question, options).await
     }
 
     /// The question's answer as rows, and nothing else of a retrieval: linking,

@@ -9,13 +9,13 @@
 
 use crate::PlanError;
 use crate::plan::Step;
-use crate::sparql::{Solutions, cell_text, run_all};
-use crate::sparql_grammar::gbnf_string;
-use crate::text_to_sparql::BOOKKEEPING;
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_lexicon::sparql::{Solutions, cell_text, run_all};
 use kgfuse_store::Store;
+use kgfuse_text2sparql::BOOKKEEPING;
+use kgfuse_text2sparql::grammar::gbnf_string;
 use std::collections::BTreeMap;
 
 /// Members of each class read to learn how properties are used.

@@ -21,11 +21,11 @@ pub mod reply;
 
 use crate::PlanError;
 use crate::cues::Cues;
-use crate::linking::Linked;
 use crate::plan::{Constraint, Form, Grouping, QueryPlan, SetFunction, Value};
 use crate::planner::probe::{self, Start};
 use crate::planner::{self, Run};
 use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
+use kgfuse_lexicon::linking::Linked;
 use kgfuse_llm::{LanguageModel, LlmError, PlanEntity, PlanRequest};
 use kgfuse_store::Store;
 use menu::Menu;
@@ -308,8 +308,8 @@ fn counts_nothing(plan: &QueryPlan, set: &AnswerSet) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linking::link;
-    use crate::testing::{Scripted, with_turtle};
+    use kgfuse_lexicon::linking::link;
+    use kgfuse_lexicon::testing::{Scripted, with_turtle};
 
     const SHOP: &str = r#"
 @prefix ex: <http://ex.org/> .

@@ -21,9 +21,6 @@ pub mod probe;
 
 use crate::PlanError;
 use crate::cues::{Cues, Direction, NumberComparison};
-use crate::lexicon::Lexicon;
-use crate::lexicon::analyze::{analyze, stem};
-use crate::linking::{Candidate, Linked, Mention};
 use crate::plan::{
     Aggregation, Column, CompileOptions, Constraint, Form, Grouping, Measure, Order, Path,
     QueryPlan, SetFunction, SortKey, Step, Value,
@@ -33,6 +30,9 @@ use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::Term;
 use kgfuse_graph::{QueryOutcome, query_vocabulary};
+use kgfuse_lexicon::lexicon::Lexicon;
+use kgfuse_lexicon::lexicon::analyze::{analyze, stem};
+use kgfuse_lexicon::linking::{Candidate, Linked, Mention};
 use kgfuse_store::Store;
 use probe::{EntityPath, Profile, PropertyUse, Start};
 
@@ -275,14 +275,14 @@ fn counted_class(lexicon: &Lexicon, cues: &Cues, linked: &Linked) -> Option<Clas
         .iter()
         .filter_map(|&w| cues.words.get(w).map(String::as_str))
         .collect();
-    let terms: Vec<crate::lexicon::analyze::Term> = analyze(&text.join(" "))
+    let terms: Vec<kgfuse_lexicon::lexicon::analyze::Term> = analyze(&text.join(" "))
         .into_iter()
         .map(|mut t| {
             t.word = words.get(t.word).copied().unwrap_or(t.word);
             t
         })
         .collect();
-    let matches = lexicon.name_matches(&terms, crate::lexicon::Role::Class);
+    let matches = lexicon.name_matches(&terms, kgfuse_lexicon::lexicon::Role::Class);
     let best = matches.iter().map(|m| m.score()).fold(0.0, f32::max);
     let classes: Vec<String> = matches
         .iter()
@@ -1038,13 +1038,13 @@ fn answer_set(
 
 /// A cell as the answer shows it: an IRI, a literal's value, `_:id`.
 fn cell_value(cell: Option<&Term>) -> Option<String> {
-    crate::sparql::cell_text(Some(&cell.cloned()))
+    kgfuse_lexicon::sparql::cell_text(Some(&cell.cloned()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linking::link;
+    use kgfuse_lexicon::linking::link;
 
     /// Adding anchors one by one with [`best_choices`] between them keeps the
     /// same best choices, in the same order, as making every combination first:
@@ -1141,7 +1141,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
 
     /// The answer the planner gives on the shop store.
     async fn answered(question: &str) -> AnswerSet {
-        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(SHOP).await;
         answer_on(&store, question)
     }
 
@@ -1171,7 +1171,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
 
     #[tokio::test]
     async fn each_shape_answers_on_a_graph_it_was_not_written_for() {
-        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(SHOP).await;
         let cases: &[(&str, &[&str])] = &[
             ("How many products are there?", &["6"]),
             ("How many products does Acme supply?", &["2"]),
@@ -1198,7 +1198,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
 
     #[tokio::test]
     async fn yes_or_no() {
-        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(SHOP).await;
         assert_eq!(
             answer_on(&store, "Are there suppliers in Oslo?").boolean,
             Some(true)
@@ -1244,7 +1244,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
 
     #[tokio::test]
     async fn lookups_are_left_to_the_query_graphs_and_counts_are_not_lookups() {
-        let (_dir, store) = crate::testing::with_turtle(SHOP).await;
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(SHOP).await;
         let question = "Which suppliers are located in Bergen?";
         let linked = link(&store, question).expect("link");
         let (planned, _) = plans(&store, question, &linked).expect("plans");

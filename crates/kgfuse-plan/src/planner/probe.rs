@@ -2,14 +2,14 @@
 //! properties a class's members use, in which direction, towards which
 //! classes, with numbers or text; and along which properties an entity is
 //! reached from a class's members. Each read binds its terms in a `VALUES`
-//! block ([`crate::sparql`]) and looks at a sample, so its cost does not grow
+//! block ([`kgfuse_lexicon::sparql`]) and looks at a sample, so its cost does not grow
 //! with the store.
 
 use crate::PlanError;
 use crate::plan::Step;
-use crate::sparql::{Solutions, cell_is_true, cell_text, run_all, values};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term};
+use kgfuse_lexicon::sparql::{Solutions, cell_is_true, cell_text, run_all, values};
 use kgfuse_store::Store;
 use std::collections::BTreeMap;
 

@@ -2,11 +2,11 @@
 //! dates, what supersedes it and what it conflicts with. Read from the graph with
 //! fixed queries whose only inputs are IRIs bound through `VALUES`.
 
-use crate::RetrieveError;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
-use kgfuse_plan::sparql::{cell_is_true, cell_text};
-use kgfuse_plan::sparql::{run, values};
+use kgfuse_lexicon::sparql::{cell_is_true, cell_text};
+use kgfuse_lexicon::sparql::{run, values};
+use kgfuse_retrieve::RetrieveError;
 use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -168,7 +168,7 @@ pub fn select_ask_grammar(terms: &GrammarTerms) -> Option<String> {
 }
 
 /// A GBNF string literal for `text`; `None` for text a query term never holds.
-pub(crate) fn gbnf_string(text: &str) -> Option<String> {
+pub fn gbnf_string(text: &str) -> Option<String> {
     if text
         .chars()
         .any(|c| c == '"' || c == '\\' || c.is_control())

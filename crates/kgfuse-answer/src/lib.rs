@@ -1,4 +1,5 @@
-//! The grounded answer loop (the knowledge-retrieval pattern of DESIGN.md).
+//! The grounded answer loop: an answer with citations from the retrieved context,
+//! or "insufficient context" instead of a guess.
 //!
 //! ```text
 //! prepare the question (blank -> failure, before any retrieval or model call)
@@ -24,8 +25,6 @@
 mod grounding;
 mod metadata;
 
-use crate::sources::sources_of;
-use crate::{RetrieveError, RetrieveOptions, Strategy, retrieve_question};
 use grounding::covered;
 use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
@@ -36,6 +35,7 @@ use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
     sentences,
 };
+use kgfuse_retrieve::{RetrieveError, RetrieveOptions, Strategy, retrieve_question, sources_of};
 use kgfuse_store::{Question, Store};
 use metadata::{SourceFacts, related_nodes, related_terms, source_facts};
 use std::collections::{BTreeMap, BTreeSet};
@@ -269,7 +269,7 @@ fn answer_from_rows(
     question: &str,
     answer: &mut Answer,
 ) -> Result<bool, RetrieveError> {
-    let found = crate::unified::answer_by_query(store, model, question)?;
+    let found = kgfuse_retrieve::answer_by_query(store, model, question)?;
     answer.trace.extend(found.stages);
     let Some(rows) = found
         .answers
@@ -287,7 +287,7 @@ fn answer_from_rows(
         return Ok(false);
     };
     answer.status = AnswerStatus::Answered;
-    let lexicon = kgfuse_plan::lexicon::Lexicon::of(store)?;
+    let lexicon = kgfuse_lexicon::lexicon::Lexicon::of(store)?;
     let name_of = |iri: &str| {
         lexicon
             .find(iri)
@@ -1288,5 +1288,29 @@ mod tests {
             ..AnswerSet::default()
         };
         assert_eq!(rows_as_text(&yes, |_| None), "Yes.");
+    }
+
+    /// The answer loop's own similarity reuses the retrieval's embedding of the
+    /// question: one embedding for a whole `ask`.
+    #[tokio::test]
+    async fn an_answer_embeds_its_question_once() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
+        let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
+        let model = RuleBased::default();
+        let options = AskOptions {
+            max_retrieval_attempts: 1,
+            ..AskOptions::default()
+        };
+        let before = store.time_spent().embeddings;
+        let answer = ask(
+            &store,
+            &model,
+            "How many days a week can I work remotely?",
+            &options,
+        )
+        .await;
+        assert!(answer.errors.is_empty(), "{:?}", answer.errors);
+        assert_eq!(store.time_spent().embeddings - before, 1);
     }
 }

@@ -23,7 +23,7 @@
 
 pub mod analyze;
 
-use crate::PlanError;
+use crate::LexiconError;
 use crate::sparql;
 use crate::sparql::cell_text;
 use analyze::{Term, analyze, analyze_question};
@@ -324,7 +324,7 @@ struct Harvest {
     properties: Vec<String>,
 }
 
-fn harvest(store: &Store) -> Result<Harvest, PlanError> {
+fn harvest(store: &Store) -> Result<Harvest, LexiconError> {
     // Every predicate, then whether the few that look like names or
     // descriptions carry literals. A test on every triple's object
     // (`isLiteral(?o)` in the scan) makes Oxigraph decode each one: some
@@ -368,7 +368,7 @@ fn harvest(store: &Store) -> Result<Harvest, PlanError> {
             properties.push(x);
         }
     }
-    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, PlanError> {
+    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, LexiconError> {
         let nodes: Vec<NamedNode> = iris
             .iter()
             .filter_map(|p| NamedNode::new(p.as_str()).ok())
@@ -435,7 +435,7 @@ fn harvest(store: &Store) -> Result<Harvest, PlanError> {
 
 /// Whether some triple of `predicate` has a literal object (the scan stops
 /// at the first).
-fn has_literal_object(store: &Store, predicate: &str) -> Result<bool, PlanError> {
+fn has_literal_object(store: &Store, predicate: &str) -> Result<bool, LexiconError> {
     let Ok(predicate) = NamedNode::new(predicate) else {
         return Ok(false);
     };
@@ -484,11 +484,11 @@ fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize
 
 impl Lexicon {
     /// The store's lexicon, built on first use after each write.
-    pub fn of(store: &Store) -> Result<Arc<Self>, PlanError> {
+    pub fn of(store: &Store) -> Result<Arc<Self>, LexiconError> {
         store.derived("retrieve/lexicon", || Self::build(store))
     }
 
-    fn build(store: &Store) -> Result<Self, PlanError> {
+    fn build(store: &Store) -> Result<Self, LexiconError> {
         let harvest = harvest(store)?;
         let mut lexicon = Self::default();
         let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();

@@ -9,7 +9,7 @@
 //! 2. *Generation.* [`LanguageModel::generate_sparql`] gets the question, the slice,
 //!    the linked entities, the prefixes the parser resolves, one or two example
 //!    queries over the slice's own terms, and a GBNF grammar
-//!    ([`crate::sparql_grammar`]) whose IRIs can only be the store's known terms
+//!    ([`grammar`]) whose IRIs can only be the store's known terms
 //!    and the linked entities (a server that takes grammars, such as llama.cpp,
 //!    holds the reply to it; others get the plain prompt).
 //! 3. *Checks.* The reply is parsed (with the store's prefixes) and rejected when
@@ -28,11 +28,7 @@
 //! the result then has no query and its trace stage says that template queries are
 //! used instead, which is what callers do.
 
-use crate::PlanError;
-use crate::lexicon::analyze::identifier_parts;
-use crate::sparql::{cell_is_true, cell_text};
-use crate::sparql::{run, values, with_values};
-use crate::sparql_grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
+use grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::w3c;
@@ -40,12 +36,48 @@ use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{
     GraphError, KnownTerms, LimitedOutcome, QueryOutcome, is_update, parse_query, query_vocabulary,
 };
+use kgfuse_lexicon::lexicon::analyze::identifier_parts;
+use kgfuse_lexicon::sparql::{cell_is_true, cell_text};
+use kgfuse_lexicon::sparql::{run, values, with_values};
 use kgfuse_llm::{LanguageModel, LlmError, SparqlEntity, SparqlRequest};
 use kgfuse_store::{KindFilter, Question, Store};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+
+pub mod grammar;
+
+/// Errors of text-to-SPARQL; a model's failure keeps its kind.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextToSparqlError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] kgfuse_store::StoreError),
+    /// The graph failed (a generated query, say).
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// The request is unusable.
+    #[error("{0}")]
+    Invalid(String),
+    /// The language model failed.
+    #[error(transparent)]
+    Model(#[from] LlmError),
+}
+
+/// The lexicon's errors keep their kind.
+impl From<kgfuse_lexicon::LexiconError> for TextToSparqlError {
+    fn from(error: kgfuse_lexicon::LexiconError) -> Self {
+        use kgfuse_lexicon::LexiconError;
+        match error {
+            LexiconError::Store(e) => Self::Store(e),
+            LexiconError::Graph(e) => Self::Graph(e),
+            LexiconError::Invalid(why) => Self::Invalid(why),
+            other => Self::Invalid(other.to_string()),
+        }
+    }
+}
 
 /// Name of the trace stage a text-to-SPARQL run reports in.
 pub const STAGE: &str = "text-to-sparql";
@@ -54,7 +86,7 @@ pub const STAGE: &str = "text-to-sparql";
 /// grammar (the most used ones).
 const MAX_GRAMMAR_TERMS: usize = 300;
 /// kgfuse's record of loaded files: never what a question is about.
-pub(crate) const BOOKKEEPING: [&str; 5] = [
+pub const BOOKKEEPING: [&str; 5] = [
     kgfuse_core::vocab::kgfuse::SOURCE_FILE,
     kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
     kgfuse_core::vocab::kgfuse::CONTENT_HASH,
@@ -237,7 +269,7 @@ pub async fn text_to_sparql(
     question: &Question,
     grounding: &Grounding,
     options: &TextToSparqlOptions,
-) -> Result<TextToSparql, PlanError> {
+) -> Result<TextToSparql, TextToSparqlError> {
     let Grounding { entities, named } = grounding;
     let mut out = TextToSparql {
         trace: TraceStage {
@@ -397,7 +429,7 @@ fn accept(
     text: String,
     run: Run,
     options: &TextToSparqlOptions,
-) -> Result<(), PlanError> {
+) -> Result<(), TextToSparqlError> {
     out.facts = facts_of(store, &run, options.row_limit)?;
     // The query that ran: the model's text, unless it was changed before running.
     let ran = match &run.note {
@@ -593,7 +625,7 @@ fn named_chain(
     entity: &QuestionEntity,
     named: &[String],
     known: &KnownTerms,
-) -> Result<Option<Chain>, PlanError> {
+) -> Result<Option<Chain>, TextToSparqlError> {
     let properties: Vec<&String> = named
         .iter()
         .filter(|iri| known.properties.contains(iri) && !BOOKKEEPING.contains(&iri.as_str()))
@@ -654,7 +686,7 @@ type Uses = (Vec<String>, Vec<String>);
 
 /// For each entity, the properties of the triples it is the subject of and of
 /// those it is the object of, most used first (kgfuse's bookkeeping left out).
-fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, PlanError> {
+fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, TextToSparqlError> {
     let terms: Vec<Term> = entities
         .iter()
         .filter_map(|e| NamedNode::new(e.iri.as_str()).ok())
@@ -703,7 +735,7 @@ fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, 
 pub fn entity_labels(
     store: &Store,
     nodes: &[NamedNode],
-) -> Result<Vec<(String, String)>, PlanError> {
+) -> Result<Vec<(String, String)>, TextToSparqlError> {
     if nodes.is_empty() {
         return Ok(Vec::new());
     }
@@ -748,7 +780,7 @@ async fn ontology_slice(
     question: &Question,
     size: usize,
     known: &KnownTerms,
-) -> Result<Vec<NamedNode>, PlanError> {
+) -> Result<Vec<NamedNode>, TextToSparqlError> {
     if size == 0 {
         return Ok(Vec::new());
     }
@@ -810,7 +842,7 @@ async fn ontology_slice(
 fn descriptions(
     store: &Store,
     terms: &[NamedNode],
-) -> Result<BTreeMap<(String, String), Vec<Term>>, PlanError> {
+) -> Result<BTreeMap<(String, String), Vec<Term>>, TextToSparqlError> {
     let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
     if terms.is_empty() {
         return Ok(described);
@@ -870,7 +902,7 @@ fn vocabulary_text(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
-) -> Result<String, PlanError> {
+) -> Result<String, TextToSparqlError> {
     let name = |iri: &str| kgfuse_core::iri::compact(iri, prefixes);
     let in_slice = |iri: &str| slice.iter().any(|t| t.as_str() == iri);
     let mut terms: Vec<NamedNode> = slice.to_vec();
@@ -1057,7 +1089,7 @@ fn check_and_run(
     prefixes: &[(String, String)],
     options: &TextToSparqlOptions,
     known: &KnownTerms,
-) -> Result<Result<Run, String>, PlanError> {
+) -> Result<Result<Run, String>, TextToSparqlError> {
     if text.is_empty() {
         return Ok(Err("the reply holds no query".to_owned()));
     }
@@ -1298,7 +1330,7 @@ fn certain_patterns(
 
 /// The facts an accepted SELECT's rows assert (see [`TextToSparql::facts`]), at most
 /// `limit`.
-fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, PlanError> {
+fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, TextToSparqlError> {
     let spargebra::Query::Select { pattern, .. } = &run.query else {
         return Ok(Vec::new());
     };
@@ -1404,19 +1436,19 @@ fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, PlanErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Scripted;
     use kgfuse_core::config::StoreConfig;
+    use kgfuse_lexicon::testing::Scripted;
     use kgfuse_llm::RuleBased;
 
     /// A store with the hash embedder holding [`ONTOLOGY`], reopened so the prefixes
     /// learned from the file are known to the parser.
     async fn store() -> (tempfile::TempDir, Store) {
-        store_with(crate::testing::EMPLOYEES).await
+        store_with(kgfuse_lexicon::testing::EMPLOYEES).await
     }
 
     /// A store like [`store`] holding `turtle`.
     async fn store_with(turtle: &str) -> (tempfile::TempDir, Store) {
-        crate::testing::with_turtle(turtle).await
+        kgfuse_lexicon::testing::with_turtle(turtle).await
     }
 
     /// Runs text-to-SPARQL with no linked entities or terms and the default options.
@@ -1910,7 +1942,7 @@ mod tests {
         let turtle = format!(
             "{}\nex:locatedIn a owl:ObjectProperty ; rdfs:label \"located in\" .\n\
              ex:acme ex:locatedIn ex:lyon .\n",
-            crate::testing::EMPLOYEES
+            kgfuse_lexicon::testing::EMPLOYEES
         );
         let (_dir, store) = store_with(&turtle).await;
         let known = store.graph().known_terms(100).expect("known terms");
