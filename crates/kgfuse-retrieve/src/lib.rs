@@ -78,16 +78,10 @@ impl From<kgfuse_plan::PlanError> for RetrieveError {
     }
 }
 
-/// The lexicon's and linking's errors keep their kind.
+/// The lexicon's and linking's errors keep their kind (as query construction's do).
 impl From<kgfuse_lexicon::LexiconError> for RetrieveError {
     fn from(error: kgfuse_lexicon::LexiconError) -> Self {
-        use kgfuse_lexicon::LexiconError;
-        match error {
-            LexiconError::Store(e) => Self::Store(e),
-            LexiconError::Graph(e) => Self::Graph(e),
-            LexiconError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
-        }
+        kgfuse_plan::PlanError::from(error).into()
     }
 }
 
