@@ -88,7 +88,7 @@ pub struct StoreConfig {
 /// `[memory]` in `kgfuse.toml`: the byte budgets, in mebibytes, of what a process
 /// that opens the store keeps in memory beside its files. What a question needs
 /// whole (the lexicon of names, one write's batch) is not budgeted here:
-/// ARCHITECTURE.md, "Memory", says what grows with the store.
+/// docs/memory.md, "Memory", says what grows with the store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryConfig {
     /// LanceDB's cache of vector and scalar index pages (LanceDB's own default

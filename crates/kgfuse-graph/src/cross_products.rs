@@ -19,7 +19,7 @@
 //! The cost of a legitimate cross product stays proportional to its output.
 //! Products of inline data only (`VALUES` x `VALUES`) never read the store and
 //! remain out of reach of the token; EXISTS patterns inside expressions are left
-//! as they are (ARCHITECTURE.md, "Query timeouts").
+//! as they are (docs/graph-and-sparql.md, "Query timeouts").
 
 use spargebra::Query;
 use spargebra::algebra::GraphPattern;

@@ -3,7 +3,7 @@
 //! offers it (else `INSERT DATA` in batches).
 //!
 //! What the servers differ on, and how this client copes (each trap reproduced
-//! against a real server, see ARCHITECTURE.md "Scaling out"):
+//! against a real server, see docs/scaling-out.md "Scaling out"):
 //!
 //! - Queries and updates go as form POSTs (`application/x-www-form-urlencoded`):
 //!   Virtuoso never answers a POST with `Content-Type: application/sparql-query`.

@@ -26,7 +26,7 @@
 //! the entities) and the fused ranking's walk and gate depend only on the linked
 //! entities and the question, so they are read together, round by round
 //! ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL server a retrieval
-//! costs five requests (ARCHITECTURE.md, "Round trips").
+//! costs five requests (docs/scaling-out.md, "Round trips").
 
 use crate::channels::{self, Signals, WalkStart, Walked, ranking_stage};
 use crate::neighborhood::{Adjacency, add_edges, evidence, walk_starts};

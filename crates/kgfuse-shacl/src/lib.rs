@@ -7,7 +7,7 @@
 //! touches the store. Supported: targets (`sh:targetNode`, `sh:targetClass` with
 //! subclasses, `sh:targetSubjectsOf`, `sh:targetObjectsOf`, implicit class
 //! targets), every property path form and every SHACL Core constraint component;
-//! SHACL-SPARQL and SHACL-AF targets are refused by name (ARCHITECTURE.md says why
+//! SHACL-SPARQL and SHACL-AF targets are refused by name (docs/entailment.md says why
 //! this is not rudof's `shacl_validation`). `make test-shacl` runs the W3C SHACL
 //! Core tests against it.
 //!
