@@ -547,7 +547,7 @@ pub(crate) enum EvalMake {
     MakeLoo(MakeLooArgs),
 }
 
-/// `kgfuse eval makeloo` options.
+/// `kgfuse eval make-loo` options.
 #[derive(clap::Args)]
 pub(crate) struct MakeLooArgs {
     /// Package whose functions are the gold (e.g. json).
