@@ -63,10 +63,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The core vocabulary is not among them: `init` put it in the store.
     files.sort();
     let summary = engine.load(&files, None, &NoProgress).await?;
-    for (file, graph, action, quads) in &summary.files {
+    for file in &summary.files {
         println!(
-            "{action:>9} {quads:>4} quads  {}  -> graph <{graph}>",
-            file.display()
+            "{:>9} {:>4} quads  {}  -> graph <{}>",
+            file.action,
+            file.quads,
+            file.path.display(),
+            file.graph
         );
     }
     println!(

@@ -178,14 +178,60 @@ fn after_commit<T>(
 /// What a load did.
 #[derive(Debug, Clone, Default)]
 pub struct LoadSummary {
-    /// (file, graph IRI, action, quads) per file; action is `inserted`, `replaced`,
-    /// `unchanged`, or `carried` (the text of the kgfuse vocabulary the store
-    /// already carries: not loaded again).
-    pub files: Vec<(PathBuf, String, &'static str, u64)>,
+    /// What happened to each file, in the order given.
+    pub files: Vec<LoadedFile>,
     /// Quads written to the graph.
     pub quads: u64,
     /// Vector rows changed.
     pub vectors: SyncReport,
+}
+
+/// What a load did with one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The named graph that holds its triples.
+    pub graph: String,
+    /// What the load did with it.
+    pub action: LoadAction,
+    /// Quads written from it.
+    pub quads: u64,
+}
+
+/// What a load did with a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadAction {
+    /// A new graph.
+    Inserted,
+    /// The file changed: its graph was replaced.
+    Replaced,
+    /// The file's content was already loaded: nothing written.
+    Unchanged,
+    /// The text of the kgfuse vocabulary, which the store already carries: not
+    /// loaded again.
+    Carried,
+}
+
+impl LoadAction {
+    /// The action as one lowercase word (`inserted`, `replaced`, `unchanged`,
+    /// `carried`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Inserted => "inserted",
+            Self::Replaced => "replaced",
+            Self::Unchanged => "unchanged",
+            Self::Carried => "carried",
+        }
+    }
+}
+
+impl std::fmt::Display for LoadAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that `{:<9}` aligns the word.
+        f.pad(self.as_str())
+    }
 }
 
 /// Size of a store.
@@ -784,19 +830,22 @@ impl Store {
             files: report
                 .files
                 .into_iter()
-                .map(|(path, graph, action, quads)| {
-                    let action = match action {
-                        kgfuse_graph::LoadAction::Insert => "inserted",
-                        kgfuse_graph::LoadAction::Replace => "replaced",
-                        kgfuse_graph::LoadAction::SkipUnchanged => "unchanged",
-                    };
-                    (path, graph.into_string(), action, quads)
+                .map(|(path, graph, action, quads)| LoadedFile {
+                    path,
+                    graph: graph.into_string(),
+                    action: match action {
+                        kgfuse_graph::LoadAction::Insert => LoadAction::Inserted,
+                        kgfuse_graph::LoadAction::Replace => LoadAction::Replaced,
+                        kgfuse_graph::LoadAction::SkipUnchanged => LoadAction::Unchanged,
+                    },
+                    quads,
                 })
-                .chain(
-                    carried
-                        .into_iter()
-                        .map(|path| (path, vocabulary.clone(), "carried", 0)),
-                )
+                .chain(carried.into_iter().map(|path| LoadedFile {
+                    path,
+                    graph: vocabulary.clone(),
+                    action: LoadAction::Carried,
+                    quads: 0,
+                }))
                 .collect(),
             quads: report.quads,
             vectors,

@@ -43,8 +43,8 @@ pub use kgfuse_shacl::{
     ValidationResult,
 };
 pub use kgfuse_store::{
-    CheckReport, Derivation, FileValidation, LoadSummary, Provenance, Question, StoreStats,
-    SyncReport,
+    CheckReport, Derivation, FileValidation, LoadAction, LoadSummary, LoadedFile, Provenance,
+    Question, StoreStats, SyncReport,
 };
 pub use kgfuse_vector::{
     KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels, blas_kernels_to_request,

@@ -29,10 +29,13 @@ pub(crate) async fn run(args: LoadArgs, ctx: &Ctx) -> Result<ExitCode> {
     let summary = engine
         .load_sources(&sources, args.graph.as_deref(), &ctx.progress)
         .await?;
-    for (path, graph, action, quads) in &summary.files {
+    for file in &summary.files {
         println!(
-            "{action:<9} {} ({quads} quads) -> <{graph}>",
-            path.display()
+            "{:<9} {} ({} quads) -> <{}>",
+            file.action,
+            file.path.display(),
+            file.quads,
+            file.graph
         );
     }
     println!("{} quads written; {}", summary.quads, summary.vectors);
