@@ -21,9 +21,8 @@ const EVERY_STRATEGY: [Strategy; 8] = [
 ];
 
 pub(crate) async fn run(args: EvalArgs, ctx: &Ctx) -> Result<ExitCode> {
-    let engine = ctx.open().await?;
     if let Some(EvalMake::MakeLoo(make)) = args.make {
-        make_loo(&engine, make)?;
+        make_loo(&ctx.open().await?, make)?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(file) = args.file.clone() else {
@@ -37,7 +36,10 @@ pub(crate) async fn run(args: EvalArgs, ctx: &Ctx) -> Result<ExitCode> {
     {
         bail!("--plot writes SVG; give a file name ending in .svg");
     }
+    // The flags and the question set are checked before the store opens (a
+    // large store takes a while to open).
     let items = kgfuse_eval::read_items(&file)?;
+    let engine = ctx.open().await?;
     let strategies: Vec<Strategy> = if args.strategies.is_empty() {
         EVERY_STRATEGY.to_vec()
     } else {
