@@ -2,9 +2,9 @@
 //! server ([`crate::remote`]). Everything else in this crate reads and writes
 //! through the few operations here, so both backends give the same answers.
 
-use crate::remote::{Endpoint, Pattern};
-use crate::templates::Edge;
+use crate::edge::{Edge, End};
 use crate::{Graph, GraphError};
+use kgfuse_remote::{Endpoint, Pattern};
 use oxigraph::model::{
     GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Quad,
     Term, TermRef,
@@ -20,13 +20,6 @@ pub(crate) enum Backend {
     Embedded(Store),
     /// A SPARQL 1.1 server.
     Remote(Arc<Endpoint>),
-}
-
-/// The end of a quad that [`Graph::quads_at`] fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum End {
-    Subject,
-    Object,
 }
 
 /// Quads read from either backend.
@@ -63,7 +56,9 @@ impl Graph {
                     .map(|q| q.map_err(GraphError::from)),
             ),
             Backend::Remote(endpoint) => match Pattern::new(subject, predicate, object, graph) {
-                Some(pattern) => Box::new(endpoint.quads(pattern)),
+                Some(pattern) => {
+                    Box::new(endpoint.quads(pattern).map(|q| q.map_err(GraphError::from)))
+                }
                 None => Box::new(std::iter::empty()),
             },
         }
@@ -84,7 +79,7 @@ impl Graph {
                 .transpose()?
                 .is_some()),
             Backend::Remote(endpoint) => match Pattern::new(subject, predicate, object, graph) {
-                Some(pattern) => endpoint.holds(&pattern),
+                Some(pattern) => Ok(endpoint.holds(&pattern)?),
                 None => Ok(false),
             },
         }
@@ -267,7 +262,7 @@ impl Graph {
                     endpoint.update(&text.join(" ; "))?;
                 }
                 endpoint.remove(&changes.remove)?;
-                endpoint.insert(&changes.insert)
+                Ok(endpoint.insert(&changes.insert)?)
             }
         }
     }
@@ -325,7 +320,7 @@ impl Graph {
     pub fn mark_changed(&self) -> Result<(), GraphError> {
         match &self.backend {
             Backend::Embedded(_) => Ok(()),
-            Backend::Remote(endpoint) => endpoint.mark_changed(),
+            Backend::Remote(endpoint) => Ok(endpoint.mark_changed()?),
         }
     }
 
@@ -389,7 +384,7 @@ impl<'a> Sides<'a> {
         };
         if [&edge.subject, &edge.object]
             .iter()
-            .any(|end| end.starts_with(crate::remote::GENID))
+            .any(|end| end.starts_with(kgfuse_remote::GENID))
         {
             return;
         }
@@ -623,7 +618,7 @@ impl RemoteBulk {
             Some(poster) => poster.finish(),
             None => Ok(()),
         }
-        .and_then(|()| self.endpoint.insert(&self.batch));
+        .and_then(|()| Ok(self.endpoint.insert(&self.batch)?));
         posted.inspect_err(|_| undo(&self.endpoint, &self.written))
     }
 }

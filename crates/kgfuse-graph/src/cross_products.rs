@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 
 /// The query with every cross product turned into a lateral join.
 pub(crate) fn guard_cross_products(query: Query) -> Query {
-    crate::read_only::map_where(query, rewrite)
+    crate::algebra::map_where(query, rewrite)
 }
 
 /// The update with every cross product of its WHERE clauses turned into a

@@ -20,7 +20,7 @@
 //! included ([`EdgeIndex::neighbours`]).
 
 use crate::backend::Backend;
-use crate::templates::Edge;
+use crate::edge::Edge;
 use crate::{Graph, GraphError, QueryOptions};
 use oxigraph::model::{NamedNode, Term};
 use oxigraph::sparql::QueryResults;

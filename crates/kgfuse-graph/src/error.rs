@@ -71,3 +71,17 @@ pub enum GraphError {
     #[error("serialization failed: {0}")]
     Serialize(String),
 }
+
+impl From<kgfuse_remote::RemoteError> for GraphError {
+    /// Each kind of server failure becomes the graph error of the same kind.
+    fn from(error: kgfuse_remote::RemoteError) -> Self {
+        use kgfuse_remote::RemoteError;
+        match error {
+            RemoteError::Evaluation(message) => Self::Evaluation(message),
+            RemoteError::Timeout(timeout) => Self::Timeout(timeout),
+            RemoteError::Usage(message) => Self::Usage(message),
+            RemoteError::Truncated(cap) => Self::Truncated(cap),
+            RemoteError::Serialize(message) => Self::Serialize(message),
+        }
+    }
+}

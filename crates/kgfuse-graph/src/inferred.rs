@@ -4,7 +4,8 @@
 //! some nodes' entailments come from, every asserted triple in batches) and writes the result.
 //! Everything here skips the derived graph when it reads "asserted" triples.
 
-use crate::backend::{Changes, End};
+use crate::backend::Changes;
+use crate::edge::End;
 use crate::{Graph, GraphError};
 use kgfuse_core::ontology::INFERRED_GRAPH;
 use oxigraph::model::{

@@ -1,5 +1,5 @@
 //! The kgfuse RDF graph: an embedded [Oxigraph](https://crates.io/crates/oxigraph)
-//! store (RocksDB), or a SPARQL 1.1 server ([`Graph::connect`], [`remote`]), with
+//! store (RocksDB), or a SPARQL 1.1 server ([`Graph::connect`], [`kgfuse_remote`]), with
 //! atomic file loading, SPARQL with timeouts, canned query templates and the scans
 //! the paired store needs to keep vectors in step.
 //!
@@ -21,16 +21,18 @@
 //! # Ok::<(), kgfuse_graph::GraphError>(())
 //! ```
 
+mod algebra;
 mod backend;
 mod casts;
 mod cross_products;
+mod edge;
 mod edge_index;
 mod error;
 mod format;
 mod inferred;
 mod load;
+mod outcome;
 mod read_only;
-pub mod remote;
 mod rounds;
 mod scan;
 mod service;
@@ -44,22 +46,21 @@ pub use edge_index::EdgeIndex;
 pub use error::GraphError;
 pub use format::{format_from_name, format_from_path};
 pub use inferred::{Held, Premises};
+pub use kgfuse_remote::{RemoteAuth, RemoteGraphConfig};
 pub use load::{
     LoadAction, LoadObserver, LoadPlan, LoadReport, LoadRequest, PlannedFile, RdfSource,
     file_graph_iri, parse_planned_file,
 };
+pub use outcome::{QueryOutcome, ResultsFormat};
 pub use oxigraph::io::RdfFormat;
 /// RDF terms (re-exported from Oxigraph's model) used across kgfuse.
 pub use oxigraph::model;
 pub use read_only::{LimitedOutcome, ReadOnlyOptions, is_update};
-pub use remote::{RemoteAuth, RemoteGraphConfig};
 pub use rounds::Rounds;
 pub use scan::{GraphStats, TextLiteral, text_literal};
 pub use service::service_call;
 pub use sources::{SourceGraph, StoredSource};
-pub use sparql::{
-    DEMOTE_AFTER, QueryOptions, QueryOutcome, ResultsFormat, parse_query, parse_update,
-};
+pub use sparql::{DEMOTE_AFTER, QueryOptions, parse_query, parse_update};
 pub use vocabulary::{KnownTerms, QueryVocabulary, query_vocabulary};
 
 use backend::{Backend, Changes};
@@ -104,11 +105,11 @@ impl Graph {
         })
     }
 
-    /// Connects to a graph kept on a SPARQL 1.1 server (see [`remote`]); fails
+    /// Connects to a graph kept on a SPARQL 1.1 server (see [`kgfuse_remote`]); fails
     /// when the server does not answer or the auth's secrets are missing.
     pub fn connect(config: RemoteGraphConfig) -> Result<Self, GraphError> {
         Ok(Self {
-            backend: Backend::Remote(Arc::new(remote::Endpoint::connect(config)?)),
+            backend: Backend::Remote(Arc::new(kgfuse_remote::Endpoint::connect(config)?)),
             spent: kgfuse_core::timing::TimeSpent::default(),
             walk_reads: kgfuse_core::timing::TimeSpent::default(),
         })

@@ -4,6 +4,7 @@
 //! inside the algebra (so a huge result is never materialised), the protocol's
 //! dataset replaces the query's own, and it runs under a timeout.
 
+use crate::algebra::map_where;
 use crate::sparql::parser;
 use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
 use oxigraph::model::NamedNode;
@@ -67,50 +68,6 @@ pub(crate) fn limit_solutions(query: Query, max: usize) -> Query {
         start: 0,
         length: Some(max),
     })
-}
-
-/// The query with `change` applied to its WHERE pattern, whatever its form.
-pub(crate) fn map_where(query: Query, change: impl FnOnce(GraphPattern) -> GraphPattern) -> Query {
-    match query {
-        Query::Select {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Select {
-            dataset,
-            pattern: change(pattern),
-            base_iri,
-        },
-        Query::Construct {
-            template,
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Construct {
-            template,
-            dataset,
-            pattern: change(pattern),
-            base_iri,
-        },
-        Query::Describe {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Describe {
-            dataset,
-            pattern: change(pattern),
-            base_iri,
-        },
-        Query::Ask {
-            dataset,
-            pattern,
-            base_iri,
-        } => Query::Ask {
-            dataset,
-            pattern: change(pattern),
-            base_iri,
-        },
-    }
 }
 
 /// The query running on the given dataset instead of its own FROM / FROM NAMED

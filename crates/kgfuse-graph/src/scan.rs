@@ -1,6 +1,6 @@
 //! Scans over the dataset that the paired store uses to keep vectors in step.
 
-use crate::backend::End;
+use crate::edge::End;
 use crate::{Graph, GraphError, QueryOptions, QueryOutcome};
 use kgfuse_core::vocab::w3c;
 use oxigraph::model::{

@@ -1,11 +1,10 @@
 //! SPARQL queries and updates with prefixes, union default graph and timeouts.
 
 use crate::backend::Backend;
-use crate::remote::{self, Endpoint, Form};
+use crate::outcome::QueryOutcome;
 use crate::{Graph, GraphError};
-use oxigraph::io::{RdfFormat, RdfSerializer};
-use oxigraph::model::{Term, Triple, Variable};
-use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
+use kgfuse_remote::{Endpoint, Form};
+use oxigraph::model::{Term, Variable};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, QueryResults, SparqlEvaluator};
 use spargebra::SparqlParser;
 use spargebra::algebra::{Expression, GraphPattern};
@@ -52,130 +51,6 @@ impl Default for QueryOptions {
                 .map(|(p, i)| ((*p).to_owned(), (*i).to_owned()))
                 .collect(),
         }
-    }
-}
-
-/// Materialised result of a query.
-#[derive(Debug, Clone, PartialEq)]
-pub enum QueryOutcome {
-    /// SELECT results.
-    Solutions {
-        /// Projected variables, without `?`.
-        variables: Vec<String>,
-        /// One row per solution, one cell per variable (None = unbound).
-        rows: Vec<Vec<Option<Term>>>,
-    },
-    /// ASK result.
-    Boolean(bool),
-    /// CONSTRUCT or DESCRIBE result.
-    Graph(Vec<Triple>),
-}
-
-/// Output formats for query results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultsFormat {
-    /// SPARQL 1.1 Query Results JSON (SELECT, ASK).
-    Json,
-    /// SPARQL 1.1 Query Results XML (SELECT, ASK).
-    Xml,
-    /// SPARQL 1.1 Query Results CSV (SELECT, ASK).
-    Csv,
-    /// SPARQL 1.1 Query Results TSV (SELECT, ASK).
-    Tsv,
-    /// Turtle (CONSTRUCT, DESCRIBE).
-    Turtle,
-    /// N-Triples (CONSTRUCT, DESCRIBE).
-    NTriples,
-}
-
-impl ResultsFormat {
-    /// Parses `json`, `xml`, `csv`, `tsv`, `turtle`/`ttl`, `ntriples`/`nt`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "json" => Self::Json,
-            "xml" => Self::Xml,
-            "csv" => Self::Csv,
-            "tsv" => Self::Tsv,
-            "turtle" | "ttl" => Self::Turtle,
-            "ntriples" | "nt" | "n-triples" => Self::NTriples,
-            _ => return None,
-        })
-    }
-}
-
-impl QueryOutcome {
-    /// Writes SELECT/ASK results in a SPARQL results format and CONSTRUCT/DESCRIBE
-    /// results in Turtle or N-Triples; other combinations are a usage error.
-    pub fn write(
-        &self,
-        format: ResultsFormat,
-        mut writer: impl std::io::Write,
-    ) -> Result<(), GraphError> {
-        let err = |e: std::io::Error| GraphError::Serialize(e.to_string());
-        if let Self::Graph(triples) = self {
-            let rdf_format = match format {
-                ResultsFormat::Turtle => RdfFormat::Turtle,
-                ResultsFormat::NTriples => RdfFormat::NTriples,
-                other => {
-                    return Err(GraphError::Usage(format!(
-                        "{other:?} cannot hold graph results; use turtle or ntriples"
-                    )));
-                }
-            };
-            let mut serializer = RdfSerializer::from_format(rdf_format);
-            if rdf_format == RdfFormat::Turtle {
-                for (prefix, iri) in kgfuse_core::vocab::WELL_KNOWN_PREFIXES {
-                    serializer = serializer
-                        .with_prefix(*prefix, *iri)
-                        .map_err(|e| GraphError::Serialize(e.to_string()))?;
-                }
-            }
-            let mut out = serializer.for_writer(&mut writer);
-            for triple in triples {
-                out.serialize_triple(triple).map_err(err)?;
-            }
-            out.finish().map_err(err)?;
-            return Ok(());
-        }
-        let results_format = match format {
-            ResultsFormat::Json => QueryResultsFormat::Json,
-            ResultsFormat::Xml => QueryResultsFormat::Xml,
-            ResultsFormat::Csv => QueryResultsFormat::Csv,
-            ResultsFormat::Tsv => QueryResultsFormat::Tsv,
-            other => {
-                return Err(GraphError::Usage(format!(
-                    "{other:?} holds graphs, not solutions; use json, xml, csv or tsv"
-                )));
-            }
-        };
-        let serializer = QueryResultsSerializer::from_format(results_format);
-        match self {
-            Self::Boolean(value) => {
-                serializer
-                    .serialize_boolean_to_writer(&mut writer, *value)
-                    .map_err(err)?;
-            }
-            Self::Solutions { variables, rows } => {
-                let vars = variables
-                    .iter()
-                    .map(|v| Variable::new(v).map_err(|e| GraphError::Serialize(e.to_string())))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let mut out = serializer
-                    .serialize_solutions_to_writer(&mut writer, vars.clone())
-                    .map_err(err)?;
-                for row in rows {
-                    out.serialize(
-                        vars.iter()
-                            .zip(row)
-                            .filter_map(|(v, t)| t.as_ref().map(|t| (v.as_ref(), t.as_ref()))),
-                    )
-                    .map_err(err)?;
-                }
-                out.finish().map_err(err)?;
-            }
-            Self::Graph(_) => {}
-        }
-        Ok(())
     }
 }
 
@@ -753,7 +628,7 @@ pub(crate) fn select_together(
         options.timeout,
         options.union_default_graph,
     )?;
-    let QueryOutcome::Solutions { variables, rows } = outcome else {
+    let kgfuse_remote::Answer::Solutions { variables, rows } = outcome else {
         return Err(GraphError::Evaluation(
             "the batched queries gave no solutions".into(),
         ));
@@ -863,10 +738,13 @@ fn evaluate_remote(
         )));
     }
     let on_kgfuse_graphs = options.union_default_graph && !has_dataset;
-    let query = remote::with_bindings(query, bindings)?;
-    let (query, was_ask) = remote::ask_as_select(query);
+    let query = crate::algebra::with_bindings(query, bindings)?;
+    let (query, was_ask) = crate::algebra::ask_as_select(query);
     let run = |query: &spargebra::Query| {
-        endpoint.query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)
+        endpoint
+            .query(&query.to_string(), form, options.timeout, on_kgfuse_graphs)
+            .map(QueryOutcome::from)
+            .map_err(GraphError::from)
     };
     let outcome = match run(&query) {
         Err(GraphError::Truncated(cap)) => in_pages(&query, cap, run)?,
@@ -1004,12 +882,13 @@ fn update_remote(endpoint: &Endpoint, update: &spargebra::Update) -> Result<(), 
     endpoint.register(&created)?;
     endpoint.update_text(&update.to_string(), reads_union)?;
     // The registry entries go after the graphs are gone.
-    endpoint.drop_graphs(&dropped)
+    Ok(endpoint.drop_graphs(&dropped)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ResultsFormat;
 
     fn sample() -> Graph {
         let graph = Graph::in_memory().expect("store");

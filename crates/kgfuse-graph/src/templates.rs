@@ -6,6 +6,7 @@
 //! bound variable must appear in the SELECT clause, so templates project their
 //! parameters last.
 
+pub use crate::edge::{Edge, Neighbourhood};
 use crate::sparql::parse_query;
 use crate::{EdgeIndex, Graph, GraphError, QueryOptions, QueryOutcome, Rounds};
 use oxigraph::model::{NamedNode, Term};
@@ -75,20 +76,6 @@ impl Template {
         }
     }
 }
-
-/// An edge met while walking a neighbourhood.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Edge {
-    /// Subject IRI.
-    pub subject: String,
-    /// Predicate IRI.
-    pub predicate: String,
-    /// Object IRI.
-    pub object: String,
-}
-
-/// Nodes reached by a walk with their distance, and the edges used.
-pub type Neighbourhood = (BTreeMap<String, usize>, BTreeSet<Edge>);
 
 impl Graph {
     /// Runs a canned query with its parameters bound.
@@ -179,7 +166,7 @@ pub struct WalkRounds {
     level: usize,
     /// The nodes this round reads, and the patterns of its queries.
     reading: Vec<NamedNode>,
-    patterns: Vec<crate::remote::Pattern>,
+    patterns: Vec<kgfuse_remote::Pattern>,
 }
 
 impl WalkRounds {

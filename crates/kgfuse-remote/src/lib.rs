@@ -27,22 +27,67 @@
 //! - Queries (idempotent) are retried with backoff on connection failures, 5xx
 //!   and 429; updates and POSTs never are.
 
-use crate::backend::End;
-use crate::{GraphError, QueryOutcome};
 use base64::Engine as _;
 pub use kgfuse_core::config::{RemoteAuth, RemoteGraphConfig};
-use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
-use oxigraph::model::{
+use oxrdf::{
     BlankNode, GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode,
     NamedOrBlankNodeRef, Quad, Term, TermRef, Triple,
 };
+use oxrdfio::{RdfFormat, RdfParser, RdfSerializer};
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
-use spargebra::algebra::GraphPattern;
-use spargebra::term::GroundTerm;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
+
+/// What went wrong talking to the server. The graph crate turns each kind into
+/// its own error of the same name, so a caller sees one error type.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// The server failed the request or answered with something unreadable.
+    #[error("SPARQL evaluation failed: {0}")]
+    Evaluation(String),
+    /// The request timed out.
+    #[error("query cancelled after the {0:?} timeout")]
+    Timeout(Duration),
+    /// The caller asked for something the server cannot do, or the setup is incomplete.
+    #[error("{0}")]
+    Usage(String),
+    /// The server cut a result at its row cap.
+    #[error(
+        "the server cut the results at its cap of {0} rows (X-SPARQL-MaxRows): add a LIMIT \
+         below it or raise the server's ResultSetMaxRows"
+    )]
+    Truncated(usize),
+    /// Writing the request failed.
+    #[error("serialization failed: {0}")]
+    Serialize(String),
+}
+
+/// A query's answer as the server sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// SELECT results: the variables, and one row per solution (None = unbound).
+    Solutions {
+        /// Projected variables, without `?`.
+        variables: Vec<String>,
+        /// One row per solution, one cell per variable.
+        rows: Vec<Vec<Option<Term>>>,
+    },
+    /// ASK result.
+    Boolean(bool),
+    /// CONSTRUCT or DESCRIBE result.
+    Graph(Vec<Triple>),
+}
+
+/// The end of a quad that a read fixes: its subject or its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The subject.
+    Subject,
+    /// The object.
+    Object,
+}
 
 /// The graph that lists kgfuse's graphs on a server (`<registry> rdfs:member <g>`).
 pub const REGISTRY_GRAPH: &str = "https://w3id.org/kgfuse/graph/registry";
@@ -77,11 +122,11 @@ const ATTEMPTS: u32 = 3;
 const RDFS_MEMBER: &str = "http://www.w3.org/2000/01/rdf-schema#member";
 
 /// SELECT results: the variables, then one row of cells per solution.
-pub(crate) type Table = (Vec<String>, Vec<Vec<Option<Term>>>);
+pub type Table = (Vec<String>, Vec<Vec<Option<Term>>>);
 
 /// What a query asks for, which decides the results format requested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Form {
+pub enum Form {
     /// SELECT or ASK: SPARQL results JSON.
     Results,
     /// CONSTRUCT or DESCRIBE: N-Triples.
@@ -89,7 +134,7 @@ pub(crate) enum Form {
 }
 
 /// A connection to a SPARQL server (see the module documentation).
-pub(crate) struct Endpoint {
+pub struct Endpoint {
     config: RemoteGraphConfig,
     /// The `Authorization` header value; never printed.
     authorization: Option<String>,
@@ -122,21 +167,21 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
-fn env_secret(name: &str) -> Result<String, GraphError> {
+fn env_secret(name: &str) -> Result<String, RemoteError> {
     std::env::var(name).map_err(|_| {
-        GraphError::Usage(format!(
+        RemoteError::Usage(format!(
             "the graph's auth needs {name} in the environment (kgfuse never stores it)"
         ))
     })
 }
 
 /// A blank node as the skolem IRI it is written as.
-fn skolem(node: &BlankNode) -> NamedNode {
+pub fn skolem(node: &BlankNode) -> NamedNode {
     NamedNode::new_unchecked(format!("{GENID}{}", node.as_str()))
 }
 
 /// The quad with its blank nodes written as skolem IRIs.
-pub(crate) fn skolemize(quad: Quad) -> Quad {
+pub fn skolemize(quad: Quad) -> Quad {
     let subject = match quad.subject {
         NamedOrBlankNode::BlankNode(b) => NamedOrBlankNode::NamedNode(skolem(&b)),
         other => other,
@@ -161,7 +206,7 @@ fn written(term: TermRef<'_>) -> String {
 }
 
 /// One quad pattern of a scan: fixed terms written out, the rest variables.
-pub(crate) struct Pattern {
+pub struct Pattern {
     where_clause: String,
     subject: Option<NamedOrBlankNode>,
     predicate: Option<NamedNode>,
@@ -176,7 +221,7 @@ impl Pattern {
     /// `GRAPH ?g { ?s ?p ?o }` with the given terms in place of the variables.
     /// A quad pattern on the default graph matches nothing: kgfuse writes named
     /// graphs only.
-    pub(crate) fn new(
+    pub fn new(
         subject: Option<NamedOrBlankNodeRef<'_>>,
         predicate: Option<NamedNodeRef<'_>>,
         object: Option<TermRef<'_>>,
@@ -204,7 +249,7 @@ impl Pattern {
 
     /// The quads with one of `nodes` at `end` and one of `predicates` (any when
     /// empty) in `graph` (any when `None`), as `VALUES` blocks.
-    pub(crate) fn at(
+    pub fn at(
         end: End,
         nodes: &[Term],
         predicates: &[NamedNode],
@@ -254,7 +299,7 @@ impl Pattern {
     /// blank nodes and skolem IRIs: any further FILTER here, on the incoming
     /// side above all, turns Virtuoso's index lookups into a scan (50 nodes: 14 s
     /// instead of 0.04 s).
-    pub(crate) fn around(nodes: &[NamedNode]) -> Self {
+    pub fn around(nodes: &[NamedNode]) -> Self {
         let values: String = nodes.iter().map(|n| format!("{n} ")).collect();
         Self {
             where_clause: format!(
@@ -309,19 +354,19 @@ impl Pattern {
     }
 
     /// The query for the pattern's first page, unordered, to send with other
-    /// queries ([`crate::Rounds`]).
-    pub(crate) fn first_page(&self) -> String {
+    /// queries (kgfuse-graph's `Rounds`).
+    pub fn first_page(&self) -> String {
         self.select(FIRST_PAGE, None, false)
     }
 
     /// Whether a first page of `rows` rows may have been cut short (then the
     /// pattern is read again page by page).
-    pub(crate) fn may_be_cut(&self, rows: usize) -> bool {
+    pub fn may_be_cut(&self, rows: usize) -> bool {
         rows >= FIRST_PAGE
     }
 
     /// The quad of one result row, the fixed terms filled in.
-    pub(crate) fn quad(&self, variables: &[String], row: Vec<Option<Term>>) -> Option<Quad> {
+    pub fn quad(&self, variables: &[String], row: Vec<Option<Term>>) -> Option<Quad> {
         let mut cells: HashMap<&str, Term> = variables
             .iter()
             .map(String::as_str)
@@ -370,7 +415,7 @@ impl Pattern {
 /// without an order instead. (Unordered pages over the whole dataset cost the
 /// server a scan up to each page's offset: LUBM-10's 1.3 million quads, beside
 /// another copy, did not finish in 14 minutes.)
-pub(crate) struct RemoteQuads<'a> {
+pub struct RemoteQuads<'a> {
     endpoint: &'a Endpoint,
     pattern: Pattern,
     page: std::vec::IntoIter<Quad>,
@@ -429,7 +474,7 @@ impl RemoteQuads<'_> {
     }
 
     /// The next quad of the graph-by-graph scan, `None` when it is over.
-    fn next_per_graph(&mut self) -> Option<Result<Quad, GraphError>> {
+    fn next_per_graph(&mut self) -> Option<Result<Quad, RemoteError>> {
         loop {
             let (graphs, scan) = self.per_graph.as_mut()?;
             let next = match scan {
@@ -472,7 +517,7 @@ impl RemoteQuads<'_> {
 const SORT_FALLBACK_LIMIT: usize = 100_000;
 
 impl Iterator for RemoteQuads<'_> {
-    type Item = Result<Quad, GraphError>;
+    type Item = Result<Quad, RemoteError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -499,7 +544,7 @@ impl Iterator for RemoteQuads<'_> {
                 .select(self.page_size, self.next_offset, self.ordered);
             let (variables, rows) = match self.endpoint.select(&text) {
                 Ok(result) => result,
-                Err(GraphError::Truncated(cap)) if page_under(cap) < self.page_size => {
+                Err(RemoteError::Truncated(cap)) if page_under(cap) < self.page_size => {
                     // The server caps results: page below its cap, in order.
                     self.endpoint.row_cap.store(cap as u64, Ordering::Relaxed);
                     self.page_size = page_under(cap);
@@ -555,7 +600,7 @@ impl Iterator for RemoteQuads<'_> {
 impl Endpoint {
     /// Connects and reads the registry; fails with a clear message when the
     /// server does not answer or the credentials are missing.
-    pub(crate) fn connect(config: RemoteGraphConfig) -> Result<Self, GraphError> {
+    pub fn connect(config: RemoteGraphConfig) -> Result<Self, RemoteError> {
         let authorization = match config.auth {
             RemoteAuth::None => None,
             RemoteAuth::Basic => {
@@ -595,7 +640,7 @@ impl Endpoint {
     /// predicate used?"). Answers are kept until this endpoint writes, and for at
     /// most [`REGISTRY_REFRESH`], so a long-running reader sees another process's
     /// writes as soon as it sees its graphs.
-    pub(crate) fn recall(&self, question: &str) -> Option<bool> {
+    pub fn recall(&self, question: &str) -> Option<bool> {
         let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
         if memo.since.elapsed() >= REGISTRY_REFRESH {
             memo.answers.clear();
@@ -605,7 +650,7 @@ impl Endpoint {
     }
 
     /// Keeps answers for [`Endpoint::recall`].
-    pub(crate) fn remember(&self, answers: impl IntoIterator<Item = (String, bool)>) {
+    pub fn remember(&self, answers: impl IntoIterator<Item = (String, bool)>) {
         let mut memo = self.memo.lock().unwrap_or_else(|p| p.into_inner());
         if memo.answers.is_empty() {
             memo.since = Instant::now();
@@ -623,14 +668,14 @@ impl Endpoint {
     }
 
     /// Requests sent so far.
-    pub(crate) fn round_trips(&self) -> u64 {
+    pub fn round_trips(&self) -> u64 {
         self.round_trips.load(Ordering::Relaxed)
     }
 
     /// kgfuse's graphs on the server, sorted; read again when the list is older
     /// than [`REGISTRY_REFRESH`], so a long-running reader sees the graphs
     /// another process adds.
-    pub(crate) fn graphs(&self) -> Vec<String> {
+    pub fn graphs(&self) -> Vec<String> {
         let read = |lock: &RwLock<(Vec<String>, Instant)>| {
             let guard = lock.read().unwrap_or_else(|p| p.into_inner());
             (guard.0.clone(), guard.1.elapsed())
@@ -651,7 +696,7 @@ impl Endpoint {
     /// Reads the registry: kgfuse's graphs and the change stamp. A stamp this
     /// process has not seen counts as a change made elsewhere, and the
     /// remembered answers go.
-    fn reload_registry(&self) -> Result<(), GraphError> {
+    fn reload_registry(&self) -> Result<(), RemoteError> {
         let text = format!(
             "SELECT ?g ?stamp WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ \
                {{ <{REGISTRY_GRAPH}> <{RDFS_MEMBER}> ?g }} UNION {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} }}"
@@ -689,12 +734,12 @@ impl Endpoint {
 
     /// Replaces the registry's change stamp: the end of a write, for readers in
     /// other processes ([`Endpoint::changes_elsewhere`]).
-    pub(crate) fn mark_changed(&self) -> Result<(), GraphError> {
+    pub fn mark_changed(&self) -> Result<(), RemoteError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let stamp = format!("{}-{nanos}", std::process::id());
-        let literal = oxigraph::model::Literal::new_simple_literal(stamp.as_str());
+        let literal = oxrdf::Literal::new_simple_literal(stamp.as_str());
         self.update(&format!(
             "DELETE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} \
              WHERE {{ GRAPH <{REGISTRY_GRAPH}> {{ <{REGISTRY_GRAPH}> <{CHANGE_STAMP}> ?stamp }} }} ; \
@@ -706,14 +751,14 @@ impl Endpoint {
 
     /// How many writes of other processes this one has noticed (the registry is
     /// read again at most every [`REGISTRY_REFRESH`]).
-    pub(crate) fn changes_elsewhere(&self) -> u64 {
+    pub fn changes_elsewhere(&self) -> u64 {
         let _ = self.graphs();
         self.changes_elsewhere.load(Ordering::SeqCst)
     }
 
     /// Adds graphs to the registry (before anything is written into them, so a
     /// write cut short leaves a graph kgfuse can see and repair).
-    pub(crate) fn register(&self, graphs: &[NamedNode]) -> Result<(), GraphError> {
+    pub fn register(&self, graphs: &[NamedNode]) -> Result<(), RemoteError> {
         let known = self.graphs();
         let mut fresh: Vec<&NamedNode> = graphs
             .iter()
@@ -736,7 +781,7 @@ impl Endpoint {
     }
 
     /// Drops graphs and takes them off the registry.
-    pub(crate) fn drop_graphs(&self, graphs: &[NamedNode]) -> Result<(), GraphError> {
+    pub fn drop_graphs(&self, graphs: &[NamedNode]) -> Result<(), RemoteError> {
         if graphs.is_empty() {
             return Ok(());
         }
@@ -762,12 +807,12 @@ impl Endpoint {
     }
 
     /// Runs a SELECT or ASK over kgfuse's graphs.
-    pub(crate) fn select(&self, text: &str) -> Result<Table, GraphError> {
+    pub fn select(&self, text: &str) -> Result<Table, RemoteError> {
         self.query_with(text, Form::Results, None, &self.dataset())
     }
 
     /// The number of quads in each of kgfuse's graphs, in one query.
-    fn graph_sizes(&self) -> Result<HashMap<NamedNode, usize>, GraphError> {
+    fn graph_sizes(&self) -> Result<HashMap<NamedNode, usize>, RemoteError> {
         let (_, rows) =
             self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")?;
         Ok(rows
@@ -790,11 +835,10 @@ impl Endpoint {
         &self,
         graph: &NamedNode,
         expected: usize,
-    ) -> Result<Option<Vec<Quad>>, GraphError> {
+    ) -> Result<Option<Vec<Quad>>, RemoteError> {
         let text = format!("CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}");
         let body = self.send_query(&text, Form::Triples, None, &self.dataset())?;
-        let QueryOutcome::Graph(triples) =
-            parse_triples(&body.bytes, body.content_type.as_deref())?
+        let Answer::Graph(triples) = parse_triples(&body.bytes, body.content_type.as_deref())?
         else {
             return Ok(None);
         };
@@ -817,13 +861,13 @@ impl Endpoint {
     }
 
     /// Whether a scan pattern matches anything.
-    pub(crate) fn holds(&self, pattern: &Pattern) -> Result<bool, GraphError> {
+    pub fn holds(&self, pattern: &Pattern) -> Result<bool, RemoteError> {
         let (_, rows) = self.select(&pattern.select(1, None, false))?;
         Ok(!rows.is_empty())
     }
 
     /// The quads of a pattern, page by page.
-    pub(crate) fn quads(&self, pattern: Pattern) -> RemoteQuads<'_> {
+    pub fn quads(&self, pattern: Pattern) -> RemoteQuads<'_> {
         let cap = usize::try_from(self.row_cap.load(Ordering::Relaxed)).unwrap_or(0);
         let page_size = if cap == 0 {
             FIRST_PAGE
@@ -852,13 +896,13 @@ impl Endpoint {
     }
 
     /// Runs a query; with `on_kgfuse_graphs`, on kgfuse's graphs as its dataset.
-    pub(crate) fn query(
+    pub fn query(
         &self,
         text: &str,
         form: Form,
         timeout: Option<Duration>,
         on_kgfuse_graphs: bool,
-    ) -> Result<QueryOutcome, GraphError> {
+    ) -> Result<Answer, RemoteError> {
         let dataset = if on_kgfuse_graphs {
             self.dataset()
         } else {
@@ -877,11 +921,11 @@ impl Endpoint {
         form: Form,
         timeout: Option<Duration>,
         dataset: &[String],
-    ) -> Result<Table, GraphError> {
+    ) -> Result<Table, RemoteError> {
         let body = self.send_query(text, form, timeout, dataset)?;
         match parse_results(&body.bytes, body.max_rows)? {
-            QueryOutcome::Solutions { variables, rows } => Ok((variables, rows)),
-            _ => Err(GraphError::Evaluation(
+            Answer::Solutions { variables, rows } => Ok((variables, rows)),
+            _ => Err(RemoteError::Evaluation(
                 "the server answered a SELECT with something else".into(),
             )),
         }
@@ -894,7 +938,7 @@ impl Endpoint {
         form: Form,
         timeout: Option<Duration>,
         dataset: &[String],
-    ) -> Result<Reply, GraphError> {
+    ) -> Result<Reply, RemoteError> {
         let accept = match form {
             Form::Results => "application/sparql-results+json",
             Form::Triples => "application/n-triples, text/plain;q=0.5, text/turtle;q=0.2",
@@ -924,14 +968,14 @@ impl Endpoint {
     }
 
     /// Runs one of kgfuse's own updates (data blocks, graph management).
-    pub(crate) fn update(&self, text: &str) -> Result<(), GraphError> {
+    pub fn update(&self, text: &str) -> Result<(), RemoteError> {
         self.update_text(text, false)
     }
 
     /// Runs a SPARQL Update, never retried (it may have been applied); with
     /// `on_kgfuse_graphs`, its WHERE clauses read kgfuse's graphs
     /// (`using-graph-uri`, `using-named-graph-uri`).
-    pub(crate) fn update_text(&self, text: &str, on_kgfuse_graphs: bool) -> Result<(), GraphError> {
+    pub fn update_text(&self, text: &str, on_kgfuse_graphs: bool) -> Result<(), RemoteError> {
         self.forget();
         let url = self.config.update.as_deref().unwrap_or(&self.config.query);
         let dataset = if on_kgfuse_graphs {
@@ -955,7 +999,7 @@ impl Endpoint {
     /// Writes quads into their named graphs: Graph Store POSTs when the server
     /// has a store endpoint, else `INSERT DATA` batches. Blank nodes become skolem
     /// IRIs. Registers the graphs first.
-    pub(crate) fn insert(&self, quads: &[Quad]) -> Result<(), GraphError> {
+    pub fn insert(&self, quads: &[Quad]) -> Result<(), RemoteError> {
         let graphs: Vec<NamedNode> = quads
             .iter()
             .filter_map(|q| match &q.graph_name {
@@ -965,7 +1009,7 @@ impl Endpoint {
             })
             .collect();
         if graphs.len() < quads.len() {
-            return Err(GraphError::Usage(
+            return Err(RemoteError::Usage(
                 "a remote graph is written in named graphs only: put the triples in GRAPH <…>"
                     .into(),
             ));
@@ -998,7 +1042,7 @@ impl Endpoint {
     }
 
     /// Removes quads (`DELETE DATA` in batches).
-    pub(crate) fn remove(&self, quads: &[Quad]) -> Result<(), GraphError> {
+    pub fn remove(&self, quads: &[Quad]) -> Result<(), RemoteError> {
         for chunk in quads.chunks(INSERT_BATCH) {
             self.update(&data_block("DELETE", chunk))?;
         }
@@ -1012,16 +1056,16 @@ impl Endpoint {
         store: &str,
         graph: &NamedNode,
         triples: &[Triple],
-    ) -> Result<(), GraphError> {
+    ) -> Result<(), RemoteError> {
         let mut serializer = RdfSerializer::from_format(RdfFormat::NTriples).for_writer(Vec::new());
         for triple in triples {
             serializer
                 .serialize_triple(triple)
-                .map_err(|e| GraphError::Serialize(e.to_string()))?;
+                .map_err(|e| RemoteError::Serialize(e.to_string()))?;
         }
         let body = serializer
             .finish()
-            .map_err(|e| GraphError::Serialize(e.to_string()))?;
+            .map_err(|e| RemoteError::Serialize(e.to_string()))?;
         self.forget();
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let mut request = self
@@ -1188,10 +1232,10 @@ impl Failure {
         }
     }
 
-    fn into_error(self, timeout: Option<Duration>) -> GraphError {
+    fn into_error(self, timeout: Option<Duration>) -> RemoteError {
         match self {
-            Self::Timeout => GraphError::Timeout(timeout.unwrap_or_default()),
-            Self::Transient(message) | Self::Final(message) => GraphError::Evaluation(message),
+            Self::Timeout => RemoteError::Timeout(timeout.unwrap_or_default()),
+            Self::Transient(message) | Self::Final(message) => RemoteError::Evaluation(message),
         }
     }
 }
@@ -1241,7 +1285,7 @@ fn check_status(
 }
 
 /// SPARQL results JSON to rows; a result cut at the server's cap is an error.
-fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<QueryOutcome, GraphError> {
+fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<Answer, RemoteError> {
     let rewritten;
     let bytes = if memchr_nodeid(bytes) {
         rewritten = rewrite_virtuoso_blank_nodes(bytes)?;
@@ -1251,9 +1295,9 @@ fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<QueryOutcome, 
     };
     let parser = QueryResultsParser::from_format(QueryResultsFormat::Json);
     let bad =
-        |e: &dyn std::fmt::Display| GraphError::Evaluation(format!("unreadable results: {e}"));
+        |e: &dyn std::fmt::Display| RemoteError::Evaluation(format!("unreadable results: {e}"));
     match parser.for_slice(bytes).map_err(|e| bad(&e))? {
-        SliceQueryResultsParserOutput::Boolean(value) => Ok(QueryOutcome::Boolean(value)),
+        SliceQueryResultsParserOutput::Boolean(value) => Ok(Answer::Boolean(value)),
         SliceQueryResultsParserOutput::Solutions(solutions) => {
             let variables: Vec<String> = solutions
                 .variables()
@@ -1269,9 +1313,9 @@ fn parse_results(bytes: &[u8], max_rows: Option<usize>) -> Result<QueryOutcome, 
             if let Some(cap) = max_rows
                 && rows.len() >= cap
             {
-                return Err(GraphError::Truncated(cap));
+                return Err(RemoteError::Truncated(cap));
             }
-            Ok(QueryOutcome::Solutions { variables, rows })
+            Ok(Answer::Solutions { variables, rows })
         }
     }
 }
@@ -1283,9 +1327,9 @@ fn memchr_nodeid(bytes: &[u8]) -> bool {
 /// Virtuoso writes blank nodes as `{"type": "bnode", "value": "nodeID://b1"}`,
 /// which is not a blank node label: the values of bnode cells are rewritten
 /// (literals that happen to hold the text are left alone).
-fn rewrite_virtuoso_blank_nodes(bytes: &[u8]) -> Result<Vec<u8>, GraphError> {
+fn rewrite_virtuoso_blank_nodes(bytes: &[u8]) -> Result<Vec<u8>, RemoteError> {
     let mut json: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| GraphError::Evaluation(format!("unreadable results: {e}")))?;
+        .map_err(|e| RemoteError::Evaluation(format!("unreadable results: {e}")))?;
     if let Some(bindings) = json
         .pointer_mut("/results/bindings")
         .and_then(|b| b.as_array_mut())
@@ -1309,11 +1353,11 @@ fn rewrite_virtuoso_blank_nodes(bytes: &[u8]) -> Result<Vec<u8>, GraphError> {
             }
         }
     }
-    serde_json::to_vec(&json).map_err(|e| GraphError::Serialize(e.to_string()))
+    serde_json::to_vec(&json).map_err(|e| RemoteError::Serialize(e.to_string()))
 }
 
 /// CONSTRUCT or DESCRIBE results, in the format the server chose.
-fn parse_triples(bytes: &[u8], content_type: Option<&str>) -> Result<QueryOutcome, GraphError> {
+fn parse_triples(bytes: &[u8], content_type: Option<&str>) -> Result<Answer, RemoteError> {
     let format = content_type
         .and_then(|t| t.split(';').next())
         .map(str::trim)
@@ -1324,98 +1368,10 @@ fn parse_triples(bytes: &[u8], content_type: Option<&str>) -> Result<QueryOutcom
         .unwrap_or(RdfFormat::NTriples);
     let mut triples = Vec::new();
     for quad in RdfParser::from_format(format).for_slice(bytes) {
-        let quad = quad.map_err(|e| GraphError::Evaluation(format!("unreadable triples: {e}")))?;
+        let quad = quad.map_err(|e| RemoteError::Evaluation(format!("unreadable triples: {e}")))?;
         triples.push(Triple::from(quad));
     }
-    Ok(QueryOutcome::Graph(triples))
-}
-
-/// The query with `bindings` joined in as one `VALUES` row under its solution
-/// modifiers (ORDER BY, projection, DISTINCT, LIMIT): what SEP-0007
-/// substitution gives for a projected variable, in a form any server runs.
-pub(crate) fn with_bindings(
-    query: spargebra::Query,
-    bindings: &[(String, Term)],
-) -> Result<spargebra::Query, GraphError> {
-    if bindings.is_empty() {
-        return Ok(query);
-    }
-    let mut variables = Vec::new();
-    let mut row = Vec::new();
-    for (name, term) in bindings {
-        variables.push(
-            oxigraph::model::Variable::new(name)
-                .map_err(|e| GraphError::Usage(format!("?{name}: {e}")))?,
-        );
-        row.push(Some(match term {
-            Term::NamedNode(n) => GroundTerm::NamedNode(n.clone()),
-            Term::Literal(l) => GroundTerm::Literal(l.clone()),
-            Term::BlankNode(b) => GroundTerm::NamedNode(skolem(b)),
-        }));
-    }
-    let values = GraphPattern::Values {
-        variables,
-        bindings: vec![row],
-    };
-    Ok(crate::read_only::map_where(query, |pattern| {
-        under_modifiers(pattern, values)
-    }))
-}
-
-fn under_modifiers(pattern: GraphPattern, values: GraphPattern) -> GraphPattern {
-    match pattern {
-        GraphPattern::Slice {
-            inner,
-            start,
-            length,
-        } => GraphPattern::Slice {
-            inner: Box::new(under_modifiers(*inner, values)),
-            start,
-            length,
-        },
-        GraphPattern::Distinct { inner } => GraphPattern::Distinct {
-            inner: Box::new(under_modifiers(*inner, values)),
-        },
-        GraphPattern::Reduced { inner } => GraphPattern::Reduced {
-            inner: Box::new(under_modifiers(*inner, values)),
-        },
-        GraphPattern::Project { inner, variables } => GraphPattern::Project {
-            inner: Box::new(under_modifiers(*inner, values)),
-            variables,
-        },
-        GraphPattern::OrderBy { inner, expression } => GraphPattern::OrderBy {
-            inner: Box::new(under_modifiers(*inner, values)),
-            expression,
-        },
-        other => GraphPattern::Join {
-            left: Box::new(values),
-            right: Box::new(other),
-        },
-    }
-}
-
-/// `ASK { P }` as `SELECT * WHERE { P } LIMIT 1` (see the module documentation
-/// for why), and whether it was an ASK; any other query is returned as it is.
-pub(crate) fn ask_as_select(query: spargebra::Query) -> (spargebra::Query, bool) {
-    match query {
-        spargebra::Query::Ask {
-            dataset,
-            pattern,
-            base_iri,
-        } => (
-            spargebra::Query::Select {
-                dataset,
-                pattern: GraphPattern::Slice {
-                    inner: Box::new(pattern),
-                    start: 0,
-                    length: Some(1),
-                },
-                base_iri,
-            },
-            true,
-        ),
-        other => (other, false),
-    }
+    Ok(Answer::Graph(triples))
 }
 
 #[cfg(test)]
@@ -1427,8 +1383,7 @@ mod tests {
         let body = br#"{"head":{"vars":["s","l"]},"results":{"bindings":[
             {"s":{"type":"bnode","value":"nodeID://b10007"},
              "l":{"type":"literal","value":"see nodeID://b1"}}]}}"#;
-        let QueryOutcome::Solutions { rows, .. } = parse_results(body, None).expect("parses")
-        else {
+        let Answer::Solutions { rows, .. } = parse_results(body, None).expect("parses") else {
             panic!("solutions")
         };
         assert_eq!(
@@ -1437,7 +1392,7 @@ mod tests {
         );
         assert_eq!(
             rows[0][1],
-            Some(Term::Literal(oxigraph::model::Literal::new_simple_literal(
+            Some(Term::Literal(oxrdf::Literal::new_simple_literal(
                 "see nodeID://b1"
             )))
         );
@@ -1456,7 +1411,7 @@ mod tests {
         let quad = Quad::new(
             BlankNode::new_unchecked("x1"),
             NamedNode::new_unchecked("urn:p"),
-            oxigraph::model::Literal::new_simple_literal("a \"quoted\" } ; DROP ALL"),
+            oxrdf::Literal::new_simple_literal("a \"quoted\" } ; DROP ALL"),
             NamedNode::new_unchecked("urn:g"),
         );
         let text = data_block("INSERT", &[quad]);
@@ -1500,28 +1455,5 @@ mod tests {
         spargebra::SparqlParser::new()
             .parse_query(text)
             .expect("query parses")
-    }
-
-    #[test]
-    fn bindings_join_under_the_limit_and_ask_becomes_a_one_row_select() {
-        let query = parsed("SELECT ?s ?o WHERE { ?s <urn:p> ?o } ORDER BY ?o LIMIT 2");
-        let bound = with_bindings(
-            query,
-            &[(
-                "s".into(),
-                Term::NamedNode(NamedNode::new_unchecked("urn:a")),
-            )],
-        )
-        .expect("bound");
-        let text = bound.to_string();
-        assert!(text.contains("VALUES ( ?s ) { ( <urn:a> )  }"), "{text}");
-        assert!(text.trim_end().ends_with("LIMIT 2"), "{text}");
-        let (ask, was_ask) = ask_as_select(parsed("ASK { GRAPH <urn:g> { ?s ?p ?o } }"));
-        assert!(was_ask);
-        let text = ask.to_string();
-        assert!(text.starts_with("SELECT"), "{text}");
-        assert!(text.trim_end().ends_with("LIMIT 1"), "{text}");
-        parsed(&text);
-        assert!(!ask_as_select(parsed("SELECT * WHERE { ?s ?p ?o }")).1);
     }
 }
