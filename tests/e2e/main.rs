@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod architecture;
 mod ask;
 mod browser;
 mod console;
