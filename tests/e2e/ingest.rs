@@ -212,7 +212,7 @@ fn bad_files_are_reported_with_a_reason_and_skipped() {
         "binary.py: skipped: binary file",
         "latin1.py: skipped: not UTF-8 text (invalid byte at offset 5)",
         "broken.py:4: syntax error",
-        "huge.py: skipped: 0.2 MiB is above the 0.1 MiB limit",
+        "huge.py: skipped: 0.2 MiB is above the 0.1 MiB file-size limit",
     ] {
         assert!(
             stderr.contains(expected),

@@ -197,7 +197,13 @@ fn mcp_over_stdio_initializes_lists_tools_runs_sparql_and_exits_on_eof() {
         "retrieve_context",
         json!({"query": "headlights", "strategy": "bogus"}),
     );
-    assert_eq!(bogus["error"]["code"], -32602, "{bogus}");
+    assert_eq!(bogus["result"]["isError"], true, "{bogus}");
+    assert!(
+        bogus["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("valid strategies")),
+        "{bogus}"
+    );
 
     // End of input ends the session and the process, cleanly.
     drop(stdin);

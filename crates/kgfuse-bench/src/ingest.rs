@@ -58,7 +58,7 @@ pub async fn run_one(config: &str, path: &Path, scratch: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(&dir);
     let init = match config {
         "G" => {
-            let mut c = StoreConfig::new("hash", 64);
+            let mut c = StoreConfig::new(kgfuse::EmbedderKind::Hash, 64);
             c.text_predicates.clear();
             EngineInit::from_config(c)
         }

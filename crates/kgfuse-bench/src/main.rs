@@ -224,7 +224,7 @@ fn count_kgfuse(engine: &Engine, query: &str) -> Result<usize> {
 /// A store that embeds LUBM's `ub:name` (hash embedder): variant E, and the
 /// `--http` store.
 fn lubm_embedded() -> EngineInit {
-    let mut config = StoreConfig::new("hash", 384);
+    let mut config = StoreConfig::new(kgfuse::EmbedderKind::Hash, 384);
     config
         .text_predicates
         .push("http://swat.cse.lehigh.edu/onto/univ-bench.owl#name".into());

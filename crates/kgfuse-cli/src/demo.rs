@@ -115,7 +115,7 @@ pub async fn run(data: &Path, ontology: &Path, fixtures: &Path) -> Result<()> {
     } else {
         match Engine::init(data, EngineInit::minilm(None)).await {
             Ok(engine) => engine,
-            Err(kgfuse::Error::Embed(e)) => {
+            Err(kgfuse::Error::Store(kgfuse::StoreError::Embed(e))) => {
                 eprintln!("note: {e}\nnote: the demo continues with the hash embedder");
                 Engine::init(data, EngineInit::hash(384)).await?
             }

@@ -9,6 +9,7 @@ mod cli;
 mod commands;
 mod console;
 mod demo;
+mod hints;
 mod progress;
 mod render;
 
@@ -100,6 +101,10 @@ fn error_text(error: &anyhow::Error) -> String {
             text.push_str(": ");
         }
         text.push_str(&words);
+    }
+    if let Some(hint) = hints::hint(error) {
+        text.push_str("\nhint: ");
+        text.push_str(hint);
     }
     if disk_full {
         text.push_str(

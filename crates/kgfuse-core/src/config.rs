@@ -274,11 +274,55 @@ impl Default for VectorIndexConfig {
     }
 }
 
+/// Which embedder turns a store's texts into vectors (`kind` in `kgfuse.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    /// Feature hashing of words and identifier parts: no model.
+    Hash,
+    /// A token table distilled from MiniLM (model2vec).
+    Static,
+    /// all-MiniLM-L6-v2 on the CPU.
+    Minilm,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint.
+    Openai,
+}
+
+impl EmbedderKind {
+    /// The name `kgfuse.toml` and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Hash => "hash",
+            Self::Static => "static",
+            Self::Minilm => "minilm",
+            Self::Openai => "openai",
+        }
+    }
+}
+
+impl std::fmt::Display for EmbedderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which implementation runs MiniLM (`backend` in `kgfuse.toml`). Both give the
+/// same vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MiniLmBackend {
+    /// kgfuse-encoder: packed batches, no padding (the default).
+    #[default]
+    Packed,
+    /// candle's `BertModel`: padded batches.
+    Candle,
+}
+
 /// Which embedder a store uses and how to reach it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbedderConfig {
-    /// `hash`, `static`, `minilm` or `openai`.
-    pub kind: String,
+    /// The embedder.
+    pub kind: EmbedderKind,
     /// Length of every vector in the store.
     pub dimension: usize,
     /// Model name (MiniLM model id or OpenAI-compatible model name).
@@ -288,10 +332,9 @@ pub struct EmbedderConfig {
     /// for static, the model the table is distilled from, which it sits beside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_dir: Option<String>,
-    /// Which implementation runs MiniLM: `packed` (the default: kgfuse-encoder,
-    /// batches without padding) or `candle`. Both give the same vectors.
+    /// Which implementation runs MiniLM (`None`: the default, `packed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<String>,
+    pub backend: Option<MiniLmBackend>,
     /// Base URL of an OpenAI-compatible API, e.g. `http://localhost:11434/v1` (openai).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
@@ -362,12 +405,12 @@ pub fn default_text_predicates() -> Vec<String> {
 
 impl StoreConfig {
     /// A fresh configuration for the given embedder kind and dimension.
-    pub fn new(embedder_kind: &str, dimension: usize) -> Self {
+    pub fn new(embedder_kind: EmbedderKind, dimension: usize) -> Self {
         debug_assert!(default_text_predicates()[4].starts_with(KGFUSE));
         Self {
             schema_version: SCHEMA_VERSION,
             embedder: EmbedderConfig {
-                kind: embedder_kind.to_owned(),
+                kind: embedder_kind,
                 dimension,
                 model: None,
                 model_dir: None,
@@ -439,7 +482,7 @@ mod tests {
     #[test]
     fn round_trips_through_disk() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut config = StoreConfig::new("minilm", 384);
+        let mut config = StoreConfig::new(EmbedderKind::Minilm, 384);
         config.embedder.model_dir = Some("/models/minilm".into());
         config
             .prefixes
@@ -451,7 +494,7 @@ mod tests {
     #[test]
     fn rejects_newer_schema_and_garbage() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut config = StoreConfig::new("hash", 64);
+        let mut config = StoreConfig::new(EmbedderKind::Hash, 64);
         config.schema_version = SCHEMA_VERSION + 1;
         config.write(dir.path()).expect("write");
         assert!(matches!(
@@ -466,7 +509,7 @@ mod tests {
     #[test]
     fn memory_budgets_default_when_absent_and_convert_to_counts() {
         let dir = tempfile::tempdir().expect("tempdir");
-        StoreConfig::new("hash", 384)
+        StoreConfig::new(EmbedderKind::Hash, 384)
             .write(dir.path())
             .expect("write");
         let text = std::fs::read_to_string(dir.path().join(CONFIG_FILE)).expect("read");

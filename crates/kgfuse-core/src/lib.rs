@@ -19,9 +19,10 @@
 //!   [`math`] (dot product, cosine, quantiles).
 //!
 //! ```
-//! use kgfuse_core::{config::StoreConfig, content_hash};
+//! use kgfuse_core::config::{EmbedderKind, StoreConfig};
+//! use kgfuse_core::content_hash;
 //!
-//! let config = StoreConfig::new("hash", 256);
+//! let config = StoreConfig::new(EmbedderKind::Hash, 256);
 //! assert!(config.text_predicates.iter().any(|p| p.ends_with("#label")));
 //! assert_eq!(content_hash("abc").len(), 64);
 //! ```

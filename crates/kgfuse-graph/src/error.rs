@@ -9,7 +9,7 @@ pub enum GraphError {
     Storage(#[from] StorageError),
     /// Another process holds the store open.
     #[error(
-        "{path} is in use by another kgfuse process (RocksDB lock held); stop it or use another --data directory"
+        "{path} is in use by another kgfuse process (RocksDB lock held); stop it, or use another data directory"
     )]
     Locked {
         /// Store directory.

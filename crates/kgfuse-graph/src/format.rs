@@ -16,7 +16,7 @@ pub fn format_from_path(path: &Path) -> Result<RdfFormat, GraphError> {
     };
     format.ok_or_else(|| {
         GraphError::UnknownFormat(format!(
-            "{}: cannot guess the RDF format from the extension; use --format turtle|ntriples|nquads|trig|rdfxml|jsonld",
+            "{}: cannot guess the RDF format from the extension (name one: turtle, ntriples, nquads, trig, rdfxml, jsonld)",
             path.display()
         ))
     })

@@ -330,7 +330,7 @@ fn syntax_error(
     }
     if options.base_iri.is_none() && message.contains("IRI parsing failed") {
         return GraphError::Syntax(format!(
-            "{message} (a relative IRI needs a BASE declaration; a query read with --file \
+            "{message} (a relative IRI needs a BASE declaration; a query read from a file \
              resolves against the file's own IRI)"
         ));
     }

@@ -29,7 +29,7 @@ pub(crate) struct QuestionRequest {
     /// A strategy name (`auto`, `bm25`, `flat`, `hybrid`, `unified`, `domain`, `paths`,
     /// `neighborhood`); the default is `auto` for retrieve and `hybrid` for ask.
     #[serde(default)]
-    strategy: Option<String>,
+    strategy: Option<Strategy>,
     /// Most items per list (1–100).
     #[serde(default)]
     top_k: Option<usize>,
@@ -47,9 +47,8 @@ impl QuestionRequest {
                 "question is longer than {MAX_QUESTION_CHARS} characters"
             )));
         }
-        if let Some(name) = &self.strategy {
-            options.strategy = Strategy::from_name(name)
-                .map_err(|unknown| ApiError::bad_request(unknown.to_string()))?;
+        if let Some(strategy) = self.strategy {
+            options.strategy = strategy;
         }
         if let Some(top_k) = self.top_k {
             if !(1..=MAX_TOP_K).contains(&top_k) {

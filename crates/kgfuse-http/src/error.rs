@@ -42,30 +42,32 @@ impl ApiError {
 }
 
 impl From<kgfuse::Error> for ApiError {
-    /// Input problems are 400, a query timeout 503, a full disk 507 (the message
-    /// says whether the write committed); anything else is a 500 whose details go
-    /// to the server log, not to the client.
+    /// Input problems are 400, a query timeout 503, a failed language model 502,
+    /// a full disk 507 (the message says whether the write committed); anything
+    /// else is a 500 whose details go to the server log, not to the client.
     fn from(error: kgfuse::Error) -> Self {
         use kgfuse::Error as E;
         use kgfuse::GraphError as G;
+        use kgfuse::StoreError as S;
         let status = match &error {
-            E::Invalid(_) => StatusCode::BAD_REQUEST,
-            E::Graph(
+            E::Invalid(_) | E::Store(S::Invalid(_)) => StatusCode::BAD_REQUEST,
+            E::Store(S::Graph(
                 G::Syntax(_)
                 | G::UpdateRefused
                 | G::Usage(_)
                 | G::Parse { .. }
                 | G::UnknownFormat(_)
                 | G::Unsupported(_),
-            ) => StatusCode::BAD_REQUEST,
-            E::Graph(G::Timeout(_)) => StatusCode::SERVICE_UNAVAILABLE,
+            )) => StatusCode::BAD_REQUEST,
+            E::Store(S::Graph(G::Timeout(_))) => StatusCode::SERVICE_UNAVAILABLE,
             _ if error.is_disk_full() => StatusCode::INSUFFICIENT_STORAGE,
+            E::Model(_) => StatusCode::BAD_GATEWAY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         if status == StatusCode::INSUFFICIENT_STORAGE {
             tracing::error!("disk full: {error}");
             let outcome = match &error {
-                E::PartlyWritten { .. } | E::IngestStopped { .. } => {
+                E::Store(S::PartlyWritten { .. }) | E::IngestStopped { .. } => {
                     "the write's graph change is committed; the store finishes the rest \
                      (derived graph, vectors) before its next write, once there is space"
                 }
@@ -108,8 +110,8 @@ pub(crate) fn one_line(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn disk_full() -> kgfuse::Error {
-        kgfuse::Error::Io {
+    fn disk_full() -> kgfuse::StoreError {
+        kgfuse::StoreError::Io {
             path: "graph/000034.log".into(),
             source: std::io::Error::from_raw_os_error(28),
         }
@@ -117,10 +119,10 @@ mod tests {
 
     #[test]
     fn a_full_disk_is_507_saying_whether_the_write_committed() {
-        let nothing = ApiError::from(kgfuse::Error::NothingWritten {
+        let nothing = ApiError::from(kgfuse::Error::Store(kgfuse::StoreError::NothingWritten {
             operation: "load",
             cause: Box::new(disk_full()),
-        });
+        }));
         assert_eq!(nothing.status(), StatusCode::INSUFFICIENT_STORAGE);
         assert!(
             nothing.message.contains("changed nothing"),
@@ -128,12 +130,12 @@ mod tests {
             nothing.message
         );
         assert!(!nothing.message.contains("000034"), "no server paths");
-        let partly = ApiError::from(kgfuse::Error::PartlyWritten {
+        let partly = ApiError::from(kgfuse::Error::Store(kgfuse::StoreError::PartlyWritten {
             operation: "load",
             committed: "10 quads from 1 files".into(),
             step: "writing the vector rows",
             cause: Box::new(disk_full()),
-        });
+        }));
         assert_eq!(partly.status(), StatusCode::INSUFFICIENT_STORAGE);
         assert!(
             partly.message.contains("is committed"),

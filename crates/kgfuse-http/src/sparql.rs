@@ -191,7 +191,7 @@ async fn run_query(
                     // read of the store, using no CPU until then. The client is
                     // answered now and the slot goes back.
                     drop(slot);
-                    return Err(ApiError::from(kgfuse::Error::Graph(
+                    return Err(ApiError::from(kgfuse::Error::from(
                         kgfuse::GraphError::Timeout(timeout),
                     )));
                 }

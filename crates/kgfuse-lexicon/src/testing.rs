@@ -60,9 +60,12 @@ pub async fn with_turtle(turtle: &str) -> (TempDir, Store) {
 async fn in_dir(dir: &TempDir, files: &[PathBuf]) -> Store {
     let data = dir.path().join("data");
     {
-        let store = Store::init(&data, StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &data,
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 384),
+        )
+        .await
+        .expect("init");
         let sources: Vec<_> = files.iter().map(|f| f.as_path().into()).collect();
         store
             .load_files(&sources, None, &NoProgress)

@@ -144,17 +144,12 @@ struct RetrieveContextArgs {
     /// hybrid (BM25 + vectors), unified (entities + generated SPARQL + the fused ranking),
     /// domain (API functions and cases), paths (code dependency paths between input
     /// and output concepts), neighborhood (graph neighbourhood of the linked entities).
-    #[serde(default = "default_strategy")]
-    #[schemars(extend("enum" = ["auto", "bm25", "flat", "hybrid", "unified", "domain", "paths", "neighborhood"]))]
-    strategy: String,
+    #[serde(default)]
+    strategy: Strategy,
     /// Most items to return (1 to 50).
     #[serde(default = "default_top_k")]
     #[schemars(range(min = 1, max = 50))]
     top_k: usize,
-}
-
-fn default_strategy() -> String {
-    "auto".to_owned()
 }
 
 fn default_top_k() -> usize {
@@ -301,7 +296,7 @@ impl KgfuseMcp {
         Parameters(args): Parameters<RetrieveContextArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let query = required_text("query", &args.query)?;
-        let strategy = strategy(&args.strategy)?;
+        let strategy = args.strategy;
         let top_k = in_range("top_k", args.top_k, 1, 50)?;
         // The engine's defaults (Engine::builder), with the tool's arguments on top.
         let options = RetrieveOptions {
@@ -427,12 +422,6 @@ impl ServerHandler for KgfuseMcp {
             .with_server_info(Implementation::new("kgfuse", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
-}
-
-/// A strategy by name, or an invalid-params error listing the valid names.
-fn strategy(name: &str) -> Result<Strategy, ErrorData> {
-    Strategy::from_name(name)
-        .map_err(|unknown| ErrorData::invalid_params(unknown.to_string(), None))
 }
 
 /// A non-blank text argument of bounded length.

@@ -237,22 +237,21 @@ async fn mcp_tools_serve_an_in_process_client() {
     );
     assert!(text.contains("flash-hazard-lights-on-bus-1"), "{text}");
 
-    // retrieve_context: an unknown strategy is invalid params naming the valid ones.
-    let error = call(
+    // retrieve_context: an unknown strategy does not deserialise (the tool's
+    // schema lists the names), and the tool error names the valid ones.
+    let result = call(
         &client,
         "retrieve_context",
         json!({"query": "remote work", "strategy": "bogus"}),
     )
     .await
-    .expect_err("bogus strategy");
-    let ServiceError::McpError(error) = error else {
-        panic!("expected a JSON-RPC error, got {error}");
-    };
-    assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    .expect("a tool result");
+    assert_eq!(result.is_error, Some(true));
+    let message = text_of(&result);
     for name in Strategy::ALL.map(Strategy::name) {
-        assert!(error.message.contains(name), "{}", error.message);
+        assert!(message.contains(name), "{message}");
     }
-    assert!(error.message.contains("bogus"));
+    assert!(message.contains("bogus"), "{message}");
     // ... and a known one gives the whole FusedContext.
     let (context, _) = ok(
         &client,
@@ -591,18 +590,33 @@ async fn mcp_tools_serve_an_in_process_client() {
 }
 
 #[test]
-fn mcp_strategy_names_are_the_cli_ones() {
+fn mcp_strategy_names_are_the_cli_ones_and_the_schema_lists_them() {
+    let args = |strategy: Value| {
+        serde_json::from_value::<RetrieveContextArgs>(json!({"query": "q", "strategy": strategy}))
+    };
     for name in Strategy::ALL.map(Strategy::name) {
-        let strategy = strategy(name).expect(name);
-        assert_eq!(strategy.name(), name);
+        assert_eq!(args(json!(name)).expect(name).strategy.name(), name);
     }
-    assert_eq!(strategy(" Hybrid ").expect("hybrid"), Strategy::Hybrid);
-    let error = strategy("vector").expect_err("unknown");
-    assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert_eq!(
+        args(json!(" Hybrid ")).expect("hybrid").strategy,
+        Strategy::Hybrid
+    );
+    let defaulted: RetrieveContextArgs =
+        serde_json::from_value(json!({"query": "q"})).expect("no strategy");
+    assert_eq!(defaulted.strategy, Strategy::Auto);
+    let error = args(json!("vector")).expect_err("unknown").to_string();
     assert!(
-        error
-            .message
-            .contains("auto, bm25, flat, hybrid, unified, domain, paths, neighborhood")
+        error.contains("auto, bm25, flat, hybrid, unified, domain, paths, neighborhood"),
+        "{error}"
+    );
+    let schema = schemars::schema_for!(RetrieveContextArgs)
+        .as_value()
+        .to_string();
+    assert!(
+        schema.contains(
+            r#""enum":["auto","bm25","flat","hybrid","unified","domain","paths","neighborhood"]"#
+        ),
+        "{schema}"
     );
 }
 

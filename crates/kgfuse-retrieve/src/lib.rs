@@ -167,6 +167,44 @@ impl Strategy {
     }
 }
 
+impl Default for Strategy {
+    fn default() -> Self {
+        Self::Auto
+    }
+}
+
+/// Written as its [`Strategy::name`].
+impl serde::Serialize for Strategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// Read by [`Strategy::from_name`]: any case, and `neighbourhood` too; an unknown
+/// name is an error that lists the valid ones. HTTP and MCP requests take their
+/// strategy this way, so no interface parses the names itself.
+impl<'de> serde::Deserialize<'de> for Strategy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Self::from_name(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A string naming one of [`Strategy::ALL`] (the schema MCP tools publish).
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Strategy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Strategy".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": Self::ALL.map(Self::name),
+        })
+    }
+}
+
 /// A strategy name [`Strategy::from_name`] does not know; its message lists the
 /// valid names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

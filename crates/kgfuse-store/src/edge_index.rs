@@ -100,9 +100,12 @@ mod tests {
     const ONE_MORE: &str = "<urn:c> <urn:calls> <urn:d> .\n";
 
     async fn store_with_chain(dir: &std::path::Path) -> Store {
-        let store = Store::init(&dir.join("store"), StoreConfig::new("hash", 16))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &dir.join("store"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 16),
+        )
+        .await
+        .expect("init");
         load_text(&store, dir, "chain.nt", CHAIN).await;
         store
     }

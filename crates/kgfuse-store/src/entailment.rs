@@ -624,9 +624,12 @@ mod tests {
     /// alive with it.
     async fn store_with_schema() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 16))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &dir.path().join("store"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 16),
+        )
+        .await
+        .expect("init");
         load_text(&store, dir.path(), "schema.ttl", SCHEMA).await;
         (dir, store)
     }

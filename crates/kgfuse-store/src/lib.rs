@@ -17,7 +17,7 @@
 //! use kgfuse_store::Store;
 //! use std::path::Path;
 //!
-//! let store = Store::init(Path::new("kgfuse-data"), StoreConfig::new("hash", 384)).await?;
+//! let store = Store::init(Path::new("kgfuse-data"), StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 384)).await?;
 //! store.load_files(&[Path::new("ontology/examples/support.ttl").into()], None, &NoProgress).await?;
 //! assert!(store.check().await?.is_ok());
 //! # Ok(()) }
@@ -75,14 +75,14 @@ pub enum StoreError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// No store in this directory.
-    #[error("no kgfuse store in {0}: run `kgfuse init` first (or pass --data DIR)")]
+    #[error("no kgfuse store in {0}")]
     NotInitialised(String),
     /// `init` on a directory that already holds a store.
-    #[error("{0} already holds a kgfuse store; use it, or pick another --data directory")]
+    #[error("{0} already holds a kgfuse store")]
     AlreadyInitialised(String),
     /// `init` against object storage that already holds another store's vectors.
     #[error(
-        "{0} already holds a kgfuse store's vectors: pass --attach to share that store from this data directory (the same --graph, embedder and dimension), or pick another --vectors prefix"
+        "{0} already holds a kgfuse store's vectors: attach to share that store (the same graph, embedder and dimension), or pick another prefix"
     )]
     VectorsInUse(String),
     /// File system trouble outside the two stores.
@@ -112,7 +112,7 @@ pub enum StoreError {
     /// committed graph: nothing is lost, the rest of the write is only delayed.
     #[error(
         "{operation}: the graph change is committed ({committed}), but {step} failed: {cause}; \
-         the store is marked for repair, which its next open or write carries out (or `kgfuse check --repair`)"
+         the store is marked for repair, which its next open or write carries out"
     )]
     PartlyWritten {
         /// `load`, `ingest`, `update` or `repair`.
@@ -492,7 +492,7 @@ impl Store {
         }
         let (Some(_), Some(remote)) = (&config.graph, &config.vectors) else {
             return Err(StoreError::Invalid(
-                "--attach shares a store whose graph is on a SPARQL server (--graph) and whose vectors are on object storage (--vectors s3://…)".into(),
+                "attaching shares a store whose graph is on a SPARQL server and whose vectors are on object storage".into(),
             ));
         };
         let embedder: Arc<dyn Embedder> =
@@ -506,13 +506,13 @@ impl Store {
             Ok(vectors) => vectors,
             Err(VectorError::DimensionMismatch { expected, found }) => {
                 return Err(StoreError::Invalid(format!(
-                    "{} holds {found}-dimensional vectors; this embedder gives {expected}: attach with the embedder and --dimension the store was made with",
+                    "{} holds {found}-dimensional vectors; this embedder gives {expected}: attach with the embedder and dimension the store was made with",
                     remote.uri
                 )));
             }
             Err(error) => {
                 return Err(StoreError::Invalid(format!(
-                    "there is no kgfuse store to attach to at {} ({error}): run `kgfuse init` without --attach to create one",
+                    "there is no kgfuse store to attach to at {} ({error}): initialise one first",
                     remote.uri
                 )));
             }
@@ -1153,7 +1153,7 @@ impl Store {
             graphs: graph.graphs,
             nodes_by_class: graph.classes,
             vector_rows: self.vectors.len().await?,
-            embedder: self.config.embedder.kind.clone(),
+            embedder: self.config.embedder.kind.to_string(),
             dimension: self.config.embedder.dimension,
             vector_index: self.vectors.vector_index_status().await?,
         })

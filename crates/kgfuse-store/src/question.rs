@@ -55,9 +55,12 @@ mod tests {
     #[tokio::test]
     async fn a_question_is_embedded_once_however_many_searches_use_it() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 32))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &dir.path().join("store"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
+        )
+        .await
+        .expect("init");
         let question = Question::new("what does the store carry?");
         assert!(question.vector_if_embedded().is_none());
         let first = store

@@ -206,9 +206,12 @@ mod tests {
         use crate::test_support::load_text;
         use kgfuse_core::config::StoreConfig;
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("store"), StoreConfig::new("hash", 32))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &dir.path().join("store"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
+        )
+        .await
+        .expect("init");
         let prefixes = "@prefix ex: <http://example.org/> .\n\
              @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
         let before = format!(

@@ -142,7 +142,7 @@ mod tests {
     #[tokio::test]
     async fn a_store_builds_its_index_at_the_threshold_and_folds_in_new_rows() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut config = StoreConfig::new("hash", 32);
+        let mut config = StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32);
         config.vector_index.auto_build_rows = 500;
         let store = Store::init(&dir.path().join("store"), config)
             .await

@@ -1855,9 +1855,12 @@ mod tests {
     async fn a_fresh_store_offers_the_carried_kgfuse_vocabulary_as_the_slice() {
         // Nothing loaded: the slice comes from the vocabulary `init` carries.
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(&dir.path().join("data"), StoreConfig::new("hash", 384))
-            .await
-            .expect("init");
+        let store = Store::init(
+            &dir.path().join("data"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 384),
+        )
+        .await
+        .expect("init");
         let model = Scripted::new(&[VALID]);
         ungrounded(
             &store,

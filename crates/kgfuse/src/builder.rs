@@ -215,7 +215,7 @@ impl<'p> EngineBuilder<'p> {
                 Err(StoreError::AlreadyInitialised(_)) if initialised(&self.dir) => {
                     Store::open(&self.dir, self.progress).await?
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         };
         if let Some(init) = &self.init {
@@ -266,7 +266,7 @@ const _: fn() = || {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AnswerStatus, DomainOptions, RuleBased, Strategy};
+    use crate::{AnswerStatus, DomainOptions, EmbedderKind, RuleBased, Strategy};
 
     fn tempdir() -> tempfile::TempDir {
         tempfile::tempdir().expect("tempdir")
@@ -293,7 +293,7 @@ mod tests {
             .await
             .expect("build");
         assert!(dir.join(CONFIG_FILE).is_file());
-        assert_eq!(engine.store().config().embedder.kind, "hash");
+        assert_eq!(engine.store().config().embedder.kind, EmbedderKind::Hash);
         assert_eq!(engine.store().config().embedder.dimension, 64);
         assert_eq!(engine.model().name(), RuleBased::default().name());
         // Defaults are the crate's defaults.
@@ -371,14 +371,20 @@ mod tests {
         let tmp = tempdir();
         let dir = tmp.path().join("data");
         let err = Engine::builder(&dir).build().await.expect_err("no store");
-        assert!(matches!(err, Error::NotInitialised(_)), "{err}");
+        assert!(
+            matches!(err, Error::Store(StoreError::NotInitialised(_))),
+            "{err}"
+        );
         let err = Engine::builder(&dir)
             .embedder(EngineInit::hash(16))
             .create_if_missing(false)
             .build()
             .await
             .expect_err("creation disabled");
-        assert!(matches!(err, Error::NotInitialised(_)), "{err}");
+        assert!(
+            matches!(err, Error::Store(StoreError::NotInitialised(_))),
+            "{err}"
+        );
         assert!(!dir.join(CONFIG_FILE).exists());
     }
 

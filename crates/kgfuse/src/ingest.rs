@@ -11,11 +11,11 @@ use crate::{Engine, Error, Progress, QueryOutcome};
 use kgfuse_core::vocab::kgfuse;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{SourceGraph, StoredSource};
+use kgfuse_ingest::ExtractedSource;
 use kgfuse_ingest::code::model::Language;
 use kgfuse_ingest::code::resolve::{KnownSymbol, SymbolKind};
 use kgfuse_ingest::code::{CODE_BASE, CodeOptions, CodeStats};
 use kgfuse_ingest::docs::{DocsOptions, EntityLabel};
-use kgfuse_ingest::{ExtractedSource, IngestError};
 use kgfuse_store::SyncReport;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -93,13 +93,6 @@ fn merge(total: &mut SyncReport, part: &SyncReport) {
     total.unchanged += part.unchanged;
 }
 
-fn ingest_error(error: IngestError) -> Error {
-    match error {
-        IngestError::Io { path, source } => Error::Io { path, source },
-        other => Error::Invalid(other.to_string()),
-    }
-}
-
 fn canonical(path: &Path) -> Result<PathBuf, Error> {
     std::fs::canonicalize(path).map_err(|source| Error::Io {
         path: path.display().to_string(),
@@ -168,7 +161,7 @@ impl Engine {
             known_symbols,
         };
         let extraction = kgfuse_ingest::code::extract_code(path, &code_options, progress)
-            .map_err(ingest_error)?;
+            .map_err(Error::from)?;
         let mut report = IngestReport {
             root: root.display().to_string(),
             files: extraction.len(),
@@ -208,7 +201,7 @@ impl Engine {
         let stored = self.store.graph().stored_sources()?;
         let entities = self.mentionable_entities()?;
         let extraction = kgfuse_ingest::docs::extract_docs(path, &entities, options, progress)
-            .map_err(ingest_error)?;
+            .map_err(Error::from)?;
         let mut report = IngestReport {
             root: root.display().to_string(),
             files: extraction.sources.len(),

@@ -10,8 +10,8 @@ pub use kgfuse_core::answer::{
     Answer, AnswerStatus, Citation, Contradiction, GroundingStatus, ModelUsage,
 };
 pub use kgfuse_core::config::{
-    EmbedderConfig, Entailment, RemoteAuth, RemoteGraphConfig, RemoteVectorsConfig, StoreConfig,
-    VectorIndexConfig,
+    EmbedderConfig, EmbedderKind, Entailment, MiniLmBackend, RemoteAuth, RemoteGraphConfig,
+    RemoteVectorsConfig, StoreConfig, VectorIndexConfig,
 };
 pub use kgfuse_core::context::{
     AnswerSet, CaseInfo, Dispatch, Dropped, Fact, FunctionInfo, FusedContext, SourceRef, TextHit,
@@ -29,6 +29,7 @@ pub use kgfuse_graph::{
     DEMOTE_AFTER, GraphError, LimitedOutcome, QueryOptions, QueryOutcome, RdfFormat, RdfSource,
     ReadOnlyOptions, ResultsFormat, file_graph_iri, format_from_name,
 };
+pub use kgfuse_ingest::IngestError;
 pub use kgfuse_ingest::docs::DocsOptions;
 pub use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, OpenAiChat, OpenAiChatConfig, Passage, Relevance,
@@ -44,25 +45,24 @@ pub use kgfuse_shacl::{
 };
 pub use kgfuse_store::{
     CheckReport, Derivation, FileValidation, LoadAction, LoadSummary, LoadedFile, Provenance,
-    Question, StoreStats, SyncReport,
+    Question, StoreError, StoreStats, SyncReport,
 };
 pub use kgfuse_vector::{
-    KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels, blas_kernels_to_request,
-    embed_in_batches, restart_with_faster_blas_kernels,
+    EmbedError, KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,
+    blas_kernels_to_request, embed_in_batches, restart_with_faster_blas_kernels,
 };
 
 mod builder;
 mod describe;
+mod error;
 mod ingest;
 
 pub use builder::EngineBuilder;
+pub use error::Error;
 
 use kgfuse_store::Store;
 use std::path::Path;
 use std::sync::Arc;
-
-/// Errors of the kgfuse API.
-pub type Error = kgfuse_store::StoreError;
 
 /// How to initialise a new data directory.
 #[derive(Debug, Clone)]
@@ -106,13 +106,13 @@ impl EngineInit {
     /// The model-free hashing embedder with vectors of `dimension`.
     pub fn hash(dimension: usize) -> Self {
         Self {
-            config: StoreConfig::new("hash", dimension),
+            config: StoreConfig::new(EmbedderKind::Hash, dimension),
         }
     }
 
     /// all-MiniLM-L6-v2 from `model_dir` (default: where `make models` installs it).
     pub fn minilm(model_dir: Option<&Path>) -> Self {
-        let mut config = StoreConfig::new("minilm", 384);
+        let mut config = StoreConfig::new(EmbedderKind::Minilm, 384);
         let dir = model_dir.map_or_else(kgfuse_vector::default_minilm_dir, Path::to_path_buf);
         config.embedder.model = Some("all-MiniLM-L6-v2".into());
         config.embedder.model_dir = Some(dir.display().to_string());
@@ -124,7 +124,7 @@ impl EngineInit {
     /// times faster than MiniLM. The table is distilled once, the first time a
     /// store opens with it, and kept beside the model.
     pub fn distilled(model_dir: Option<&Path>) -> Self {
-        let mut config = StoreConfig::new("static", 384);
+        let mut config = StoreConfig::new(EmbedderKind::Static, 384);
         let dir = model_dir.map_or_else(kgfuse_vector::default_minilm_dir, Path::to_path_buf);
         config.embedder.model = Some("all-MiniLM-L6-v2, distilled".into());
         config.embedder.model_dir = Some(dir.display().to_string());
@@ -143,7 +143,10 @@ impl EngineInit {
             settings.model = model.to_owned();
         }
         let probe = kgfuse_vector::OpenAiEmbedder::new(settings.clone())?;
-        let mut config = StoreConfig::new("openai", kgfuse_vector::Embedder::dimension(&probe));
+        let mut config = StoreConfig::new(
+            EmbedderKind::Openai,
+            kgfuse_vector::Embedder::dimension(&probe),
+        );
         config.embedder.base_url = Some(settings.base_url);
         config.embedder.model = Some(settings.model);
         Ok(Self { config })
@@ -253,10 +256,13 @@ impl Engine {
     ) -> Result<LoadSummary, Error> {
         let graph = graph
             .map(|g| {
-                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("--graph <{g}>: {e}")))
+                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("graph <{g}>: {e}")))
             })
             .transpose()?;
-        self.store.load_files(sources, graph, progress).await
+        self.store
+            .load_files(sources, graph, progress)
+            .await
+            .map_err(Error::from)
     }
 
     /// Checks files against SHACL `shapes` as they would be loaded by
@@ -270,7 +276,7 @@ impl Engine {
     ) -> Result<Vec<FileValidation>, Error> {
         let graph = graph
             .map(|g| {
-                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("--graph <{g}>: {e}")))
+                model::NamedNode::new(g).map_err(|e| Error::Invalid(format!("graph <{g}>: {e}")))
             })
             .transpose()?;
         let request = kgfuse_graph::LoadRequest {
@@ -279,13 +285,15 @@ impl Engine {
             replace: false,
             base_iri: None,
         };
-        self.store.validate_load(&request, shapes)
+        self.store
+            .validate_load(&request, shapes)
+            .map_err(Error::from)
     }
 
     /// Validates the whole store (asserted and inferred triples) against SHACL
     /// `shapes`.
     pub fn validate(&self, shapes: &Shapes) -> Result<ValidationReport, Error> {
-        self.store.validate(shapes)
+        self.store.validate(shapes).map_err(Error::from)
     }
 
     /// Reads SHACL shapes: kgfuse's own (`ontology/kgfuse-shapes.ttl`) when
@@ -305,7 +313,7 @@ impl Engine {
         }
         if texts.is_empty() {
             return Err(Error::Invalid(
-                "no shapes: give --shapes FILE or keep kgfuse's own shapes".into(),
+                "no shapes: name a shapes file, or keep kgfuse's own shapes".into(),
             ));
         }
         let sources: Vec<(&str, &str)> = texts
@@ -333,7 +341,10 @@ impl Engine {
             replace,
             base_iri: Some(graph),
         };
-        self.store.load(&request, progress).await
+        self.store
+            .load(&request, progress)
+            .await
+            .map_err(Error::from)
     }
 
     /// Whether the named graph `graph` holds at least one triple.
@@ -351,6 +362,7 @@ impl Engine {
         self.store
             .write_sources(&[], &[named_graph(graph)?], progress)
             .await
+            .map_err(Error::from)
     }
 
     /// Runs a SPARQL query with the store's defaults.
@@ -412,7 +424,10 @@ impl Engine {
 
     /// Runs a SPARQL Update and keeps the vectors in step.
     pub async fn update(&self, update: &str, progress: &dyn Progress) -> Result<SyncReport, Error> {
-        self.store.update(update, progress).await
+        self.store
+            .update(update, progress)
+            .await
+            .map_err(Error::from)
     }
 
     /// Nearest nodes to a text by vector similarity.
@@ -420,6 +435,7 @@ impl Engine {
         self.store
             .search(&Question::new(text), k, KindFilter::Any)
             .await
+            .map_err(Error::from)
     }
 
     /// Retrieves a [`FusedContext`] for a question with the engine's model.
@@ -444,7 +460,7 @@ impl Engine {
     /// planner ([`kgfuse_retrieve::answer_by_query`]). Blocking.
     pub fn answer_by_query(&self, question: &str) -> Result<kgfuse_retrieve::RowsAnswer, Error> {
         kgfuse_retrieve::answer_by_query(&self.store, self.model.as_ref(), question)
-            .map_err(retrieve_error)
+            .map_err(Error::from)
     }
 
     /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.
@@ -456,7 +472,7 @@ impl Engine {
     ) -> Result<FusedContext, Error> {
         kgfuse_retrieve::retrieve(&self.store, model, question, options)
             .await
-            .map_err(retrieve_error)
+            .map_err(Error::from)
     }
 
     /// DomAgent's top-down tool: the `top_t` API functions for a task, with their
@@ -486,7 +502,7 @@ impl Engine {
     pub async fn search_case_base(&self, query: &str, k: usize) -> Result<Vec<CaseInfo>, Error> {
         let (cases, _) = kgfuse_retrieve::case_base::search(&self.store, query, k)
             .await
-            .map_err(retrieve_error)?;
+            .map_err(Error::from)?;
         Ok(cases)
     }
 
@@ -500,17 +516,17 @@ impl Engine {
     ) -> Result<CaseBaseReport, Error> {
         kgfuse_retrieve::case_base::build(&self.store, options, progress)
             .await
-            .map_err(retrieve_error)
+            .map_err(Error::from)
     }
 
     /// Verifies that graph and vectors agree.
     pub async fn check(&self) -> Result<CheckReport, Error> {
-        self.store.check().await
+        self.store.check().await.map_err(Error::from)
     }
 
     /// Rewrites whatever vector rows disagree with the graph.
     pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, Error> {
-        self.store.repair(progress).await
+        self.store.repair(progress).await.map_err(Error::from)
     }
 
     /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-RQ) over
@@ -522,12 +538,15 @@ impl Engine {
         &self,
         progress: &dyn Progress,
     ) -> Result<VectorIndexStatus, Error> {
-        self.store.build_vector_index(progress).await
+        self.store
+            .build_vector_index(progress)
+            .await
+            .map_err(Error::from)
     }
 
     /// Sizes of both sides.
     pub async fn stats(&self) -> Result<StoreStats, Error> {
-        self.store.stats().await
+        self.store.stats().await.map_err(Error::from)
     }
 
     /// Writes every quad as N-Quads or TriG.
@@ -539,12 +558,4 @@ impl Engine {
 /// A graph name given by a caller, checked to be an absolute IRI.
 fn named_graph(graph: &str) -> Result<model::NamedNode, Error> {
     model::NamedNode::new(graph).map_err(|e| Error::Invalid(format!("graph <{graph}>: {e}")))
-}
-
-fn retrieve_error(e: kgfuse_retrieve::RetrieveError) -> Error {
-    match e {
-        kgfuse_retrieve::RetrieveError::Store(e) => e,
-        kgfuse_retrieve::RetrieveError::Graph(e) => e.into(),
-        other => Error::Invalid(other.to_string()),
-    }
 }

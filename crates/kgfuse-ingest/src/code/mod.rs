@@ -104,7 +104,7 @@ fn read_source(path: &Path, max_bytes: u64) -> Result<(String, String), String> 
     let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     if size > max_bytes {
         return Err(format!(
-            "skipped: {:.1} MiB is above the {:.1} MiB limit (--max-file-size)",
+            "skipped: {:.1} MiB is above the {:.1} MiB file-size limit",
             size as f64 / 1_048_576.0,
             max_bytes as f64 / 1_048_576.0
         ));

@@ -493,7 +493,7 @@ fn read_document(
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     let too_large = |size: u64| {
         format!(
-            "skipped: {} is above the {} limit (--max-file-size)",
+            "skipped: {} is above the {} file-size limit",
             format_size(size),
             format_size(limit)
         )
@@ -1261,7 +1261,7 @@ Twenty-eight days.
                 ),
                 (
                     "huge.md".to_owned(),
-                    "skipped: 1.5 MiB is above the 1 MiB limit (--max-file-size)".to_owned()
+                    "skipped: 1.5 MiB is above the 1 MiB file-size limit".to_owned()
                 ),
                 (
                     "latin1.txt".to_owned(),

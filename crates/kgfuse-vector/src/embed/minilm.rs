@@ -36,28 +36,7 @@ pub fn default_minilm_dir() -> PathBuf {
     cache.join("kgfuse/models/all-MiniLM-L6-v2")
 }
 
-/// Which implementation runs the model (`[embedder] backend` in kgfuse.toml).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MiniLmBackend {
-    /// [`kgfuse_encoder`]: packed batches, no padding (the default).
-    #[default]
-    Packed,
-    /// candle's `BertModel`: padded batches.
-    Candle,
-}
-
-impl MiniLmBackend {
-    /// The backend a configuration names (`None`: the default).
-    pub fn from_name(name: Option<&str>) -> Result<Self, EmbedError> {
-        match name {
-            None | Some("packed") => Ok(Self::Packed),
-            Some("candle") => Ok(Self::Candle),
-            Some(other) => Err(EmbedError::Config(format!(
-                "unknown MiniLM backend '{other}'; expected packed or candle"
-            ))),
-        }
-    }
-}
+pub use kgfuse_core::config::MiniLmBackend;
 
 /// candle's model with its padding tokenizer.
 struct CandleModel {
@@ -288,13 +267,7 @@ mod tests {
         let err = MiniLmEmbedder::load(dir.path()).expect_err("no model there");
         let message = err.to_string();
         assert!(message.contains("make models"), "{message}");
-        assert!(message.contains("--embedder hash"), "{message}");
-    }
-
-    #[test]
-    fn an_unknown_backend_is_refused_by_name() {
-        let err = MiniLmBackend::from_name(Some("onnx")).expect_err("not a backend");
-        assert!(err.to_string().contains("packed or candle"), "{err}");
+        assert!(message.contains("hash embedder"), "{message}");
     }
 }
 

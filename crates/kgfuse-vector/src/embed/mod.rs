@@ -5,7 +5,7 @@ pub mod hash;
 pub mod minilm;
 pub mod openai;
 
-use kgfuse_core::config::EmbedderConfig;
+use kgfuse_core::config::{EmbedderConfig, EmbedderKind};
 use kgfuse_core::progress::Progress;
 
 /// Errors while embedding.
@@ -16,7 +16,7 @@ pub enum EmbedError {
     #[error(
         "MiniLM model not found in {dir}: {reason}. Run `make models` to install all-MiniLM-L6-v2, \
          point KGFUSE_MINILM_DIR at a directory with config.json, tokenizer.json and model.safetensors, \
-         or initialise with `--embedder hash` (no model needed)"
+         or use the hash embedder (no model needed)"
     )]
     ModelMissing {
         /// Directory searched.
@@ -48,18 +48,18 @@ pub trait Embedder: Send + Sync {
 
 /// Builds the embedder a store was initialised with.
 pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, EmbedError> {
-    let embedder: Box<dyn Embedder> = match config.kind.as_str() {
-        "hash" => Box::new(HashEmbedder::new(config.dimension)),
-        "minilm" => {
+    let embedder: Box<dyn Embedder> = match config.kind {
+        EmbedderKind::Hash => Box::new(HashEmbedder::new(config.dimension)),
+        EmbedderKind::Minilm => {
             let dir = config
                 .model_dir
                 .as_ref()
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(default_minilm_dir);
-            let backend = MiniLmBackend::from_name(config.backend.as_deref())?;
+            let backend = config.backend.unwrap_or_default();
             Box::new(MiniLmEmbedder::load_on(&dir, backend)?)
         }
-        "static" => {
+        EmbedderKind::Static => {
             // `model_dir` names the teacher; the table sits beside it.
             let minilm_dir = config
                 .model_dir
@@ -69,12 +69,7 @@ pub fn build_embedder(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, Embe
             let dir = default_static_dir(&minilm_dir);
             Box::new(StaticEmbedder::load_or_distill(&dir, &minilm_dir)?)
         }
-        "openai" => Box::new(OpenAiEmbedder::new(OpenAiConfig::from_store(config))?),
-        other => {
-            return Err(EmbedError::Config(format!(
-                "unknown embedder '{other}'; expected hash, static, minilm or openai"
-            )));
-        }
+        EmbedderKind::Openai => Box::new(OpenAiEmbedder::new(OpenAiConfig::from_store(config))?),
     };
     if embedder.dimension() != config.dimension {
         return Err(EmbedError::Config(format!(
@@ -139,7 +134,7 @@ pub(crate) fn normalize(v: &mut [f32]) {
 
 pub use distilled::{StaticEmbedder, default_static_dir};
 pub use hash::HashEmbedder;
-pub use minilm::{MiniLmBackend, MiniLmEmbedder, default_minilm_dir};
+pub use minilm::{MiniLmEmbedder, default_minilm_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 /// What the real-model tests of the embedders share: three texts (a question,
