@@ -204,17 +204,17 @@ PEER_FILES = ontology/kgfuse.ttl $(sort $(wildcard ontology/examples/*.ttl)) \
 ## (Oxigraph server, Virtuoso, Ceph RGW) vs embedded, and kgfuse vs the Python peer
 bench: deps models test-deps
 	cargo build --release -p kgfuse-bench
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --lubm ../shared/data/lubm --sizes 1,10
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --ingest "$$(python3 -c 'import email, os; print(os.path.dirname(email.__file__))')"
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --retrieval 10000,100000
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --http
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" lubm --lubm ../shared/data/lubm --sizes 1,10
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" ingest "$$(python3 -c 'import email, os; print(os.path.dirname(email.__file__))')"
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" retrieval 10000,100000
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" http
 	bench/remote.sh "$(CARGO_TARGET_DIR)/release/kgfuse-bench" 10000 10 10000,100000
 	test -x "$(PEER_VENV)/bin/python" || python3 -m venv "$(PEER_VENV)"
 	"$(PEER_VENV)/bin/pip" install -q -r bench/peer/requirements.txt
 	rm -rf "$(CARGO_TARGET_DIR)/peer-data"
 	"$(PEER_VENV)/bin/python" bench/peer/peer.py --data "$(CARGO_TARGET_DIR)/peer-data" \
 	  --questions bench/peer/questions.json --out "$(CARGO_TARGET_DIR)/peer-result.json" $(PEER_FILES)
-	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" --peer "$(CARGO_TARGET_DIR)/peer-result.json"
+	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" peer "$(CARGO_TARGET_DIR)/peer-result.json"
 
 fmt:
 	cargo fmt --all

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remote engines against embedded ones (BENCHMARKS.md, "Scaling out"): starts an
 # Oxigraph server, Virtuoso and a single-node Ceph RGW on 127.0.0.1 with scratch
-# directories, runs `kgfuse-bench --remote`, and stops them by pid.
+# directories, runs `kgfuse-bench remote`, and stops them by pid.
 #
 #   bench/remote.sh [KGFUSE_BENCH] [FUNCTIONS] [LUBM_SIZE] [VECTOR_SIZES]
 #
@@ -103,7 +103,7 @@ rgw_port=$(free_port)
 wait_port "$ox_port"
 
 AWS_ACCESS_KEY_ID=$access AWS_SECRET_ACCESS_KEY=$secret "$bench" \
-  --remote "$functions" \
+  remote "$functions" \
   --graph-server "oxigraph=http://127.0.0.1:$ox_port/query,http://127.0.0.1:$ox_port/update,http://127.0.0.1:$ox_port/store" \
   --graph-server "virtuoso=http://127.0.0.1:$http_port/sparql,,http://127.0.0.1:$http_port/sparql-graph-crud" \
   --remote-lubm "$lubm" --lubm "$root/../shared/data/lubm" \

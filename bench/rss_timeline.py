@@ -16,7 +16,7 @@ with its table printed.
 
 For example, which step of the retrieval benchmark peaks:
 
-    bench/rss_timeline.py -- kgfuse-bench --retrieval 100000
+    bench/rss_timeline.py -- kgfuse-bench retrieval 100000
 
 Linux only (reads /proc).
 """

@@ -130,10 +130,10 @@ pub fn run_all(path: &Path, scratch: &Path) -> Result<()> {
     let mut measurements = Vec::new();
     for config in configs {
         let output = std::process::Command::new(&exe)
-            .arg("--ingest-one")
-            .arg(config)
-            .arg("--ingest")
+            .arg("ingest")
             .arg(path)
+            .arg("--one")
+            .arg(config)
             .arg("--scratch")
             .arg(scratch)
             .output()

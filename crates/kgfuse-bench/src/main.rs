@@ -14,12 +14,14 @@
 //! and K (`Engine::sparql`), and reports medians and the ratios K/Q (what the
 //! kgfuse layer costs on the same layout) and K/P (layer + layout).
 //!
-//! Other modes: `--ingest DIR` (code ingestion), `--retrieval N,...` (strategies
-//! on synthetic API graphs), `--peer RESULT.json` (the Python peer), `--http`
-//! (in-process vs `kgfuse serve` on loopback), `--profile DIR` (where one
-//! retrieval's time goes, per strategy, on an existing store).
+//! Other measurements are subcommands ([`cli::Command`]): `ingest DIR` (code
+//! ingestion), `retrieval N,...` (strategies on synthetic API graphs), `peer
+//! RESULT.json` (the Python peer), `http` (in-process vs `kgfuse serve` on
+//! loopback), `remote N` (remote engines), `profile DIR` (where one retrieval's
+//! time goes, per strategy, on an existing store).
 #![allow(clippy::print_stdout)]
 
+mod cli;
 mod http;
 mod ingest;
 mod peer;
@@ -34,6 +36,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use cli::{Cli, Command, Common};
 use kgfuse::{Engine, EngineInit, NoProgress, StoreConfig, Strategy};
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{GraphName, NamedNode};
@@ -41,100 +44,6 @@ use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-#[derive(Parser)]
-struct Args {
-    /// Folder holding lubm1.tar.gz, lubm10.tar.gz (and lubm50.tar.gz).
-    #[arg(long, default_value = "../shared/data/lubm")]
-    lubm: PathBuf,
-    /// LUBM sizes (universities) to run.
-    #[arg(long, value_delimiter = ',', default_value = "1,10")]
-    sizes: Vec<u32>,
-    /// Timed runs per query (after one warm-up run); the median is reported.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Folder with q01.rq ... q14.rq.
-    #[arg(long, default_value = "queries/lubm")]
-    queries: PathBuf,
-    /// Scratch folder (default: a temporary directory).
-    #[arg(long)]
-    scratch: Option<PathBuf>,
-    /// With `--retrieval`: keep each synthetic store (and its Turtle file) in the
-    /// scratch folder, e.g. for `--profile SCRATCH/retrieval-N` or `kgfuse retrieve`.
-    #[arg(long, requires = "scratch")]
-    keep: bool,
-    /// With `--retrieval` and `--keep`: build each store (load, case base: their
-    /// time, peak memory and size on disk) and stop before the strategies run;
-    /// `--profile SCRATCH/retrieval-N --synthetic-questions` times them later.
-    #[arg(long, requires = "keep")]
-    build_only: bool,
-    /// With `--profile`: ask the 20 questions of `--retrieval`'s synthetic
-    /// graph instead of `--peer-questions`.
-    #[arg(long)]
-    synthetic_questions: bool,
-    /// Benchmark code ingestion of this source tree instead of LUBM (e.g. the CPython
-    /// standard library: `python3 -c 'import os; print(os.path.dirname(os.__file__))'`).
-    #[arg(long)]
-    ingest: Option<PathBuf>,
-    /// Benchmark retrieval strategies on synthetic API graphs of these sizes
-    /// (functions) instead of LUBM.
-    #[arg(long, value_delimiter = ',')]
-    retrieval: Vec<usize>,
-    /// Result JSON of `bench/peer/peer.py`: compare kgfuse with the Python peer on
-    /// its files and questions.
-    #[arg(long)]
-    peer: Option<PathBuf>,
-    /// The questions the peer ran (JSON list).
-    #[arg(long, default_value = "bench/peer/questions.json")]
-    peer_questions: PathBuf,
-    /// Measure what serving over HTTP costs on LUBM-1 (queries, retrieval,
-    /// throughput at 1/4/16 clients) instead of the LUBM comparison.
-    #[arg(long)]
-    http: bool,
-    /// Remote engines against embedded ones (`bench/remote.sh` starts the servers):
-    /// retrieval on a synthetic graph of this many functions on every
-    /// `--graph-server`, the Virtuoso load comparison, LanceDB on `--vectors-s3`.
-    #[arg(long)]
-    remote: Option<usize>,
-    /// A SPARQL server for `--remote`: `NAME=QUERY[,UPDATE[,STORE]]` (repeatable).
-    #[arg(long)]
-    graph_server: Vec<remote::Server>,
-    /// For `--remote`: load this LUBM size into the server named `virtuoso`
-    /// through kgfuse and through its own Graph Store POST.
-    #[arg(long)]
-    remote_lubm: Option<u32>,
-    /// For `--remote`: `s3://bucket/prefix` to compare LanceDB on S3 with a local
-    /// directory (credentials from `AWS_*`).
-    #[arg(long)]
-    vectors_s3: Option<String>,
-    /// LanceDB storage option for `--vectors-s3`, `KEY=VALUE` (repeatable).
-    #[arg(long)]
-    vectors_option: Vec<String>,
-    /// Vector-row sizes (functions) for `--vectors-s3`.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
-    vector_sizes: Vec<usize>,
-    /// Where one retrieval's time goes (embedding, LanceDB, graph, kgfuse's own
-    /// code), per strategy, on the existing store in this directory, asked the
-    /// `--peer-questions`.
-    #[arg(long)]
-    profile: Option<PathBuf>,
-    /// With `--profile`: milliseconds of idleness before each measured retrieval,
-    /// as an agent's questions come (0: back to back, after the warm-up).
-    #[arg(long, default_value_t = 0)]
-    idle_ms: u64,
-    /// With `--profile`: only these strategies (comma-separated names; all
-    /// when not given).
-    #[arg(long, value_delimiter = ',')]
-    profile_strategy: Vec<String>,
-    /// With `--profile`: measure each question this many times (after one
-    /// warm-up each); the medians are over every measurement. More passes
-    /// steady the medians when comparing two builds.
-    #[arg(long, default_value_t = 1)]
-    passes: usize,
-    /// Internal: run one ingestion configuration (G, H or M) and print its measurement.
-    #[arg(long, hide = true)]
-    ingest_one: Option<String>,
-}
 
 fn owl_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -256,10 +165,10 @@ fn main() -> Result<()> {
     if let Some(e) = kgfuse::restart_with_faster_blas_kernels() {
         eprintln!("warning: could not restart with faster OpenBLAS kernels: {e}");
     }
-    tokio::runtime::Runtime::new()?.block_on(run(Args::parse()))
+    tokio::runtime::Runtime::new()?.block_on(run(Cli::parse()))
 }
 
-async fn run(args: Args) -> Result<()> {
+async fn run(cli: Cli) -> Result<()> {
     // `KGFUSE_LOG=kgfuse_graph=debug`: every query and its time, on stderr.
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("KGFUSE_LOG") {
         tracing_subscriber::fmt()
@@ -267,123 +176,140 @@ async fn run(args: Args) -> Result<()> {
             .with_env_filter(filter)
             .init();
     }
-    let scratch = match &args.scratch {
+    let common = &cli.common;
+    let scratch = match &common.scratch {
         Some(s) => s.clone(),
         None => std::env::temp_dir().join(format!("kgfuse-bench-{}", std::process::id())),
     };
-    let profile = if cfg!(debug_assertions) {
-        "dev (unoptimised!)"
-    } else {
-        "release"
-    };
-    if args.ingest_one.is_none() {
+    let command = cli.command.unwrap_or(Command::Lubm);
+    let child = matches!(&command, Command::Ingest(args) if args.one.is_some());
+    if !child {
         println!(
-            "kgfuse-bench — profile {profile}, {} cores, OpenBLAS kernels {}, scratch {}",
+            "kgfuse-bench — profile {}, {} cores, OpenBLAS kernels {}, scratch {}",
+            if cfg!(debug_assertions) {
+                "dev (unoptimised!)"
+            } else {
+                "release"
+            },
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             kgfuse::blas_kernels().as_deref().unwrap_or("none (gemm)"),
             scratch.display()
         );
     }
-    if let Some(dir) = &args.profile {
-        let questions: Vec<String> = if args.synthetic_questions {
-            retrieval::questions()
-        } else {
-            serde_json::from_str(
-                &std::fs::read_to_string(&args.peer_questions)
-                    .with_context(|| args.peer_questions.display().to_string())?,
-            )?
-        };
-        let strategies = if args.profile_strategy.is_empty() {
-            Strategy::ALL.to_vec()
-        } else {
-            args.profile_strategy
-                .iter()
-                .map(|name| Strategy::from_name(name))
-                .collect::<Result<_, _>>()?
-        };
-        let plan = profile::Plan {
-            strategies,
-            idle: Duration::from_millis(args.idle_ms),
-            passes: args.passes.max(1),
-        };
-        return profile::run(dir, &questions, &plan).await;
-    }
-    if let Some(result) = &args.peer {
-        let outcome = peer::run(result, &args.peer_questions, &scratch).await;
-        let _ = std::fs::remove_dir_all(&scratch);
-        return outcome;
-    }
-    if let Some(functions) = args.remote {
-        let mut storage = std::collections::BTreeMap::new();
-        for option in &args.vectors_option {
-            let (key, value) = option
-                .split_once('=')
-                .with_context(|| format!("{option}: expected KEY=VALUE"))?;
-            storage.insert(key.to_owned(), value.to_owned());
+    match command {
+        Command::Lubm => lubm(common, &scratch).await,
+        Command::Profile(args) => profile_store(&args).await,
+        Command::Peer(args) => {
+            let outcome = peer::run(&args.result, &args.questions, &scratch).await;
+            let _ = std::fs::remove_dir_all(&scratch);
+            outcome
         }
-        let lubm = match args.remote_lubm {
-            None => None,
-            Some(size) => {
-                let server = args
-                    .graph_server
-                    .iter()
-                    .find(|s| s.name() == "virtuoso")
-                    .context("--remote-lubm needs a --graph-server named virtuoso")?;
-                Some((args.lubm.join(format!("lubm{size}.tar.gz")), server))
+        Command::Remote(args) => remote_engines(&args, common, &scratch).await,
+        Command::Retrieval(args) => {
+            let steps = if args.build_only {
+                retrieval::Steps::BuildOnly
+            } else {
+                retrieval::Steps::All
+            };
+            let result = retrieval::run(&args.functions, &scratch, args.keep, steps).await;
+            if !args.keep {
+                let _ = std::fs::remove_dir_all(&scratch);
             }
-        };
-        let plan = remote::Plan {
-            functions,
-            servers: &args.graph_server,
-            vectors: args.vectors_s3.clone().map(|uri| (uri, storage)),
-            vector_sizes: &args.vector_sizes,
-            lubm,
-        };
-        let result = remote::run(&plan, &scratch).await;
-        let _ = std::fs::remove_dir_all(&scratch);
-        return result;
-    }
-    if !args.retrieval.is_empty() {
-        let steps = if args.build_only {
-            retrieval::Steps::BuildOnly
-        } else {
-            retrieval::Steps::All
-        };
-        let result = retrieval::run(&args.retrieval, &scratch, args.keep, steps).await;
-        if !args.keep {
-            let _ = std::fs::remove_dir_all(&scratch);
+            result
         }
-        return result;
-    }
-    if let Some(path) = &args.ingest {
-        std::fs::create_dir_all(&scratch)?;
-        let result = match &args.ingest_one {
-            Some(config) => ingest::run_one(config, path, &scratch).await,
-            None => ingest::run_all(path, &scratch),
-        };
-        if args.ingest_one.is_none() {
-            let _ = std::fs::remove_dir_all(&scratch);
+        Command::Ingest(args) => {
+            std::fs::create_dir_all(&scratch)?;
+            match &args.one {
+                Some(config) => ingest::run_one(config, &args.dir, &scratch).await,
+                None => {
+                    let result = ingest::run_all(&args.dir, &scratch);
+                    let _ = std::fs::remove_dir_all(&scratch);
+                    result
+                }
+            }
         }
-        return result;
+        Command::Http => {
+            std::fs::create_dir_all(&scratch)?;
+            let result = http::run(&common.lubm, &lubm_queries(common)?, &scratch).await;
+            let _ = std::fs::remove_dir_all(&scratch);
+            result
+        }
     }
+}
+
+/// The 14 LUBM queries, named Q1 ... Q14.
+fn lubm_queries(common: &Common) -> Result<Vec<(String, String)>> {
     let mut queries = Vec::new();
     for i in 1..=14 {
-        let path = args.queries.join(format!("q{i:02}.rq"));
+        let path = common.queries.join(format!("q{i:02}.rq"));
         queries.push((
             format!("Q{i}"),
             std::fs::read_to_string(&path).with_context(|| path.display().to_string())?,
         ));
     }
+    Ok(queries)
+}
 
-    if args.http {
-        std::fs::create_dir_all(&scratch)?;
-        let result = http::run(&args.lubm, &queries, &scratch).await;
-        let _ = std::fs::remove_dir_all(&scratch);
-        return result;
+/// `kgfuse-bench profile`.
+async fn profile_store(args: &cli::ProfileArgs) -> Result<()> {
+    let questions: Vec<String> = if args.synthetic_questions {
+        retrieval::questions()
+    } else {
+        serde_json::from_str(
+            &std::fs::read_to_string(&args.questions)
+                .with_context(|| args.questions.display().to_string())?,
+        )?
+    };
+    let strategies = if args.strategy.is_empty() {
+        Strategy::ALL.to_vec()
+    } else {
+        args.strategy.clone()
+    };
+    let plan = profile::Plan {
+        strategies,
+        idle: Duration::from_millis(args.idle_ms),
+        passes: args.passes.max(1),
+    };
+    profile::run(&args.dir, &questions, &plan).await
+}
+
+/// `kgfuse-bench remote`.
+async fn remote_engines(args: &cli::RemoteArgs, common: &Common, scratch: &Path) -> Result<()> {
+    let mut storage = std::collections::BTreeMap::new();
+    for option in &args.vectors_option {
+        let (key, value) = option
+            .split_once('=')
+            .with_context(|| format!("{option}: expected KEY=VALUE"))?;
+        storage.insert(key.to_owned(), value.to_owned());
     }
+    let lubm = match args.remote_lubm {
+        None => None,
+        Some(size) => {
+            let server = args
+                .graph_server
+                .iter()
+                .find(|s| s.name() == "virtuoso")
+                .context("--remote-lubm needs a --graph-server named virtuoso")?;
+            Some((common.lubm.join(format!("lubm{size}.tar.gz")), server))
+        }
+    };
+    let plan = remote::Plan {
+        functions: args.functions,
+        servers: &args.graph_server,
+        vectors: args.vectors_s3.clone().map(|uri| (uri, storage)),
+        vector_sizes: &args.vector_sizes,
+        lubm,
+    };
+    let result = remote::run(&plan, scratch).await;
+    let _ = std::fs::remove_dir_all(scratch);
+    result
+}
 
-    for size in &args.sizes {
-        let archive = args.lubm.join(format!("lubm{size}.tar.gz"));
+/// `kgfuse-bench lubm`: kgfuse against plain Oxigraph, per LUBM size.
+async fn lubm(common: &Common, scratch: &Path) -> Result<()> {
+    let queries = lubm_queries(common)?;
+    for size in &common.sizes {
+        let archive = common.lubm.join(format!("lubm{size}.tar.gz"));
         if !archive.exists() {
             println!("\n(skipping LUBM-{size}: {} not found)", archive.display());
             continue;
@@ -432,14 +358,14 @@ async fn run(args: Args) -> Result<()> {
         drop(embedded);
         println!("\n{}", profile::edge_index_build(&engine)?);
 
-        println!("\n### LUBM queries (median of {} runs, ms)\n", args.runs);
+        println!("\n### LUBM queries (median of {} runs, ms)\n", common.runs);
         println!("| query | rows | P plain | Q plain, union | K kgfuse | K/Q | K/P |");
         println!("|---|---:|---:|---:|---:|---:|---:|");
         let (mut sum_k, mut sum_q, mut sum_p) = (0.0, 0.0, 0.0);
         for (name, query) in &queries {
-            let (p, rows_p) = time(args.runs, || count_plain(&plain, query, false))?;
-            let (q, rows_q) = time(args.runs, || count_plain(&named, query, true))?;
-            let (k, rows_k) = time(args.runs, || count_kgfuse(&engine, query))?;
+            let (p, rows_p) = time(common.runs, || count_plain(&plain, query, false))?;
+            let (q, rows_q) = time(common.runs, || count_plain(&named, query, true))?;
+            let (k, rows_k) = time(common.runs, || count_kgfuse(&engine, query))?;
             let rows = if rows_p == rows_q && rows_q == rows_k {
                 rows_k.to_string()
             } else {
@@ -467,6 +393,6 @@ async fn run(args: Args) -> Result<()> {
         drop(named);
         let _ = std::fs::remove_dir_all(&root);
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    let _ = std::fs::remove_dir_all(scratch);
     Ok(())
 }
