@@ -19,27 +19,19 @@
 //! - [`Strategy::Auto`]: the default; today it runs `unified`, whose node
 //!   ranking fuses the other strategies' channels (see [`Strategy::Auto`]).
 
-mod bm25;
-pub mod case_base;
-mod channels;
 mod dispatch;
-mod domain;
-mod flat;
 mod functions;
 mod fusion;
-mod hybrid;
-mod kmeans;
-mod neighborhood;
-mod paths;
 mod sources;
-mod unified;
+mod strategies;
 
-pub use case_base::{CaseBaseOptions, CaseBaseReport};
-pub use domain::DomainOptions;
-pub use neighborhood::NeighborhoodOptions;
-pub use paths::PathLimits;
 pub use sources::sources_of;
-pub use unified::{RowsAnswer, answer_by_query};
+pub use strategies::domain::DomainOptions;
+pub use strategies::domain::case_base::{self, CaseBaseOptions, CaseBaseReport};
+pub use strategies::neighborhood::NeighborhoodOptions;
+pub use strategies::paths::PathLimits;
+pub use strategies::unified::{RowsAnswer, answer_by_query};
+use strategies::{bm25, domain, flat, hybrid, neighborhood, paths, unified};
 
 use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;

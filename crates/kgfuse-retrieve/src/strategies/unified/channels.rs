@@ -2,7 +2,7 @@
 //!
 //! - `answers`: the linked entities, then the nodes of the generated queries' rows;
 //! - `lexical`: BM25 over names and descriptions ([`kgfuse_lexicon::lexicon`]);
-//! - `walk`: the Graph-RAG walk ([`crate::neighborhood::walk`]) from the best
+//! - `walk`: the Graph-RAG walk ([`crate::strategies::neighborhood::walk`]) from the best
 //!   vector hits and the best lexical hits, ranked by closeness and similarity;
 //! - `domain`: DomAgent's function ranking inside the chosen packages;
 //! - `paths`: the functions on SGKR dependency paths between the question's tags.
@@ -17,8 +17,8 @@
 
 use crate::functions::functions_info;
 use crate::fusion::{Channel, Fused, fuse};
-use crate::neighborhood::{INSTANCE_FILTER, Walk, evidence, rank_reached};
 use crate::sources::sources_of;
+use crate::strategies::neighborhood::{INSTANCE_FILTER, Walk, evidence, rank_reached};
 use crate::{RetrieveError, RetrieveOptions, paths};
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TextHit, TraceStage};
 use kgfuse_graph::templates::Neighbourhood;

@@ -19,9 +19,12 @@
 //! 4. **Cases.** The case-base cases (selected for coverage at index time) that
 //!    exercise the kept functions, the most exercised kept functions first.
 
+pub mod case_base;
+mod kmeans;
+
 use crate::RetrieveError;
-use crate::case_base::{CASE_BASE_GRAPH, decode_vector};
 use crate::functions::{functions_info, functions_of_packages, iri_terms, packages_of_functions};
+use crate::strategies::domain::case_base::{CASE_BASE_GRAPH, decode_vector};
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
@@ -750,7 +753,7 @@ fn cases(
         stage.kept.push(format!("{case} (weight {weight:.3})"));
         out.push(case);
     }
-    let out = crate::case_base::case_infos(store, &out)?;
+    let out = case_base::case_infos(store, &out)?;
     if !case_base_built {
         stage
             .kept

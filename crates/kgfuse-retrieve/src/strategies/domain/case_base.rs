@@ -15,7 +15,7 @@
 
 use crate::RetrieveError;
 use crate::functions::functions_by_package;
-use crate::kmeans::{cluster_count, kmeans, unit_mean};
+use crate::strategies::domain::kmeans::{cluster_count, kmeans, unit_mean};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::SourceGraph;
