@@ -17,6 +17,7 @@ use crate::{
     Draft, LanguageModel, LlmError, Passage, PlanRequest, Relevance, SparqlRequest, Usage,
 };
 use cache::ResponseCache;
+use kgfuse_openai::{ClientConfig, JsonClient, PostError, excerpt};
 use prompt::ChatPrompt;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -24,12 +25,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Longest wait between retries, however many there were.
-const MAX_BACKOFF: Duration = Duration::from_secs(8);
-/// Longest `Retry-After` wait honoured.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
-/// Longest server error message kept in an error.
-const MAX_MESSAGE_CHARS: usize = 300;
 /// Most tokens of a grammar-held query reply.
 const MAX_QUERY_TOKENS: u32 = 256;
 
@@ -185,9 +180,7 @@ pub struct OpenAiChat {
     config: OpenAiChatConfig,
     /// `openai:<model>`.
     name: String,
-    /// `<base_url>/chat/completions`.
-    url: String,
-    agent: ureq::Agent,
+    client: JsonClient,
     cache: ResponseCache,
     /// Set once the service refused `response_format`; JSON mode is then off.
     json_mode_rejected: AtomicBool,
@@ -355,12 +348,6 @@ struct TokenUsage {
 
 /// Why one HTTP attempt gave no usable reply.
 enum AttemptError {
-    /// Worth another try: connection error, timeout, HTTP 429 or 5xx.
-    Transient {
-        error: LlmError,
-        /// The server's `Retry-After`, when it sent one.
-        retry_after: Option<Duration>,
-    },
     /// HTTP 400 naming `response_format`: the server has no JSON mode.
     JsonModeRejected(LlmError),
     /// HTTP 400 naming `grammar`: the server takes no GBNF grammar.
@@ -372,10 +359,9 @@ enum AttemptError {
 impl AttemptError {
     fn into_error(self) -> LlmError {
         match self {
-            Self::Transient { error, .. }
-            | Self::JsonModeRejected(error)
-            | Self::GrammarRejected(error)
-            | Self::Fatal(error) => error,
+            Self::JsonModeRejected(error) | Self::GrammarRejected(error) | Self::Fatal(error) => {
+                error
+            }
         }
     }
 }
@@ -386,16 +372,16 @@ impl OpenAiChat {
     pub fn new(config: OpenAiChatConfig) -> Result<Self, LlmError> {
         config.check()?;
         let cache = ResponseCache::open(config.cache_dir.as_deref())?;
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .timeout_global(Some(config.timeout))
-                .http_status_as_error(false)
-                .build(),
-        );
+        let client = JsonClient::new(ClientConfig {
+            url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
+            api_key: config.api_key.clone(),
+            timeout: config.timeout,
+            max_retries: config.max_retries,
+            backoff: config.backoff,
+        });
         Ok(Self {
             name: format!("openai:{}", config.model),
-            url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
-            agent,
+            client,
             cache,
             json_mode_rejected: AtomicBool::new(false),
             grammar_rejected: AtomicBool::new(false),
@@ -567,171 +553,56 @@ impl OpenAiChat {
         Ok(Some(content))
     }
 
-    /// Posts `body`, retrying transient failures up to `max_retries` times.
+    /// Posts `body` through the shared client (retries, `Retry-After`), and sorts
+    /// a failure: a 400 naming `response_format` or `grammar` is the server
+    /// refusing JSON mode or a grammar; anything else is the model's error.
     fn post_with_retries(&self, body: &str) -> Result<String, AttemptError> {
-        let mut attempt = 1;
-        loop {
-            match self.post_once(body) {
-                Err(AttemptError::Transient { error, retry_after }) => {
-                    if attempt > self.config.max_retries {
-                        return Err(AttemptError::Fatal(gave_up(error, attempt)));
-                    }
-                    let wait = self.retry_wait(attempt, retry_after);
-                    tracing::warn!(
-                        "{} failed ({error}); retry {attempt} of {} in {wait:?}",
-                        self.url,
-                        self.config.max_retries
-                    );
-                    std::thread::sleep(wait);
-                    attempt += 1;
-                }
-                other => return other,
+        self.client.post(body).map_err(|failure| match &failure {
+            PostError::Status {
+                status: 400, body, ..
+            } if body.contains("response_format") => {
+                AttemptError::JsonModeRejected(llm_error(failure))
             }
-        }
-    }
-
-    /// The wait before retry number `retry` (from 1): the server's `Retry-After`
-    /// when it sent one (capped at [`MAX_RETRY_AFTER`]), else [`Self::backoff`].
-    fn retry_wait(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
-        retry_after.map_or_else(|| self.backoff(retry), |wait| wait.min(MAX_RETRY_AFTER))
-    }
-
-    /// The wait before retry number `retry` (from 1): `backoff * 2^(retry-1)`, capped.
-    fn backoff(&self, retry: u32) -> Duration {
-        let factor = 2u32.saturating_pow(retry.saturating_sub(1));
-        self.config.backoff.saturating_mul(factor).min(MAX_BACKOFF)
-    }
-
-    /// One POST of `body`: the response body of a 2xx reply.
-    fn post_once(&self, body: &str) -> Result<String, AttemptError> {
-        let mut request = self
-            .agent
-            .post(&self.url)
-            .header("Content-Type", "application/json");
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", &format!("Bearer {key}"));
-        }
-        let mut response = request
-            .send(body)
-            .map_err(|error| self.transport_error(&error))?;
-        let status = response.status().as_u16();
-        let retry_after = retry_after(response.headers());
-        let text = response
-            .body_mut()
-            .read_to_string()
-            .map_err(|error| self.transport_error(&error))?;
-        self.check_status(status, &text, retry_after)?;
-        Ok(text)
-    }
-
-    /// Sorts a failed exchange into a timeout, a transient or a fatal error.
-    fn transport_error(&self, error: &ureq::Error) -> AttemptError {
-        let timed_out = match error {
-            ureq::Error::Timeout(_) => true,
-            ureq::Error::Io(io) => matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            ),
-            _ => false,
-        };
-        if timed_out {
-            return AttemptError::Transient {
-                error: LlmError::Timeout {
-                    timeout: self.config.timeout,
-                    attempts: 1,
-                },
-                retry_after: None,
-            };
-        }
-        let transient = matches!(
-            error,
-            ureq::Error::Io(_)
-                | ureq::Error::ConnectionFailed
-                | ureq::Error::HostNotFound
-                | ureq::Error::Protocol(_)
-                | ureq::Error::BodyStalled
-        );
-        let error = LlmError::Service(format!("request to {} failed: {error}", self.url));
-        if transient {
-            AttemptError::Transient {
-                error,
-                retry_after: None,
-            }
-        } else {
-            AttemptError::Fatal(error)
-        }
-    }
-
-    /// `Ok` for 2xx; otherwise the error, transient for 429 and 5xx.
-    fn check_status(
-        &self,
-        status: u16,
-        body: &str,
-        retry_after: Option<Duration>,
-    ) -> Result<(), AttemptError> {
-        if (200..300).contains(&status) {
-            return Ok(());
-        }
-        let error = LlmError::Http {
-            status,
-            message: self.server_message(body),
-        };
-        Err(match status {
-            429 | 500..=599 => AttemptError::Transient { error, retry_after },
-            400 if body.to_ascii_lowercase().contains("response_format") => {
-                AttemptError::JsonModeRejected(error)
-            }
-            400 if body.to_ascii_lowercase().contains("grammar") => {
-                AttemptError::GrammarRejected(error)
-            }
-            _ => AttemptError::Fatal(error),
+            PostError::Status {
+                status: 400, body, ..
+            } if body.contains("grammar") => AttemptError::GrammarRejected(llm_error(failure)),
+            _ => AttemptError::Fatal(llm_error(failure)),
         })
     }
+}
 
-    /// The error message in a server's reply (OpenAI's `{"error": {"message": …}}`
-    /// or the raw body), without the API key, shortened.
-    fn server_message(&self, body: &str) -> String {
-        let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
-        let message = parsed
-            .as_ref()
-            .and_then(|json| {
-                ["/error/message", "/error", "/message"]
-                    .iter()
-                    .find_map(|pointer| json.pointer(pointer)?.as_str())
-            })
-            .unwrap_or(body)
-            .trim();
-        let message = match self.config.api_key.as_deref() {
-            Some(key) if !key.is_empty() => message.replace(key, "<redacted>"),
-            _ => message.to_owned(),
-        };
-        if message.is_empty() {
-            "(no message)".to_owned()
+/// A failed POST as the model's error; one whose retries ran out says after
+/// how many attempts it gave up.
+fn llm_error(failure: PostError) -> LlmError {
+    let gave_up = |message: String, attempts: u32, transient: bool| {
+        if transient {
+            format!("{message} (gave up after {attempts} attempts)")
         } else {
-            excerpt(&message, MAX_MESSAGE_CHARS)
+            message
         }
-    }
-}
-
-/// The `Retry-After` header as a duration, when it is a number of seconds.
-fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
-    let value = headers.get("retry-after")?.to_str().ok()?;
-    let seconds: f64 = value.trim().parse().ok()?;
-    Duration::try_from_secs_f64(seconds).ok()
-}
-
-/// The final error after `attempts` transient failures.
-fn gave_up(error: LlmError, attempts: u32) -> LlmError {
-    match error {
-        LlmError::Timeout { timeout, .. } => LlmError::Timeout { timeout, attempts },
-        LlmError::Http { status, message } => LlmError::Http {
+    };
+    let transient = failure.is_transient();
+    match failure {
+        PostError::Timeout { timeout, attempts } => LlmError::Timeout { timeout, attempts },
+        PostError::Status {
             status,
-            message: format!("{message} (gave up after {attempts} attempts)"),
+            message,
+            attempts,
+            ..
+        } => LlmError::Http {
+            status,
+            message: gave_up(message, attempts, transient),
         },
-        LlmError::Service(message) => {
-            LlmError::Service(format!("{message} (gave up after {attempts} attempts)"))
-        }
-        other => other,
+        PostError::Transport {
+            url,
+            message,
+            attempts,
+            ..
+        } => LlmError::Service(gave_up(
+            format!("request to {url} failed: {message}"),
+            attempts,
+            transient,
+        )),
     }
 }
 
@@ -757,14 +628,6 @@ fn corrective_message(task: &Task, problem: &str) -> String {
         "Your reply was not valid JSON of the form {} ({problem}). Reply with only the JSON object.",
         task.form
     )
-}
-
-/// At most `max` characters of `text`, with `…` when shortened.
-fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 impl LanguageModel for OpenAiChat {
@@ -1637,7 +1500,7 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.chars().count() <= MAX_MESSAGE_CHARS + 1,
+            message.chars().count() <= kgfuse_openai::MAX_MESSAGE_CHARS + 1,
             "{message}"
         );
         assert!(!error.to_string().contains("SECRET"), "{error}");
@@ -1798,39 +1661,5 @@ mod tests {
             ..defaults
         };
         assert!(OpenAiChat::new(ok).is_ok(), "no request is made");
-    }
-
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        let server = FakeServer::start(vec![]);
-        let mut config = config(&server);
-        config.backoff = Duration::from_millis(250);
-        let model = OpenAiChat::new(config).expect("client");
-        assert_eq!(model.backoff(1), Duration::from_millis(250));
-        assert_eq!(model.backoff(2), Duration::from_millis(500));
-        assert_eq!(model.backoff(3), Duration::from_secs(1));
-        assert_eq!(model.backoff(40), MAX_BACKOFF);
-    }
-
-    #[test]
-    fn retry_wait_prefers_retry_after() {
-        let server = FakeServer::start(vec![]);
-        let mut config = config(&server);
-        config.backoff = Duration::from_secs(30);
-        let model = OpenAiChat::new(config).expect("client");
-        assert_eq!(model.retry_wait(1, Some(Duration::ZERO)), Duration::ZERO);
-        assert_eq!(
-            model.retry_wait(1, Some(Duration::from_secs(2))),
-            Duration::from_secs(2)
-        );
-        assert_eq!(
-            model.retry_wait(1, Some(Duration::from_secs(3600))),
-            MAX_RETRY_AFTER
-        );
-        assert_eq!(
-            model.retry_wait(2, None),
-            MAX_BACKOFF,
-            "no Retry-After: backoff"
-        );
     }
 }

@@ -1,11 +1,13 @@
 //! OpenAI-compatible `/v1/embeddings` client (OpenAI, Ollama, vLLM, llama.cpp server).
 //!
-//! Texts go out in batches; each request has a timeout and is retried with
-//! exponential backoff on transport errors, HTTP 429 and 5xx. The response is
+//! Texts go out in batches through kgfuse's one OpenAI-compatible client
+//! (kgfuse-openai: a timeout, retries with exponential backoff on transport
+//! errors, HTTP 429 and 5xx, honouring `Retry-After`). The response is
 //! validated: one vector per input, ordered by `index`, all of one length.
 
 use super::{EmbedError, Embedder};
 use kgfuse_core::config::EmbedderConfig;
+use kgfuse_openai::{ClientConfig, JsonClient, PostError};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -65,7 +67,7 @@ impl OpenAiConfig {
 #[derive(Debug)]
 pub struct OpenAiEmbedder {
     config: OpenAiConfig,
-    agent: ureq::Agent,
+    client: JsonClient,
     dimension: usize,
 }
 
@@ -84,16 +86,17 @@ struct EmbeddingItem {
 impl OpenAiEmbedder {
     /// Connects; when no dimension is configured, probes the service once to learn it.
     pub fn new(config: OpenAiConfig) -> Result<Self, EmbedError> {
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .timeout_global(Some(config.timeout))
-                .http_status_as_error(false)
-                .build(),
-        );
+        let client = JsonClient::new(ClientConfig {
+            url: format!("{}/embeddings", config.base_url.trim_end_matches('/')),
+            api_key: config.api_key.clone(),
+            timeout: config.timeout,
+            max_retries: config.max_retries,
+            backoff: config.backoff,
+        });
         let mut embedder = Self {
             dimension: config.dimension.unwrap_or(0),
             config,
-            agent,
+            client,
         };
         if embedder.dimension == 0 {
             let probe = embedder.request(&["dimension probe".to_owned()])?;
@@ -107,54 +110,24 @@ impl OpenAiEmbedder {
         Ok(embedder)
     }
 
+    /// One embeddings request through the shared client (retries on transport
+    /// errors, 429 and 5xx, honouring `Retry-After`).
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let body = serde_json::json!({ "model": self.config.model, "input": texts });
-        let mut delay = self.config.backoff;
-        let mut last_error = String::new();
-        for attempt in 0..=self.config.max_retries {
-            if attempt > 0 {
-                tracing::warn!(
-                    "embedding request failed ({last_error}); retry {attempt} in {delay:?}"
-                );
-                std::thread::sleep(delay);
-                delay *= 2;
-            }
-            let mut request = self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json");
-            if let Some(key) = &self.config.api_key {
-                request = request.header("Authorization", &format!("Bearer {key}"));
-            }
-            let mut response = match request.send(body.to_string()) {
-                Ok(r) => r,
-                Err(e) => {
-                    last_error = e.to_string();
-                    continue;
-                }
-            };
-            let status = response.status().as_u16();
-            let text = response
-                .body_mut()
-                .read_to_string()
-                .unwrap_or_else(|e| format!("<unreadable body: {e}>"));
-            if status == 429 || status >= 500 {
-                last_error = format!("HTTP {status} from {url}");
-                continue;
-            }
-            if status != 200 {
-                return Err(EmbedError::Service(format!(
-                    "HTTP {status} from {url}: {}",
-                    text.chars().take(300).collect::<String>()
-                )));
-            }
-            return parse_response(&text, texts.len());
-        }
-        Err(EmbedError::Service(format!(
-            "{url}: giving up after {} attempts: {last_error}",
-            self.config.max_retries + 1
-        )))
+        let reply = self.client.post(&body.to_string()).map_err(|failure| {
+            let url = self.client.url();
+            EmbedError::Service(match failure {
+                failure if failure.is_transient() => format!(
+                    "{url}: giving up after {} attempts: {failure}",
+                    failure.attempts()
+                ),
+                PostError::Status {
+                    status, message, ..
+                } => format!("HTTP {status} from {url}: {message}"),
+                other => format!("{url}: {other}"),
+            })
+        })?;
+        parse_response(&reply, texts.len())
     }
 }
 
