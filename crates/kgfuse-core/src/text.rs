@@ -1,9 +1,11 @@
-//! Words of code and prose, defined once: identifier words, English singulars
-//! and model replies without their code fences.
+//! Words of code and prose, defined once: identifier words, English singulars,
+//! stop words, sentences, and model replies without their code fences.
 //!
-//! The search index has finer rules of its own (stemming, stop words, joined
+//! The search index builds on these with rules of its own (stemming, joined
 //! identifiers: `kgfuse_lexicon::lexicon::analyze`); what is here is what several
 //! crates must agree on.
+
+use std::ops::Range;
 
 /// Lowercased words of a text: split at every character that is not a letter or
 /// digit (`_`, `-`, spaces) and where a lowercase letter or digit meets an
@@ -119,9 +121,134 @@ pub fn fenced_block<'a>(text: &'a str, language: Option<&str>) -> Option<&'a str
     None
 }
 
+/// Words that carry no meaning on their own: articles, pronouns, auxiliaries,
+/// prepositions, question words and request phrasing ("please", "show"). Both
+/// stop-word sets below start from these. Sorted, for binary search.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can",
+    "could", "did", "do", "does", "each", "for", "from", "give", "had", "has", "have", "how", "i",
+    "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "show",
+    "some", "tell", "that", "the", "their", "there", "these", "they", "this", "those", "to", "was",
+    "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would",
+    "you", "your",
+];
+
+/// What matching a question's words to the store's names drops beyond the
+/// function words: more pronouns, "list", and the `s` of a split `'s`. Kept short
+/// on purpose: "get", "set", "use", "function" are words of code and stay.
+const MATCHING_EXTRA: &[&str] = &["her", "his", "list", "s", "them", "whose"];
+
+/// Personal titles, dropped from matching so that "Dr. Keller" matches "Anna Keller".
+const TITLES: &[&str] = &["dame", "dr", "miss", "mr", "mrs", "ms", "mx", "sir"];
+
+/// What weighing a text's topic drops beyond the function words (the offline
+/// model's relevance and answer choice): modal verbs, adverbs, verbs of asking
+/// ("find", "write", "use") and vague nouns ("time", "way"). Sorted.
+const TOPIC_EXTRA: &[&str] = &[
+    "again", "down", "every", "find", "function", "get", "got", "he", "here", "just", "many",
+    "may", "might", "much", "must", "no", "not", "only", "out", "over", "shall", "she", "should",
+    "so", "than", "then", "time", "too", "under", "up", "us", "use", "using", "very", "way",
+    "write", "yes",
+];
+
+/// Whether a lowercased word is dropped when a question's words are matched to
+/// names (the lexicon, linking, BM25).
+pub fn is_matching_stop_word(word: &str) -> bool {
+    FUNCTION_WORDS.binary_search(&word).is_ok()
+        || MATCHING_EXTRA.binary_search(&word).is_ok()
+        || TITLES.binary_search(&word).is_ok()
+}
+
+/// Whether a lowercased word carries no topic (the offline model's relevance,
+/// entity and answer choices).
+pub fn is_topic_stop_word(word: &str) -> bool {
+    FUNCTION_WORDS.binary_search(&word).is_ok() || TOPIC_EXTRA.binary_search(&word).is_ok()
+}
+
+/// Where [`sentence_ranges`] cuts a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentenceBreaks {
+    /// After `.`, `!` or `?` (or their full-width forms) followed by white space:
+    /// the sentences of prose, which chunking keeps whole.
+    Prose,
+    /// Also after `;`, and at every line break: the short clauses an extractive
+    /// answer quotes and checks one by one.
+    Clauses,
+}
+
+/// The sentences of `text[range]`, as ranges of `text` without surrounding white
+/// space; blank pieces are skipped. A decimal point or an abbreviation without a
+/// following space does not cut.
+///
+/// ```
+/// use kgfuse_core::text::{SentenceBreaks, sentence_ranges};
+/// let text = "Fees are 2.5 %. Refunds take a day; ask first.\nDone";
+/// let cut = |breaks| -> Vec<&str> {
+///     sentence_ranges(text, 0..text.len(), breaks).into_iter().map(|r| &text[r]).collect()
+/// };
+/// assert_eq!(cut(SentenceBreaks::Prose), ["Fees are 2.5 %.", "Refunds take a day; ask first.", "Done"]);
+/// assert_eq!(cut(SentenceBreaks::Clauses), ["Fees are 2.5 %.", "Refunds take a day;", "ask first.", "Done"]);
+/// ```
+pub fn sentence_ranges(
+    text: &str,
+    range: Range<usize>,
+    breaks: SentenceBreaks,
+) -> Vec<Range<usize>> {
+    let mut parts = Vec::new();
+    let mut start = range.start;
+    let mut chars = text[range.clone()].char_indices().peekable();
+    while let Some((offset, c)) = chars.next() {
+        let at = range.start + offset;
+        let next = chars.peek().map(|&(_, next)| next);
+        // (end of this sentence, start of the next)
+        let cut = match breaks {
+            SentenceBreaks::Prose => (matches!(c, '.' | '!' | '?' | '。' | '！' | '？')
+                && next.is_some_and(char::is_whitespace))
+            .then(|| (at + c.len_utf8(), at + c.len_utf8())),
+            SentenceBreaks::Clauses if c == '\n' => Some((at, at + 1)),
+            SentenceBreaks::Clauses => (matches!(c, '.' | '?' | '!' | ';')
+                && next.is_none_or(|next| next.is_ascii_whitespace()))
+            .then_some((at + 1, at + 1)),
+        };
+        if let Some((end, next_start)) = cut {
+            parts.extend(trimmed(text, start..end));
+            start = next_start;
+        }
+    }
+    parts.extend(trimmed(text, start..range.end));
+    parts
+}
+
+/// `range` without the white space at either end; `None` when nothing is left.
+pub fn trimmed(text: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let slice = &text[range.clone()];
+    let start = range.start + (slice.len() - slice.trim_start().len());
+    let end = range.end - (slice.len() - slice.trim_end().len());
+    (start < end).then_some(start..end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_word_lists_are_sorted_and_apart() {
+        for list in [FUNCTION_WORDS, MATCHING_EXTRA, TITLES, TOPIC_EXTRA] {
+            let mut sorted = list.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted, list);
+        }
+        for extra in [MATCHING_EXTRA, TOPIC_EXTRA] {
+            assert!(
+                extra.iter().all(|w| !FUNCTION_WORDS.contains(w)),
+                "{extra:?}"
+            );
+        }
+        assert!(is_matching_stop_word("dr") && !is_topic_stop_word("dr"));
+        assert!(is_topic_stop_word("function") && !is_matching_stop_word("function"));
+        assert!(is_matching_stop_word("the") && is_topic_stop_word("the"));
+    }
 
     #[test]
     fn fences_and_language_tags_are_removed() {

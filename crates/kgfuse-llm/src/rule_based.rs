@@ -1,20 +1,8 @@
 //! A deterministic stand-in for a language model.
 
 use crate::{Claim, Draft, LanguageModel, LlmError, Passage, Relevance, SparqlRequest};
+use kgfuse_core::text::{SentenceBreaks, identifier_words, is_topic_stop_word, sentence_ranges};
 use std::collections::BTreeSet;
-
-/// Words that carry no topic.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "from", "with", "by", "at", "is",
-    "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "i", "you",
-    "we", "they", "he", "she", "my", "your", "our", "their", "me", "us", "do", "does", "did",
-    "can", "could", "should", "would", "will", "shall", "may", "might", "must", "what", "which",
-    "who", "whom", "how", "why", "when", "where", "there", "here", "as", "if", "then", "than",
-    "so", "not", "no", "yes", "any", "all", "some", "each", "every", "about", "into", "out", "up",
-    "down", "over", "under", "again", "also", "just", "only", "very", "too", "have", "has", "had",
-    "get", "got", "write", "function", "please", "give", "tell", "show", "find", "use", "using",
-    "time", "way", "many", "much",
-];
 
 /// Deterministic heuristics in place of a language model (offline, air-gapped, tests).
 #[derive(Debug, Clone)]
@@ -40,31 +28,13 @@ impl Default for RuleBased {
 }
 
 /// Splits text into sentences at `.`, `?`, `!` or `;` followed by white space, and at
-/// line breaks. Decimal points and abbreviations without a following space stay.
+/// line breaks ([`SentenceBreaks::Clauses`]). Decimal points and abbreviations
+/// without a following space stay.
 pub fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let ends = match b {
-            b'\n' => true,
-            b'.' | b'?' | b'!' | b';' => bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace),
-            _ => false,
-        };
-        if ends {
-            let end = if b == b'\n' { i } else { i + 1 };
-            let sentence = text[start..end].trim();
-            if !sentence.is_empty() {
-                out.push(sentence);
-            }
-            start = i + 1;
-        }
-    }
-    let rest = text[start..].trim();
-    if !rest.is_empty() {
-        out.push(rest);
-    }
-    out
+    sentence_ranges(text, 0..text.len(), SentenceBreaks::Clauses)
+        .into_iter()
+        .map(|range| &text[range])
+        .collect()
 }
 
 /// Phrases by which a document addresses the model instead of the reader
@@ -122,35 +92,19 @@ fn asks_for_quantity(question: &str) -> bool {
 /// with identifiers split (`decode_signal` -> `decode`, `signal`).
 pub fn content_words(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for raw in text.split(|c: char| !c.is_alphanumeric()) {
-        // Split camelCase inside a token.
-        let mut word = String::new();
-        let mut previous_lower = false;
-        let mut parts = Vec::new();
-        for ch in raw.chars() {
-            if ch.is_uppercase() && previous_lower && !word.is_empty() {
-                parts.push(std::mem::take(&mut word));
-            }
-            previous_lower = ch.is_lowercase();
-            word.extend(ch.to_lowercase());
+    for part in identifier_words(text) {
+        if part.len() < 2 || is_topic_stop_word(&part) {
+            continue;
         }
-        if !word.is_empty() {
-            parts.push(word);
-        }
-        for part in parts {
-            if part.len() < 2 || STOPWORDS.contains(&part.as_str()) {
-                continue;
-            }
-            let stem = if part.len() > 3
-                && part.ends_with('s')
-                && !["ss", "us", "is"].iter().any(|e| part.ends_with(e))
-            {
-                part[..part.len() - 1].to_owned()
-            } else {
-                part
-            };
-            out.insert(stem);
-        }
+        let stem = if part.len() > 3
+            && part.ends_with('s')
+            && !["ss", "us", "is"].iter().any(|e| part.ends_with(e))
+        {
+            part[..part.len() - 1].to_owned()
+        } else {
+            part
+        };
+        out.insert(stem);
     }
     out
 }
@@ -221,7 +175,7 @@ impl LanguageModel for RuleBased {
                 push(word);
             }
             let capitalised = word.chars().next().is_some_and(char::is_uppercase)
-                && !STOPWORDS.contains(&word.to_lowercase().as_str());
+                && !is_topic_stop_word(&word.to_lowercase());
             if capitalised && !sentence_start {
                 run.push(word);
             } else {

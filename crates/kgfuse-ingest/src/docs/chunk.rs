@@ -2,6 +2,7 @@
 //! setext, never inside code fences), section paths and slugs, and the splitting of a
 //! section at paragraph, sentence (or code line), whitespace and character boundaries.
 
+use kgfuse_core::text::{SentenceBreaks, sentence_ranges, trimmed};
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -293,7 +294,7 @@ pub(super) fn chunk_ranges(
         let parts = if block.code {
             code_lines(text, block.range)
         } else {
-            sentences(text, block.range)
+            sentence_ranges(text, block.range, SentenceBreaks::Prose)
         };
         for part in parts {
             if char_len(&text[part.clone()]) <= max {
@@ -344,33 +345,6 @@ fn blocks(text: &str, range: Range<usize>, markdown: bool) -> Vec<Block> {
     }
     blocks.extend(current);
     blocks
-}
-
-/// `range` without leading and trailing whitespace, or `None` if nothing is left.
-fn trimmed(text: &str, range: Range<usize>) -> Option<Range<usize>> {
-    let slice = &text[range.clone()];
-    let start = range.start + (slice.len() - slice.trim_start().len());
-    let end = range.end - (slice.len() - slice.trim_end().len());
-    (start < end).then_some(start..end)
-}
-
-/// The sentences of `text[range]`: cut after `.`, `!` or `?` followed by whitespace.
-fn sentences(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
-    let slice = &text[range.clone()];
-    let mut parts = Vec::new();
-    let mut start = range.start;
-    let mut chars = slice.char_indices().peekable();
-    while let Some((offset, c)) = chars.next() {
-        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？')
-            && chars.peek().is_some_and(|&(_, next)| next.is_whitespace())
-        {
-            let end = range.start + offset + c.len_utf8();
-            parts.extend(trimmed(text, start..end));
-            start = end;
-        }
-    }
-    parts.extend(trimmed(text, start..range.end));
-    parts
 }
 
 /// The non-blank lines of `text[range]`, indentation kept.

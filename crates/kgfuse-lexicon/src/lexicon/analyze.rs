@@ -9,6 +9,7 @@
 //! full-text index uses): "vendors" and "vendor" become one term.
 
 use frostem::{Algorithm, Stemmer};
+use kgfuse_core::text::is_matching_stop_word;
 use std::sync::LazyLock;
 
 /// One search term of a text.
@@ -26,26 +27,6 @@ pub struct Term {
 }
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::new(Algorithm::English));
-
-/// Words that carry no meaning for matching: function words, question words and
-/// request phrasing ("list", "show"). Kept short on purpose: "get", "set", "data"
-/// are words of code and stay.
-const STOP_WORDS: &[&str] = &[
-    "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can",
-    "could", "did", "do", "does", "each", "for", "from", "give", "had", "has", "have", "her",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "list", "me", "my", "of", "on", "or",
-    "our", "please", "s", "show", "some", "tell", "that", "the", "their", "them", "there", "these",
-    "they", "this", "those", "to", "was", "we", "were", "what", "when", "where", "which", "who",
-    "whom", "whose", "why", "will", "with", "would", "you", "your",
-];
-
-/// Personal titles, dropped so that "Dr. Keller" matches "Anna Keller".
-const TITLES: &[&str] = &["dr", "mr", "mrs", "ms", "miss", "mx", "sir", "dame"];
-
-/// Whether a lowercased part is dropped from matching.
-pub fn is_stop(part: &str) -> bool {
-    STOP_WORDS.binary_search(&part).is_ok() || TITLES.contains(&part)
-}
 
 /// The words of a text: runs of alphanumeric characters and `_`.
 pub fn words(text: &str) -> impl Iterator<Item = &str> {
@@ -91,7 +72,7 @@ pub fn analyze(text: &str) -> Vec<Term> {
         let parts = identifier_parts(word);
         for part in &parts {
             let lower = part.to_lowercase();
-            if is_stop(&lower) {
+            if is_matching_stop_word(&lower) {
                 continue;
             }
             out.push(Term {
@@ -127,7 +108,7 @@ pub fn analyze_question(text: &str) -> Vec<Term> {
         let mut joined = String::new();
         for (offset, word) in all[start..].iter().take(MAX_JOINED).enumerate() {
             let lower = word.replace('_', "").to_lowercase();
-            if is_stop(&lower) {
+            if is_matching_stop_word(&lower) {
                 break;
             }
             joined.push_str(&lower);
@@ -150,13 +131,6 @@ mod tests {
 
     fn texts(text: &str) -> Vec<String> {
         analyze(text).into_iter().map(|t| t.text).collect()
-    }
-
-    #[test]
-    fn stop_words_are_sorted_for_binary_search() {
-        let mut sorted = STOP_WORDS.to_vec();
-        sorted.sort_unstable();
-        assert_eq!(sorted, STOP_WORDS);
     }
 
     #[test]
