@@ -280,62 +280,12 @@ type AnchorPair = (usize, f32, Option<(usize, f32)>);
 /// every shape, every direction of every edge, every edge labelled by a linked
 /// property (each used once) or by any property.
 fn candidates(linked: &Linked) -> Vec<QueryGraph> {
-    // (index in `linked.mentions`, score) of the mentions that name what the
-    // question is about; qualifiers already chose among another mention's nodes.
-    let mentions: Vec<(usize, f32)> = linked
-        .mentions
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| !m.qualifier)
-        .take(MAX_MENTIONS)
-        .map(|(i, m)| (i, m.candidates.first().map_or(0.0, |c| c.score.min(1.0))))
-        .collect();
-    let mut labels: Vec<Label> = linked
-        .properties
-        .iter()
-        .take(MAX_PROPERTIES)
-        .map(Label::Linked)
-        .collect();
-    labels.push(Label::Any);
-    let answer = answer_classes(linked);
-    let class_score = answer.first().map(|c| c.score.min(1.0));
-    let answer_nodes: Vec<NamedNode> = answer
-        .iter()
-        .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
-        .collect();
-    let middle = middle_classes(linked, &answer);
-    // A property named by the same words as the answer's class ("countries":
-    // the class Country and the property inCountry) adds little: the words
-    // count once.
-    let class_words: Vec<usize> = answer.iter().flat_map(|c| c.words.clone()).collect();
-    let weight = |p: &Candidate| {
-        if !p.words.is_empty() && p.words.iter().all(|w| class_words.contains(w)) {
-            OVERLAPPING_PROPERTY
-        } else {
-            p.score.min(1.0)
-        }
-    };
+    let scoring = Scoring::new(linked);
     let mut out = Vec::new();
     for (shape, nodes) in SHAPES {
         let two_anchors = nodes.contains(&"b");
-        // A symmetric shape (a-x-b) needs each pair once, the others both ways.
-        let symmetric = nodes.len() == 3 && two_anchors;
-        let pairs: Vec<AnchorPair> = if two_anchors {
-            mentions
-                .iter()
-                .enumerate()
-                .flat_map(|(n, a)| {
-                    mentions
-                        .iter()
-                        .enumerate()
-                        .filter(move |(m, _)| if symmetric { *m > n } else { *m != n })
-                        .map(move |(_, b)| (a.0, a.1, Some(*b)))
-                })
-                .collect()
-        } else {
-            mentions.iter().map(|a| (a.0, a.1, None)).collect()
-        };
-        for (a, a_score, b) in pairs {
+        for pair in anchor_pairs(&scoring.mentions, nodes, two_anchors) {
+            let (a, _, b) = pair;
             let name = |node: &str| match node {
                 "a" => anchor(a),
                 "b" => b.map_or_else(String::new, |b| anchor(b.0)),
@@ -343,83 +293,191 @@ fn candidates(linked: &Linked) -> Vec<QueryGraph> {
             };
             let steps: Vec<(String, String)> =
                 nodes.windows(2).map(|w| (name(w[0]), name(w[1]))).collect();
-            for labelled in label_choices(&labels, steps.len()) {
+            for labelled in label_choices(&scoring.labels, steps.len()) {
                 for directions in 0..(1u32 << steps.len()) {
-                    let mut edges = Vec::new();
-                    let mut uses = a_score + b.map_or(0.0, |b| b.1);
-                    let mut any = 0;
-                    for (i, ((from, to), label)) in steps.iter().zip(&labelled).enumerate() {
-                        let (subject, object) = if directions & (1 << i) == 0 {
-                            (from.clone(), to.clone())
-                        } else {
-                            (to.clone(), from.clone())
-                        };
-                        match label {
-                            Label::Linked(p) => {
-                                let Ok(property) = NamedNode::new(p.iri.as_str()) else {
-                                    continue;
-                                };
-                                uses += weight(p);
-                                edges.push(Edge::Property {
-                                    subject,
-                                    property,
-                                    object,
-                                });
-                            }
-                            Label::Any => {
-                                any += 1;
-                                edges.push(Edge::Any { subject, object });
-                            }
-                        }
-                    }
-                    if edges.len() != steps.len() {
-                        continue;
-                    }
-                    // The answer is pinned by a linked property on its own edge,
-                    // by its class, or by two anchors; "a ?p ?x" alone is every
-                    // neighbour: too loose to answer.
-                    let x_by_property = edges.iter().any(|e| {
-                        matches!(e, Edge::Property { subject, object, .. } if subject == "x" || object == "x")
-                    });
-                    if let Some(class) = class_score {
-                        edges.push(Edge::typed("x", &answer_nodes));
-                        uses += class;
-                    } else if any > 0 && !two_anchors && !x_by_property {
-                        continue;
-                    }
-                    let anchors: Vec<usize> = std::iter::once(a).chain(b.map(|b| b.0)).collect();
-                    let unused = mentions.len().saturating_sub(anchors.len());
-                    #[allow(clippy::cast_precision_loss)]
-                    let score = uses
-                        - JOIN_COST * (steps.len() - 1) as f32
-                        - ANY_COST * any as f32
-                        - UNUSED_MENTION_COST * unused as f32;
-                    // A middle node may be of the other class the question names
-                    // ("a course taught by ...": the course between).
-                    if nodes.contains(&"y")
-                        && let Some((middle, middle_score)) = &middle
-                    {
-                        let mut typed = edges.clone();
-                        typed.push(Edge::typed("y", middle));
-                        out.push(QueryGraph {
-                            edges: typed,
-                            anchors: anchors.clone(),
-                            score: score + MIDDLE_CLASS_WEIGHT * middle_score,
-                            shape,
-                        });
-                    }
-                    out.push(QueryGraph {
-                        edges,
-                        anchors,
-                        score,
+                    let drawn = Drawn {
                         shape,
-                    });
+                        nodes,
+                        two_anchors,
+                        pair,
+                        steps: &steps,
+                        labelled: &labelled,
+                        directions,
+                    };
+                    scoring.add(&drawn, &mut out);
                 }
             }
         }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
     out
+}
+
+/// What every query graph of a question is scored with.
+struct Scoring<'a> {
+    /// (index in `linked.mentions`, score) of the mentions that name what the
+    /// question is about; qualifiers already chose among another mention's nodes.
+    mentions: Vec<(usize, f32)>,
+    /// The linked properties an edge may carry, then "any property".
+    labels: Vec<Label<'a>>,
+    /// The answer's class score, when the question names a class.
+    class_score: Option<f32>,
+    /// The answer's classes.
+    answer_nodes: Vec<NamedNode>,
+    /// The other class the question names, for a middle node.
+    middle: Option<(Vec<NamedNode>, f32)>,
+    /// The words the answer's class is named by.
+    class_words: Vec<usize>,
+}
+
+/// One drawing of a shape: its anchors, its edges' labels and directions.
+struct Drawn<'d, 'a> {
+    shape: &'static str,
+    nodes: &'d [&'d str],
+    two_anchors: bool,
+    pair: AnchorPair,
+    steps: &'d [(String, String)],
+    labelled: &'d [Label<'a>],
+    /// Bit i set: edge i runs backwards.
+    directions: u32,
+}
+
+impl<'a> Scoring<'a> {
+    fn new(linked: &'a Linked) -> Self {
+        let mentions = linked
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.qualifier)
+            .take(MAX_MENTIONS)
+            .map(|(i, m)| (i, m.candidates.first().map_or(0.0, |c| c.score.min(1.0))))
+            .collect();
+        let mut labels: Vec<Label> = linked
+            .properties
+            .iter()
+            .take(MAX_PROPERTIES)
+            .map(Label::Linked)
+            .collect();
+        labels.push(Label::Any);
+        let answer = answer_classes(linked);
+        Self {
+            mentions,
+            labels,
+            class_score: answer.first().map(|c| c.score.min(1.0)),
+            answer_nodes: answer
+                .iter()
+                .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
+                .collect(),
+            middle: middle_classes(linked, &answer),
+            class_words: answer.iter().flat_map(|c| c.words.clone()).collect(),
+        }
+    }
+
+    /// What a linked property adds. One named by the same words as the answer's
+    /// class ("countries": the class Country and the property inCountry) adds
+    /// little: the words count once.
+    fn weight(&self, p: &Candidate) -> f32 {
+        if !p.words.is_empty() && p.words.iter().all(|w| self.class_words.contains(w)) {
+            OVERLAPPING_PROPERTY
+        } else {
+            p.score.min(1.0)
+        }
+    }
+
+    /// The query graph of one drawing, scored, into `out` (twice when a middle
+    /// node may be typed); nothing when it cannot answer.
+    fn add(&self, drawn: &Drawn<'_, 'a>, out: &mut Vec<QueryGraph>) {
+        let (a, a_score, b) = drawn.pair;
+        let mut edges = Vec::new();
+        let mut uses = a_score + b.map_or(0.0, |b| b.1);
+        let mut any = 0;
+        for (i, ((from, to), label)) in drawn.steps.iter().zip(drawn.labelled).enumerate() {
+            let (subject, object) = if drawn.directions & (1 << i) == 0 {
+                (from.clone(), to.clone())
+            } else {
+                (to.clone(), from.clone())
+            };
+            match label {
+                Label::Linked(p) => {
+                    let Ok(property) = NamedNode::new(p.iri.as_str()) else {
+                        continue;
+                    };
+                    uses += self.weight(p);
+                    edges.push(Edge::Property {
+                        subject,
+                        property,
+                        object,
+                    });
+                }
+                Label::Any => {
+                    any += 1;
+                    edges.push(Edge::Any { subject, object });
+                }
+            }
+        }
+        if edges.len() != drawn.steps.len() {
+            return;
+        }
+        // The answer is pinned by a linked property on its own edge, by its
+        // class, or by two anchors; "a ?p ?x" alone is every neighbour: too
+        // loose to answer.
+        let x_by_property = edges.iter().any(|e| {
+            matches!(e, Edge::Property { subject, object, .. } if subject == "x" || object == "x")
+        });
+        if let Some(class) = self.class_score {
+            edges.push(Edge::typed("x", &self.answer_nodes));
+            uses += class;
+        } else if any > 0 && !drawn.two_anchors && !x_by_property {
+            return;
+        }
+        let anchors: Vec<usize> = std::iter::once(a).chain(b.map(|b| b.0)).collect();
+        let unused = self.mentions.len().saturating_sub(anchors.len());
+        #[allow(clippy::cast_precision_loss)]
+        let score = uses
+            - JOIN_COST * (drawn.steps.len() - 1) as f32
+            - ANY_COST * any as f32
+            - UNUSED_MENTION_COST * unused as f32;
+        // A middle node may be of the other class the question names ("a course
+        // taught by ...": the course between).
+        if drawn.nodes.contains(&"y")
+            && let Some((middle, middle_score)) = &self.middle
+        {
+            let mut typed = edges.clone();
+            typed.push(Edge::typed("y", middle));
+            out.push(QueryGraph {
+                edges: typed,
+                anchors: anchors.clone(),
+                score: score + MIDDLE_CLASS_WEIGHT * middle_score,
+                shape: drawn.shape,
+            });
+        }
+        out.push(QueryGraph {
+            edges,
+            anchors,
+            score,
+            shape: drawn.shape,
+        });
+    }
+}
+
+/// The anchors of a shape: every mention, or for a two-anchor shape every pair
+/// of mentions (once for the symmetric a-x-b, both ways otherwise).
+fn anchor_pairs(mentions: &[(usize, f32)], nodes: &[&str], two_anchors: bool) -> Vec<AnchorPair> {
+    if !two_anchors {
+        return mentions.iter().map(|a| (a.0, a.1, None)).collect();
+    }
+    let symmetric = nodes.len() == 3;
+    mentions
+        .iter()
+        .enumerate()
+        .flat_map(|(n, a)| {
+            mentions
+                .iter()
+                .enumerate()
+                .filter(move |(m, _)| if symmetric { *m > n } else { *m != n })
+                .map(move |(_, b)| (a.0, a.1, Some(*b)))
+        })
+        .collect()
 }
 
 /// Every way to label `steps` edges, a linked property at most once per graph.

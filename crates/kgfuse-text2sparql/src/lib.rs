@@ -270,16 +270,14 @@ pub async fn text_to_sparql(
     grounding: &Grounding,
     options: &TextToSparqlOptions,
 ) -> Result<TextToSparql, TextToSparqlError> {
-    let Grounding { entities, named } = grounding;
-    let mut out = TextToSparql {
-        trace: TraceStage {
-            stage: STAGE.to_owned(),
-            ..TraceStage::default()
-        },
-        ..TextToSparql::default()
-    };
-    let prefixes = store.query_options().prefixes;
-    let known = store.derived("text-to-sparql/known-terms", || {
+    let known = known_terms(store)?;
+    let request = sparql_request(store, question, grounding, options, &known).await?;
+    generate_check_repair(store, model, request, options, &known)
+}
+
+/// The store's classes and properties (bookkeeping left out), once per store state.
+fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, TextToSparqlError> {
+    Ok(store.derived("text-to-sparql/known-terms", || {
         store
             .graph()
             .known_terms(MAX_GRAMMAR_TERMS)
@@ -290,8 +288,22 @@ pub async fn text_to_sparql(
                 known.classes.retain(|c| !BOOKKEEPING.contains(&c.as_str()));
                 known
             })
-    })?;
-    let slice = ontology_slice(store, question, options.slice_size, &known).await?;
+    })?)
+}
+
+/// What the model is told: the ontology slice, worked examples, the entities with
+/// the properties each is used with, the prefixes, and (with `options.grammar`) a
+/// grammar over the store's terms.
+async fn sparql_request(
+    store: &Store,
+    question: &Question,
+    grounding: &Grounding,
+    options: &TextToSparqlOptions,
+    known: &KnownTerms,
+) -> Result<SparqlRequest, TextToSparqlError> {
+    let Grounding { entities, named } = grounding;
+    let prefixes = store.query_options().prefixes;
+    let slice = ontology_slice(store, question, options.slice_size, known).await?;
     let mut uses = entity_uses(store, entities)?;
     for (as_subject, as_object) in &mut uses {
         named_first(as_subject, named);
@@ -315,7 +327,7 @@ pub async fn text_to_sparql(
         })
     });
     let chain = match entities.first() {
-        Some(entity) => named_chain(store, entity, named, &known)?,
+        Some(entity) => named_chain(store, entity, named, known)?,
         None => None,
     };
     let written = |iri: &String| written_term(iri, &prefixes);
@@ -329,12 +341,12 @@ pub async fn text_to_sparql(
             as_object: as_object.iter().map(written).collect(),
         })
         .collect();
-    let mut request = SparqlRequest {
+    Ok(SparqlRequest {
         question: question.text().to_owned(),
-        ontology: vocabulary_text(store, &slice, &known, &prefixes)?,
+        ontology: vocabulary_text(store, &slice, known, &prefixes)?,
         examples: examples(
             &slice,
-            &known,
+            known,
             &prefixes,
             entities.first().zip(uses.first()),
             named,
@@ -344,7 +356,26 @@ pub async fn text_to_sparql(
         prefixes: prefixes.clone(),
         previous: None,
         grammar: grammar.flatten(),
+    })
+}
+
+/// Asks the model, checks and runs its query, and on a rejection or an empty
+/// result asks again with the reason, up to `options.max_repairs` times.
+fn generate_check_repair(
+    store: &Store,
+    model: &dyn LanguageModel,
+    mut request: SparqlRequest,
+    options: &TextToSparqlOptions,
+    known: &KnownTerms,
+) -> Result<TextToSparql, TextToSparqlError> {
+    let mut out = TextToSparql {
+        trace: TraceStage {
+            stage: STAGE.to_owned(),
+            ..TraceStage::default()
+        },
+        ..TextToSparql::default()
     };
+    let prefixes = request.prefixes.clone();
     // A query that ran but matched nothing, kept in case no later one does better.
     let mut empty: Option<(String, Run)> = None;
     for _ in 0..=options.max_repairs {
@@ -372,37 +403,19 @@ pub async fn text_to_sparql(
                 .push("the model repeated a query it had written; no further attempts".to_owned());
             break;
         }
-        match check_and_run(store, &text, &prefixes, options, &known)? {
+        match check_and_run(store, &text, &prefixes, options, known)? {
             Ok(run) if run.rows.is_empty() && run.answer.is_none() => {
                 let reason = "the query ran but matched nothing: check the direction of each \
                               property, the classes used and how literals are written"
                     .to_owned();
-                out.attempts.push(Attempt {
-                    query: text.clone(),
-                    error: Some(reason.clone()),
-                });
-                out.trace.dropped.push(Dropped {
-                    iri: text.clone(),
-                    why: reason.clone(),
-                });
                 empty.get_or_insert((text.clone(), run));
-                request.previous = Some((text, reason));
+                reject(&mut out, &mut request, text, reason);
             }
             Ok(run) => {
                 accept(store, &mut out, text, run, options)?;
                 return Ok(out);
             }
-            Err(reason) => {
-                out.trace.dropped.push(Dropped {
-                    iri: text.clone(),
-                    why: reason.clone(),
-                });
-                out.attempts.push(Attempt {
-                    query: text.clone(),
-                    error: Some(reason.clone()),
-                });
-                request.previous = Some((text, reason));
-            }
+            Err(reason) => reject(&mut out, &mut request, text, reason),
         }
     }
     if let Some((text, run)) = empty {
@@ -420,6 +433,19 @@ pub async fn text_to_sparql(
         out.attempts.len()
     ));
     Ok(out)
+}
+
+/// Records a query the model must write again, and tells the model why.
+fn reject(out: &mut TextToSparql, request: &mut SparqlRequest, text: String, reason: String) {
+    out.attempts.push(Attempt {
+        query: text.clone(),
+        error: Some(reason.clone()),
+    });
+    out.trace.dropped.push(Dropped {
+        iri: text.clone(),
+        why: reason.clone(),
+    });
+    request.previous = Some((text, reason));
 }
 
 /// Records `run` of the query `text` as the result.

@@ -815,12 +815,31 @@ impl Lexicon {
                 .or_default()
                 .extend(term.word..term.word + term.span);
         }
-        // Name -> (name term -> (match weight, question words)), for the names of
-        // `role` only: a common word touches thousands of names of other roles
-        // (every function named with "filter"), which would be gathered for
-        // nothing.
+        let mut out: Vec<NameMatch> = self
+            .touched_names(&parts, role)
+            .into_iter()
+            .filter_map(|(name, matched)| self.name_match(name, &matched, question, &wholes))
+            .collect();
+        // One match per entry: its best name.
+        out.sort_by(|a, b| {
+            a.entry
+                .cmp(&b.entry)
+                .then_with(|| b.score().total_cmp(&a.score()))
+        });
+        out.dedup_by_key(|m| m.entry);
+        out
+    }
+
+    /// Name -> (name term -> (match weight, question words)), for the names of
+    /// `role` only: a common word touches thousands of names of other roles
+    /// (every function named with "filter"), which would be gathered for nothing.
+    fn touched_names(
+        &self,
+        parts: &BTreeMap<&str, Vec<usize>>,
+        role: Role,
+    ) -> BTreeMap<u32, HashMap<u32, (f32, Vec<usize>)>> {
         let mut touched: BTreeMap<u32, HashMap<u32, (f32, Vec<usize>)>> = BTreeMap::new();
-        for (part, words) in &parts {
+        for (part, words) in parts {
             for (term, weight) in self.matching_terms(part) {
                 for &name in self.name_postings.get(term) {
                     if self.entry(self.names[name as usize].entry).role != role {
@@ -836,105 +855,117 @@ impl Lexicon {
                 }
             }
         }
-        let mut out = Vec::new();
-        for (name_id, matched) in touched {
-            let name = &self.names[name_id as usize];
-            let (name_parts, name_wholes) = self.terms_of(name);
-            let whole_words: Vec<usize> = name_wholes
-                .iter()
-                .filter_map(|&w| wholes.get(self.terms.text(w)))
-                .flatten()
-                .copied()
-                .collect();
-            let total: f32 = name_parts.iter().map(|&p| self.idf_of(Some(p))).sum();
-            let covered: f32 = name_parts
-                .iter()
-                .filter_map(|p| matched.get(p).map(|(w, _)| w * self.idf_of(Some(*p))))
-                .sum();
-            let placed = place(name_parts, &matched);
-            let mut words: Vec<usize> = placed.iter().map(|(_, w)| *w).collect();
-            let by_whole = !whole_words.is_empty();
-            let name_coverage = if whole_words.is_empty() {
-                if total > 0.0 { covered / total } else { 0.0 }
-            } else {
-                words = whole_words;
-                1.0
-            };
-            words.sort_unstable();
-            words.dedup();
-            if words.is_empty() {
-                continue;
-            }
-            // How much of the touched words the name explains.
-            let mut word_total = 0.0;
-            let mut word_covered = 0.0;
-            for term in question
-                .iter()
-                .filter(|t| !t.whole && words.contains(&t.word))
-            {
-                let idf = self.name_idf(&term.text);
-                word_total += idf;
-                if let Some(best) = name_parts
-                    .iter()
-                    .filter_map(|&p| part_match(&term.text, self.terms.text(p)))
-                    .reduce(f32::max)
-                {
-                    word_covered += best * idf;
-                }
-            }
-            let word_coverage = if word_total > 0.0 {
-                word_covered / word_total
-            } else {
-                1.0
-            };
-            let last = name_parts.len().saturating_sub(1);
-            let head_words: Vec<usize> = placed
-                .iter()
-                .filter(|(part, _)| *part == last)
-                .map(|(_, w)| *w)
-                .collect();
-            // Parts found in another order than the name's ("2 of department" for
-            // Department2), or with other words of the question between them
-            // ("professor ... 0" for FullProfessor0 in "full professor 2 of
-            // department 0"), are weaker readings.
-            let in_order = by_whole || placed.windows(2).all(|w| w[0].1 <= w[1].1);
-            let gap = !by_whole
-                && words
-                    .first()
-                    .zip(words.last())
-                    .is_some_and(|(first, last)| {
-                        question.iter().any(|t| {
-                            !t.whole
-                                && t.word > *first
-                                && t.word < *last
-                                && !words.contains(&t.word)
-                        })
-                    });
-            let mut word_coverage = word_coverage;
-            if !in_order {
-                word_coverage *= OUT_OF_ORDER;
-            }
-            if gap {
-                word_coverage *= OUT_OF_ORDER;
-            }
-            out.push(NameMatch {
-                entry: name.entry,
-                name_coverage,
-                parts_coverage: if total > 0.0 { covered / total } else { 0.0 },
-                word_coverage,
-                words,
-                head_words,
-            });
-        }
-        // One match per entry: its best name.
-        out.sort_by(|a, b| {
-            a.entry
-                .cmp(&b.entry)
-                .then_with(|| b.score().total_cmp(&a.score()))
-        });
-        out.dedup_by_key(|m| m.entry);
-        out
+        touched
     }
+
+    /// One touched name scored: how much of the name the question covers, how
+    /// much of the touched question words the name explains, and the words.
+    fn name_match(
+        &self,
+        name_id: u32,
+        matched: &HashMap<u32, (f32, Vec<usize>)>,
+        question: &[Term],
+        wholes: &BTreeMap<&str, Vec<usize>>,
+    ) -> Option<NameMatch> {
+        let name = &self.names[name_id as usize];
+        let (name_parts, name_wholes) = self.terms_of(name);
+        let whole_words: Vec<usize> = name_wholes
+            .iter()
+            .filter_map(|&w| wholes.get(self.terms.text(w)))
+            .flatten()
+            .copied()
+            .collect();
+        let total: f32 = name_parts.iter().map(|&p| self.idf_of(Some(p))).sum();
+        let covered: f32 = name_parts
+            .iter()
+            .filter_map(|p| matched.get(p).map(|(w, _)| w * self.idf_of(Some(*p))))
+            .sum();
+        let placed = place(name_parts, matched);
+        let mut words: Vec<usize> = placed.iter().map(|(_, w)| *w).collect();
+        let by_whole = !whole_words.is_empty();
+        let name_coverage = if whole_words.is_empty() {
+            if total > 0.0 { covered / total } else { 0.0 }
+        } else {
+            words = whole_words;
+            1.0
+        };
+        words.sort_unstable();
+        words.dedup();
+        if words.is_empty() {
+            return None;
+        }
+        let last = name_parts.len().saturating_sub(1);
+        let head_words: Vec<usize> = placed
+            .iter()
+            .filter(|(part, _)| *part == last)
+            .map(|(_, w)| *w)
+            .collect();
+        let mut word_coverage = self.word_coverage(question, name_parts, &words);
+        let (in_order, gap) = reading(question, &placed, &words, by_whole);
+        if !in_order {
+            word_coverage *= OUT_OF_ORDER;
+        }
+        if gap {
+            word_coverage *= OUT_OF_ORDER;
+        }
+        Some(NameMatch {
+            entry: name.entry,
+            name_coverage,
+            parts_coverage: if total > 0.0 { covered / total } else { 0.0 },
+            word_coverage,
+            words,
+            head_words,
+        })
+    }
+
+    /// How much of the touched question `words` a name of `name_parts` explains,
+    /// weighted by the words' idf.
+    fn word_coverage(&self, question: &[Term], name_parts: &[u32], words: &[usize]) -> f32 {
+        let mut word_total = 0.0;
+        let mut word_covered = 0.0;
+        for term in question
+            .iter()
+            .filter(|t| !t.whole && words.contains(&t.word))
+        {
+            let idf = self.name_idf(&term.text);
+            word_total += idf;
+            if let Some(best) = name_parts
+                .iter()
+                .filter_map(|&p| part_match(&term.text, self.terms.text(p)))
+                .reduce(f32::max)
+            {
+                word_covered += best * idf;
+            }
+        }
+        if word_total > 0.0 {
+            word_covered / word_total
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Whether the name's parts were found in its order, and whether other words of
+/// the question fall between them. Parts in another order ("2 of department" for
+/// Department2), or with other words between ("professor ... 0" for
+/// FullProfessor0 in "full professor 2 of department 0"), are weaker readings.
+fn reading(
+    question: &[Term],
+    placed: &[(usize, usize)],
+    words: &[usize],
+    by_whole: bool,
+) -> (bool, bool) {
+    let in_order = by_whole || placed.windows(2).all(|w| w[0].1 <= w[1].1);
+    let gap = !by_whole
+        && words
+            .first()
+            .zip(words.last())
+            .is_some_and(|(first, last)| {
+                question.iter().any(|t| {
+                    !t.whole && t.word > *first && t.word < *last && !words.contains(&t.word)
+                })
+            });
+    (in_order, gap)
 }
 
 #[cfg(test)]

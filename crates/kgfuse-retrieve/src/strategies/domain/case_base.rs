@@ -141,12 +141,63 @@ pub(crate) fn select_cases(
     (selected, seen_packages, seen_clusters)
 }
 
-/// Builds the case base and writes it into [`CASE_BASE_GRAPH`], replacing the last one.
+/// Function IRI -> its package; function IRI -> its stored vector.
+type FunctionVectors = (BTreeMap<String, String>, BTreeMap<String, Vec<f32>>);
+/// Case IRI -> the packages and the clusters of the functions it exercises.
+type Coverage = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
+
+/// Builds the case base and writes it into [`CASE_BASE_GRAPH`], replacing the
+/// last one: DomAgent's stages, each below: the functions' vectors by package,
+/// K-means clusters per package, each case's coverage, the greedy selection,
+/// then one write.
 pub async fn build(
     store: &Store,
     options: CaseBaseOptions,
     progress: &dyn Progress,
 ) -> Result<CaseBaseReport, RetrieveError> {
+    let (package_of, vectors) = function_vectors(store, progress).await?;
+    let mut by_package: BTreeMap<&str, Vec<(&str, &[f32])>> = BTreeMap::new();
+    for (function, vector) in &vectors {
+        if let Some(package) = package_of.get(function) {
+            by_package
+                .entry(package.as_str())
+                .or_default()
+                .push((function.as_str(), vector.as_slice()));
+        }
+    }
+    let mut triples: Vec<Triple> = Vec::new();
+    let cluster_of = cluster_packages(&by_package, options, progress, &mut triples)?;
+    let clusters = cluster_of.values().collect::<BTreeSet<_>>().len();
+    let covers = coverage(store, &package_of, &cluster_of)?;
+    let (selected, covered_packages, covered_clusters) =
+        select_cases(&covers, by_package.len(), clusters, options);
+    selection_triples(&selected, &covers, &mut triples)?;
+    #[allow(clippy::cast_precision_loss)]
+    let share = |n: usize, of: usize| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    let report = CaseBaseReport {
+        packages: by_package.len(),
+        functions: vectors.len(),
+        clusters,
+        cases: covers.len(),
+        selected: selected.len(),
+        package_coverage: share(covered_packages.len(), by_package.len()),
+        cluster_coverage: share(covered_clusters.len(), clusters),
+        triples: 0,
+    };
+    summary_triples(&report, &mut triples)?;
+    let report = CaseBaseReport {
+        triples: triples.len(),
+        ..report
+    };
+    write_case_base(store, triples, progress).await?;
+    Ok(report)
+}
+
+/// Every function's package and stored vector.
+async fn function_vectors(
+    store: &Store,
+    progress: &dyn Progress,
+) -> Result<FunctionVectors, RetrieveError> {
     let mut package_of: BTreeMap<String, String> = BTreeMap::new();
     for (package, functions) in functions_by_package(store)? {
         for function in functions {
@@ -159,23 +210,20 @@ pub async fn build(
     progress.start("reading function vectors", Some(iris.len() as u64));
     let vectors: BTreeMap<String, Vec<f32>> = store.vectors_of(&iris).await?.into_iter().collect();
     progress.finish();
+    Ok((package_of, vectors))
+}
 
-    let mut by_package: BTreeMap<&str, Vec<(&str, &[f32])>> = BTreeMap::new();
-    for (function, vector) in &vectors {
-        if let Some(package) = package_of.get(function) {
-            by_package
-                .entry(package.as_str())
-                .or_default()
-                .push((function.as_str(), vector.as_slice()));
-        }
-    }
-    let mut triples: Vec<Triple> = Vec::new();
-    let case_base = named(CASE_BASE_GRAPH)?;
-    let literal = |value: String| Literal::new_simple_literal(value);
+/// K-means clusters of each package's functions: each package's centroid, its
+/// clusters and every function's cluster as triples. Returns function -> cluster.
+fn cluster_packages<'a>(
+    by_package: &BTreeMap<&'a str, Vec<(&'a str, &[f32])>>,
+    options: CaseBaseOptions,
+    progress: &dyn Progress,
+    triples: &mut Vec<Triple>,
+) -> Result<BTreeMap<&'a str, String>, RetrieveError> {
     let mut cluster_of: BTreeMap<&str, String> = BTreeMap::new();
-    let mut clusters = 0usize;
     progress.start("clustering packages", Some(by_package.len() as u64));
-    for (package, members) in &by_package {
+    for (package, members) in by_package {
         let points: Vec<&[f32]> = members.iter().map(|(_, v)| *v).collect();
         let assignment = kmeans(&points, cluster_count(points.len(), options.max_clusters));
         let package_node = named(package)?;
@@ -183,7 +231,7 @@ pub async fn build(
             triples.push(Triple::new(
                 package_node.clone(),
                 named(kgfuse::CENTROID)?,
-                literal(encode_vector(&centroid)),
+                Literal::new_simple_literal(encode_vector(&centroid)),
             ));
         }
         let used: BTreeSet<usize> = assignment.iter().copied().collect();
@@ -200,7 +248,6 @@ pub async fn build(
                 package_node.clone(),
             ));
         }
-        clusters += used.len();
         for ((function, _), index) in members.iter().zip(&assignment) {
             let cluster = cluster_iri(package, *index);
             triples.push(Triple::new(
@@ -213,7 +260,15 @@ pub async fn build(
         progress.advance(1);
     }
     progress.finish();
+    Ok(cluster_of)
+}
 
+/// The packages and clusters each case exercises.
+fn coverage(
+    store: &Store,
+    package_of: &BTreeMap<String, String>,
+    cluster_of: &BTreeMap<&str, String>,
+) -> Result<Coverage, RetrieveError> {
     let exercised = sparql::run(
         store,
         format!(
@@ -222,7 +277,7 @@ pub async fn build(
             exercises = kgfuse::EXERCISES,
         ),
     )?;
-    let mut covers: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = BTreeMap::new();
+    let mut covers = Coverage::new();
     for row in &exercised.rows {
         let (Some(case), Some(function)) = (cell_text(row.first()), cell_text(row.get(1))) else {
             continue;
@@ -235,9 +290,17 @@ pub async fn build(
             entry.1.insert(cluster.clone());
         }
     }
-    let (selected, covered_packages, covered_clusters) =
-        select_cases(&covers, by_package.len(), clusters, options);
-    for case in &selected {
+    Ok(covers)
+}
+
+/// The selected cases and the clusters each covers, as triples.
+fn selection_triples(
+    selected: &[String],
+    covers: &Coverage,
+    triples: &mut Vec<Triple>,
+) -> Result<(), RetrieveError> {
+    let case_base = named(CASE_BASE_GRAPH)?;
+    for case in selected {
         let case_node = named(case)?;
         triples.push(Triple::new(
             case_base.clone(),
@@ -252,18 +315,15 @@ pub async fn build(
             ));
         }
     }
-    #[allow(clippy::cast_precision_loss)]
-    let share = |n: usize, of: usize| if of == 0 { 0.0 } else { n as f64 / of as f64 };
-    let report = CaseBaseReport {
-        packages: by_package.len(),
-        functions: vectors.len(),
-        clusters,
-        cases: covers.len(),
-        selected: selected.len(),
-        package_coverage: share(covered_packages.len(), by_package.len()),
-        cluster_coverage: share(covered_clusters.len(), clusters),
-        triples: 0,
-    };
+    Ok(())
+}
+
+/// The case base node: its type and its two coverages.
+fn summary_triples(
+    report: &CaseBaseReport,
+    triples: &mut Vec<Triple>,
+) -> Result<(), RetrieveError> {
+    let case_base = named(CASE_BASE_GRAPH)?;
     triples.push(Triple::new(
         case_base.clone(),
         named(w3c::RDF_TYPE)?,
@@ -279,16 +339,21 @@ pub async fn build(
             Literal::from(value),
         ));
     }
+    Ok(())
+}
+
+/// Writes the case base as one source graph, replacing the last one.
+async fn write_case_base(
+    store: &Store,
+    triples: Vec<Triple>,
+    progress: &dyn Progress,
+) -> Result<(), RetrieveError> {
     let text: String = triples.iter().map(|t| format!("{t}\n")).collect();
     let hash = kgfuse_core::content_hash(&text);
-    let report = CaseBaseReport {
-        triples: triples.len(),
-        ..report
-    };
     store
         .write_sources(
             &[SourceGraph {
-                graph: case_base,
+                graph: named(CASE_BASE_GRAPH)?,
                 path: "kgfuse index cases".into(),
                 content_hash: hash.clone(),
                 extraction_hash: hash,
@@ -299,7 +364,7 @@ pub async fn build(
             progress,
         )
         .await?;
-    Ok(report)
+    Ok(())
 }
 
 /// The worked examples nearest to `query`, for an agent that asks for examples on
