@@ -711,7 +711,15 @@ fn ranked_pool(pool: &BTreeMap<String, Candidate>) -> Vec<&Candidate> {
     ranked
 }
 
-/// Ranks and filters the pool (see the module docs) and records contradictions.
+/// A pooled candidate with its source's facts.
+type Sourced<'p> = (&'p Candidate, SourceFacts);
+/// A candidate set aside as outdated, its facts, and why.
+type SetAside<'p> = (&'p Candidate, SourceFacts, String);
+
+/// Ranks and filters the pool (see the module docs) and records contradictions:
+/// outdated, schema and weak sources out; the rest by authority, a conflict
+/// resolved for the preferred source; set-aside sources that disagree with a
+/// kept one reported; the kept ones cited through their documents.
 fn select(
     store: &Store,
     question: &str,
@@ -721,19 +729,68 @@ fn select(
 ) -> Result<Selection, RetrieveError> {
     let iris: Vec<String> = pool.keys().cloned().collect();
     let facts = source_facts(store, &iris)?;
-    let fact_of = |iri: &str| {
-        facts.get(iri).cloned().unwrap_or_else(|| SourceFacts {
-            document: iri.to_owned(),
-            ..SourceFacts::default()
-        })
-    };
     let mut selection = Selection::default();
-    let mut set_aside: Vec<(&Candidate, SourceFacts, String)> = Vec::new();
-    let mut eligible: Vec<(&Candidate, SourceFacts)> = Vec::new();
+    let (mut eligible, set_aside) = triage(pool, &facts, options, today, &mut selection);
+    // Authority first, then relevance, then the newer source.
+    eligible.sort_by(|(a, fa), (b, fb)| {
+        let rank =
+            |c: &Candidate, f: &SourceFacts| c.relevance * (0.75 + 0.25 * f.authority_or_default());
+        rank(b, fb)
+            .total_cmp(&rank(a, fa))
+            .then_with(|| fb.effective.cmp(&fa.effective))
+            .then_with(|| a.iri.cmp(&b.iri))
+    });
+    let kept = resolve_conflicts(question, eligible, options, &mut selection);
+    // Set-aside sources that disagree with a kept one are contradictions too.
+    for (candidate, f, why) in set_aside {
+        if let Some((_, wf)) = kept.iter().find(|(k, kf)| conflicts(&f, candidate, kf, k)) {
+            let resolution = prefer(wf, &f).unwrap_or(why);
+            record(
+                &mut selection.contradictions,
+                question,
+                candidate,
+                &f,
+                wf,
+                &resolution,
+            );
+        }
+    }
+    selection.kept = kept
+        .into_iter()
+        .map(|(c, f)| {
+            let mut c = c.clone();
+            // A node that is not a chunk is cited through the document stating it.
+            if c.source.chunk_id.is_none() && c.source.title.is_none() {
+                c.source.id = f.document.clone();
+                c.source.title = f.title.clone();
+            }
+            c
+        })
+        .collect();
+    Ok(selection)
+}
+
+/// Sorts the pool, most relevant first: superseded and stale sources are set
+/// aside whatever their relevance (if they disagree with a kept source, that is
+/// worth reporting); ontology terms and sources below `min_relevance` are
+/// dropped; the rest are eligible.
+fn triage<'p>(
+    pool: &'p BTreeMap<String, Candidate>,
+    facts: &BTreeMap<String, SourceFacts>,
+    options: &AskOptions,
+    today: &str,
+    selection: &mut Selection,
+) -> (Vec<Sourced<'p>>, Vec<SetAside<'p>>) {
+    let mut set_aside = Vec::new();
+    let mut eligible = Vec::new();
     for candidate in ranked_pool(pool) {
-        let f = fact_of(&candidate.iri);
-        // Superseded and stale sources are set aside whatever their relevance:
-        // if they disagree with a kept source, that is worth reporting.
+        let f = facts
+            .get(&candidate.iri)
+            .cloned()
+            .unwrap_or_else(|| SourceFacts {
+                document: candidate.iri.clone(),
+                ..SourceFacts::default()
+            });
         let outdated = if !f.superseded_by.is_empty() {
             Some(format!("superseded by {}", f.superseded_by.join(", ")))
         } else if f.is_stale(today) {
@@ -744,39 +801,38 @@ fn select(
         } else {
             None
         };
+        let dropped = |why: String| Dropped {
+            iri: candidate.iri.clone(),
+            why,
+        };
         if let Some(why) = outdated {
-            selection.dropped.push(Dropped {
-                iri: candidate.iri.clone(),
-                why: why.clone(),
-            });
+            selection.dropped.push(dropped(why.clone()));
             set_aside.push((candidate, f, why));
         } else if f.is_schema {
-            selection.dropped.push(Dropped {
-                iri: candidate.iri.clone(),
-                why: "an ontology term, not a source".into(),
-            });
+            selection
+                .dropped
+                .push(dropped("an ontology term, not a source".into()));
         } else if candidate.relevance < options.min_relevance {
-            selection.dropped.push(Dropped {
-                iri: candidate.iri.clone(),
-                why: format!(
-                    "relevance {:.2} below {:.2}",
-                    candidate.relevance, options.min_relevance
-                ),
-            });
+            selection.dropped.push(dropped(format!(
+                "relevance {:.2} below {:.2}",
+                candidate.relevance, options.min_relevance
+            )));
         } else {
             eligible.push((candidate, f));
         }
     }
-    // Authority first, then relevance, then the newer source.
-    eligible.sort_by(|(a, fa), (b, fb)| {
-        let rank =
-            |c: &Candidate, f: &SourceFacts| c.relevance * (0.75 + 0.25 * f.authority_or_default());
-        rank(b, fb)
-            .total_cmp(&rank(a, fa))
-            .then_with(|| fb.effective.cmp(&fa.effective))
-            .then_with(|| a.iri.cmp(&b.iri))
-    });
-    let mut kept: Vec<(&Candidate, SourceFacts)> = Vec::new();
+    (eligible, set_aside)
+}
+
+/// The eligible sources in order, a conflicting one kept only when neither is
+/// preferred (both kept, the contradiction unresolved), at most `max_passages`.
+fn resolve_conflicts<'p>(
+    question: &str,
+    eligible: Vec<Sourced<'p>>,
+    options: &AskOptions,
+    selection: &mut Selection,
+) -> Vec<Sourced<'p>> {
+    let mut kept: Vec<Sourced<'p>> = Vec::new();
     for (candidate, f) in eligible {
         let rival = kept.iter().find(|(k, kf)| conflicts(&f, candidate, kf, k));
         if let Some((winner, wf)) = rival {
@@ -818,33 +874,7 @@ fn select(
             });
         }
     }
-    // Set-aside sources that disagree with a kept one are contradictions too.
-    for (candidate, f, why) in set_aside {
-        if let Some((_, wf)) = kept.iter().find(|(k, kf)| conflicts(&f, candidate, kf, k)) {
-            let resolution = prefer(wf, &f).unwrap_or(why);
-            record(
-                &mut selection.contradictions,
-                question,
-                candidate,
-                &f,
-                wf,
-                &resolution,
-            );
-        }
-    }
-    selection.kept = kept
-        .into_iter()
-        .map(|(c, f)| {
-            let mut c = c.clone();
-            // A node that is not a chunk is cited through the document stating it.
-            if c.source.chunk_id.is_none() && c.source.title.is_none() {
-                c.source.id = f.document.clone();
-                c.source.title = f.title.clone();
-            }
-            c
-        })
-        .collect();
-    Ok(selection)
+    kept
 }
 
 /// Whether two candidates' sources conflict (stated on either item or document).

@@ -126,7 +126,33 @@ async fn classify(
     options: DomainOptions,
 ) -> Result<(Vec<PackageScore>, TraceStage), RetrieveError> {
     let all = store.derived("domain/packages", || packages(store))?;
-    // Mean of each package's two best functions among the nearest ones.
+    let scored = score_packages(store, &all, query, nearest).await?;
+    let mut stage = TraceStage {
+        stage: "packages".into(),
+        ..TraceStage::default()
+    };
+    let chosen = if model.is_offline() {
+        choose_by_margin(&scored, options, &mut stage)
+    } else {
+        choose_by_model(model, question, &scored, &mut stage)
+    };
+    if !all.values().any(|p| p.centroid.is_some()) {
+        stage
+            .kept
+            .push("no package centroids: run `kgfuse index cases` to build the case base".into());
+    }
+    Ok((chosen, stage))
+}
+
+/// Every package scored by the best of three signals: its description's
+/// similarity, its centroid's, and the mean of its two best functions among the
+/// nearest ones; best first.
+async fn score_packages(
+    store: &Store,
+    all: &BTreeMap<String, PackageInfo>,
+    query: &[f32],
+    nearest: &[(String, Option<String>, f32)],
+) -> Result<Vec<PackageScore>, RetrieveError> {
     let mut best_functions: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
     for (_, package, score) in nearest {
         if let Some(package) = package {
@@ -137,7 +163,6 @@ async fn classify(
         }
     }
     let iris: Vec<String> = all.keys().cloned().collect();
-    let any_centroid = all.values().any(|p| p.centroid.is_some());
     let described: BTreeMap<String, f32> = store
         .vectors()
         .search_among_kept(query, &iris)
@@ -178,74 +203,81 @@ async fn classify(
         .filter(|p| p.score > f32::MIN)
         .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-    let mut stage = TraceStage {
-        stage: "packages".into(),
-        ..TraceStage::default()
-    };
+    Ok(scored)
+}
+
+/// Offline: the packages within `package_margin` of the best, at most `max_packages`.
+fn choose_by_margin(
+    scored: &[PackageScore],
+    options: DomainOptions,
+    stage: &mut TraceStage,
+) -> Vec<PackageScore> {
     let mut chosen = Vec::new();
-    if model.is_offline() {
-        let best = scored.first().map_or(0.0, |p| p.score);
-        for package in scored.iter().take(options.max_packages + 5) {
-            let label = format!(
-                "{} ({:.3} by {})",
-                package.name, package.score, package.basis
-            );
-            if chosen.len() < options.max_packages && package.score >= best - options.package_margin
-            {
-                stage.kept.push(label);
-                chosen.push(package.clone());
-            } else {
-                stage.dropped.push(Dropped {
-                    iri: package.iri.clone(),
-                    why: format!(
-                        "{label}: outside the margin {:.2} of the best {best:.3}{}",
-                        options.package_margin,
-                        if chosen.len() >= options.max_packages {
-                            " or beyond the package limit"
-                        } else {
-                            ""
-                        }
-                    ),
-                });
-            }
-        }
-    } else {
-        let labels: Vec<String> = scored
-            .iter()
-            .map(|p| match &p.description {
-                Some(d) => format!("{}: {d}", p.name),
-                None => p.name.clone(),
-            })
-            .collect();
-        let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
-        match model.classify(question, &refs) {
-            Ok(Some(i)) if i < scored.len() => {
-                stage
-                    .kept
-                    .push(format!("{} (picked by {})", scored[i].name, model.name()));
-                chosen.push(scored[i].clone());
-            }
-            other => {
-                // No usable pick: the similarity ranking's best package.
-                let why = match other {
-                    Err(e) => format!("{} failed: {e}", model.name()),
-                    _ => format!("{} picked no package", model.name()),
-                };
-                if let Some(best) = scored.first() {
-                    stage
-                        .kept
-                        .push(format!("{} ({:.3}; {why})", best.name, best.score));
-                    chosen.push(best.clone());
-                }
-            }
+    let best = scored.first().map_or(0.0, |p| p.score);
+    for package in scored.iter().take(options.max_packages + 5) {
+        let label = format!(
+            "{} ({:.3} by {})",
+            package.name, package.score, package.basis
+        );
+        if chosen.len() < options.max_packages && package.score >= best - options.package_margin {
+            stage.kept.push(label);
+            chosen.push(package.clone());
+        } else {
+            stage.dropped.push(Dropped {
+                iri: package.iri.clone(),
+                why: format!(
+                    "{label}: outside the margin {:.2} of the best {best:.3}{}",
+                    options.package_margin,
+                    if chosen.len() >= options.max_packages {
+                        " or beyond the package limit"
+                    } else {
+                        ""
+                    }
+                ),
+            });
         }
     }
-    if !any_centroid {
-        stage
-            .kept
-            .push("no package centroids: run `kgfuse index cases` to build the case base".into());
+    chosen
+}
+
+/// With a real model: the package the model picks from the names and
+/// descriptions; the best-scored one when it picks none or fails.
+fn choose_by_model(
+    model: &dyn LanguageModel,
+    question: &str,
+    scored: &[PackageScore],
+    stage: &mut TraceStage,
+) -> Vec<PackageScore> {
+    let labels: Vec<String> = scored
+        .iter()
+        .map(|p| match &p.description {
+            Some(d) => format!("{}: {d}", p.name),
+            None => p.name.clone(),
+        })
+        .collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    match model.classify(question, &refs) {
+        Ok(Some(i)) if i < scored.len() => {
+            stage
+                .kept
+                .push(format!("{} (picked by {})", scored[i].name, model.name()));
+            vec![scored[i].clone()]
+        }
+        other => {
+            // No usable pick: the similarity ranking's best package.
+            let why = match other {
+                Err(e) => format!("{} failed: {e}", model.name()),
+                _ => format!("{} picked no package", model.name()),
+            };
+            let Some(best) = scored.first() else {
+                return Vec::new();
+            };
+            stage
+                .kept
+                .push(format!("{} ({:.3}; {why})", best.name, best.score));
+            vec![best.clone()]
+        }
     }
-    Ok((chosen, stage))
 }
 
 /// How many of the store's nearest functions inform package choice.
@@ -555,6 +587,9 @@ pub(crate) async fn shortlist(
 }
 
 /// The refinement gate; returns the kept candidates (best first) and its trace.
+/// A real model judges each candidate's relevance; offline, a candidate is kept
+/// when it is the best one, or within `gate_margin` of it and structurally tied
+/// (call, module or class, shared case) to one already kept.
 fn gate(
     model: &dyn LanguageModel,
     question: &str,
@@ -563,123 +598,155 @@ fn gate(
     top_k: usize,
     options: DomainOptions,
 ) -> Result<(Vec<Candidate>, TraceStage), RetrieveError> {
-    let mut stage = TraceStage {
-        stage: "gate".into(),
-        ..TraceStage::default()
+    let mut gate = Gate {
+        stage: TraceStage {
+            stage: "gate".into(),
+            ..TraceStage::default()
+        },
+        kept: Vec::new(),
+        reasons: BTreeMap::new(),
+        untied: Vec::new(),
+        tie_map,
     };
-    let mut kept: Vec<&Candidate> = Vec::new();
-    let mut reasons: BTreeMap<&str, String> = BTreeMap::new();
-    let mut untied: Vec<&Candidate> = Vec::new();
     let best = candidates
         .iter()
         .find(|c| c.package.is_some())
         .map_or(0.0, |c| c.score);
-    let tie_to = |candidate: &Candidate, kept: &[&Candidate]| {
-        kept.iter().find_map(|k| {
-            tie_map
-                .get(&(candidate.iri.clone(), k.iri.clone()))
-                .map(|tie| format!("{tie} {}", local_name(&k.iri)))
-        })
-    };
     for candidate in candidates {
         if candidate.package.is_none() {
-            stage.dropped.push(Dropped {
-                iri: candidate.iri.clone(),
-                why: format!(
+            gate.drop(
+                candidate,
+                format!(
                     "wrong package: not in a chosen package ({:.3})",
                     candidate.score
                 ),
-            });
-            continue;
-        }
-        if !model.is_offline() {
-            match model.judge_relevance(question, &candidate.text) {
-                Ok(relevance) if relevance.relevant => {
-                    reasons.insert(&candidate.iri, relevance.why);
-                    kept.push(candidate);
-                }
-                Ok(relevance) => stage.dropped.push(Dropped {
-                    iri: candidate.iri.clone(),
-                    why: format!("{}: {}", model.name(), relevance.why),
-                }),
-                Err(e) => {
-                    reasons.insert(
-                        &candidate.iri,
-                        format!("kept: {} failed: {e}", model.name()),
-                    );
-                    kept.push(candidate);
-                }
-            }
-            continue;
-        }
-        if kept.is_empty() {
-            reasons.insert(
-                &candidate.iri,
-                "the best match in the chosen packages".into(),
             );
-            kept.push(candidate);
+        } else if model.is_offline() {
+            gate.offline(candidate, best, options);
+        } else {
+            gate.judged(model, question, candidate);
+        }
+    }
+    gate.tie_the_rest();
+    Ok(gate.finish(top_k))
+}
+
+/// The gate's state while it walks the candidates.
+struct Gate<'c> {
+    stage: TraceStage,
+    kept: Vec<&'c Candidate>,
+    /// Why each kept candidate was kept.
+    reasons: BTreeMap<&'c str, String>,
+    /// Within the margin, not (yet) tied to a kept one.
+    untied: Vec<&'c Candidate>,
+    /// (candidate, kept function) -> the tie between them.
+    tie_map: &'c BTreeMap<(String, String), String>,
+}
+
+impl<'c> Gate<'c> {
+    fn keep(&mut self, candidate: &'c Candidate, why: String) {
+        self.reasons.insert(&candidate.iri, why);
+        self.kept.push(candidate);
+    }
+
+    fn drop(&mut self, candidate: &Candidate, why: String) {
+        self.stage.dropped.push(Dropped {
+            iri: candidate.iri.clone(),
+            why,
+        });
+    }
+
+    /// The first structural tie of `candidate` to a kept function.
+    fn tie(&self, candidate: &Candidate) -> Option<String> {
+        self.kept.iter().find_map(|k| {
+            self.tie_map
+                .get(&(candidate.iri.clone(), k.iri.clone()))
+                .map(|tie| format!("{tie} {}", local_name(&k.iri)))
+        })
+    }
+
+    /// A real model's relevance judgement decides; a failed judgement keeps.
+    fn judged(&mut self, model: &dyn LanguageModel, question: &str, candidate: &'c Candidate) {
+        match model.judge_relevance(question, &candidate.text) {
+            Ok(relevance) if relevance.relevant => self.keep(candidate, relevance.why),
+            Ok(relevance) => self.drop(candidate, format!("{}: {}", model.name(), relevance.why)),
+            Err(e) => self.keep(candidate, format!("kept: {} failed: {e}", model.name())),
+        }
+    }
+
+    /// Offline: the best candidate, then those within the margin that are tied
+    /// to a kept one (the others wait in `untied`).
+    fn offline(&mut self, candidate: &'c Candidate, best: f32, options: DomainOptions) {
+        if self.kept.is_empty() {
+            self.keep(candidate, "the best match in the chosen packages".into());
         } else if candidate.score < best - options.gate_margin {
-            stage.dropped.push(Dropped {
-                iri: candidate.iri.clone(),
-                why: format!(
+            self.drop(
+                candidate,
+                format!(
                     "below the similarity margin: {:.3} < {best:.3} - {:.2}",
                     candidate.score, options.gate_margin
                 ),
-            });
-        } else if let Some(tie) = tie_to(candidate, &kept) {
-            reasons.insert(&candidate.iri, tie);
-            kept.push(candidate);
+            );
+        } else if let Some(tie) = self.tie(candidate) {
+            self.keep(candidate, tie);
         } else {
-            untied.push(candidate);
+            self.untied.push(candidate);
         }
     }
-    // A candidate may be tied only to one kept after it: repeat until nothing changes.
-    loop {
-        let before = untied.len();
-        let mut still = Vec::new();
-        for candidate in untied {
-            match tie_to(candidate, &kept) {
-                Some(tie) => {
-                    reasons.insert(&candidate.iri, tie);
-                    kept.push(candidate);
+
+    /// A candidate may be tied only to one kept after it: repeat until nothing
+    /// changes; the rest are dropped.
+    fn tie_the_rest(&mut self) {
+        loop {
+            let before = self.untied.len();
+            let mut still = Vec::new();
+            for candidate in std::mem::take(&mut self.untied) {
+                match self.tie(candidate) {
+                    Some(tie) => self.keep(candidate, tie),
+                    None => still.push(candidate),
                 }
-                None => still.push(candidate),
+            }
+            self.untied = still;
+            if self.untied.len() == before {
+                break;
             }
         }
-        untied = still;
-        if untied.len() == before {
-            break;
+        for candidate in std::mem::take(&mut self.untied) {
+            self.drop(
+                candidate,
+                format!(
+                    "no structural tie (call, module or class, shared case) to the kept functions ({:.3})",
+                    candidate.score
+                ),
+            );
         }
     }
-    for candidate in untied {
-        stage.dropped.push(Dropped {
-            iri: candidate.iri.clone(),
-            why: format!(
-                "no structural tie (call, module or class, shared case) to the kept functions ({:.3})",
-                candidate.score
-            ),
-        });
+
+    /// The kept candidates, best first, cut at `top_k`, and the trace.
+    fn finish(mut self, top_k: usize) -> (Vec<Candidate>, TraceStage) {
+        self.kept
+            .sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        for extra in self.kept.iter().skip(top_k) {
+            self.stage.dropped.push(Dropped {
+                iri: extra.iri.clone(),
+                why: format!("beyond top-k {top_k} ({:.3})", extra.score),
+            });
+        }
+        self.kept.truncate(top_k);
+        self.stage.kept = self
+            .kept
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} ({:.3}; {})",
+                    c.iri,
+                    c.score,
+                    self.reasons.get(c.iri.as_str()).map_or("", String::as_str)
+                )
+            })
+            .collect();
+        (self.kept.into_iter().cloned().collect(), self.stage)
     }
-    kept.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-    for extra in kept.iter().skip(top_k) {
-        stage.dropped.push(Dropped {
-            iri: extra.iri.clone(),
-            why: format!("beyond top-k {top_k} ({:.3})", extra.score),
-        });
-    }
-    kept.truncate(top_k);
-    stage.kept = kept
-        .iter()
-        .map(|c| {
-            format!(
-                "{} ({:.3}; {})",
-                c.iri,
-                c.score,
-                reasons.get(c.iri.as_str()).map_or("", String::as_str)
-            )
-        })
-        .collect();
-    Ok((kept.into_iter().cloned().collect(), stage))
 }
 
 /// The case-base cases exercising the kept functions, most exercised first.
