@@ -378,8 +378,38 @@ pub async fn evaluate(
         queries: items.len(),
         ..EvalReport::default()
     };
-    // Gold items as sets of acceptable nodes.
-    let mut gold: Vec<Vec<BTreeSet<String>>> = Vec::with_capacity(items.len());
+    let gold = gold_sets(engine, items, &mut report)?;
+    for &strategy in strategies {
+        let mut measured = Vec::with_capacity(items.len());
+        for (n, (item, gold)) in items.iter().zip(&gold).enumerate() {
+            let options = RetrieveOptions {
+                strategy,
+                top_k: k,
+                exclude: item.exclude.iter().cloned().collect(),
+                ..base.clone()
+            };
+            measured.push(measure(engine, item, gold, &options).await?);
+            progress(strategy.name(), n + 1);
+        }
+        report
+            .strategies
+            .insert(strategy.name().to_owned(), scores(&measured));
+        report.per_query.insert(
+            strategy.name().to_owned(),
+            measured.into_iter().map(|m| m.result).collect(),
+        );
+    }
+    Ok(report)
+}
+
+/// Each item's gold entries as sets of acceptable nodes; an entry that names no
+/// node of the store is listed in `report.unknown_gold`.
+fn gold_sets(
+    engine: &Engine,
+    items: &[EvalItem],
+    report: &mut EvalReport,
+) -> Result<Vec<Vec<BTreeSet<String>>>, EvalError> {
+    let mut gold = Vec::with_capacity(items.len());
     for item in items {
         let mut sets = Vec::new();
         for entry in &item.gold {
@@ -397,101 +427,110 @@ pub async fn evaluate(
         }
         gold.push(sets);
     }
-    for &strategy in strategies {
-        let mut recall = Vec::new();
-        let mut precision = Vec::new();
-        let mut rr = Vec::new();
-        let mut ndcgs = Vec::new();
-        let mut nodes = Vec::new();
-        let mut facts = Vec::new();
-        let mut all_found = Vec::new();
-        let mut tokens = Vec::new();
-        let mut answers = Vec::new();
-        let mut packages = Vec::new();
-        let mut latencies = Vec::new();
-        let mut per_query = Vec::new();
-        for (n, (item, gold)) in items.iter().zip(&gold).enumerate() {
-            let options = RetrieveOptions {
-                strategy,
-                top_k: k,
-                exclude: item.exclude.iter().cloned().collect(),
-                ..base.clone()
-            };
-            let start = Instant::now();
-            let context = engine.retrieve(&item.query, &options).await?;
-            latencies.push(start.elapsed().as_secs_f64() * 1000.0);
-            let ranked = ranking(&context);
-            let relevant: Vec<bool> = ranked
-                .iter()
-                .map(|iri| gold.iter().any(|set| set.contains(iri)))
-                .collect();
-            let top: Vec<String> = ranked.iter().take(k).cloned().collect();
-            let found = gold
-                .iter()
-                .filter(|set| top.iter().any(|iri| set.contains(iri)))
-                .count();
-            #[allow(clippy::cast_precision_loss)]
-            let item_recall = found as f64 / gold.len().max(1) as f64;
-            recall.push(item_recall);
-            #[allow(clippy::cast_precision_loss)]
-            precision.push(found as f64 / k.max(1) as f64);
-            rr.push(reciprocal_rank(&relevant));
-            ndcgs.push(ndcg(&relevant, gold.len(), k));
-            #[allow(clippy::cast_precision_loss)]
-            nodes.push(node_count(&context, &ranked) as f64);
-            #[allow(clippy::cast_precision_loss)]
-            facts.push(context.structured_facts.len() as f64);
-            let mentioned = context_nodes(&context, &ranked);
-            let every = gold
-                .iter()
-                .all(|set| set.iter().any(|iri| mentioned.contains(iri.as_str())));
-            all_found.push(if every { 1.0 } else { 0.0 });
-            let text = rendered(&context);
-            #[allow(clippy::cast_precision_loss)]
-            tokens.push(approx_tokens(&text) as f64);
-            if !item.gold_answers.is_empty() {
-                let lower = text.to_lowercase();
-                let hit = item
-                    .gold_answers
-                    .iter()
-                    .any(|a| lower.contains(&a.to_lowercase()));
-                answers.push(if hit { 1.0 } else { 0.0 });
-            }
-            if let Some(expected) = &item.package {
-                let right = predicted_package(&context).is_some_and(|p| same_package(&p, expected));
-                packages.push(if right { 1.0 } else { 0.0 });
-            }
-            per_query.push(QueryResult {
-                id: item.id.clone(),
-                recall: item_recall,
-                first_gold_rank: relevant.iter().position(|r| *r).map(|p| p + 1),
-                top,
-            });
-            progress(strategy.name(), n + 1);
-        }
-        latencies.sort_by(f64::total_cmp);
-        report.strategies.insert(
-            strategy.name().to_owned(),
-            StrategyScores {
-                recall_at_k: mean(&recall),
-                precision_at_k: mean(&precision),
-                mrr: mean(&rr),
-                ndcg_at_k: mean(&ndcgs),
-                avg_nodes: mean(&nodes),
-                avg_facts: mean(&facts),
-                all_in_context: mean(&all_found),
-                avg_context_tokens: mean(&tokens),
-                answer_in_context: (!answers.is_empty()).then(|| mean(&answers)),
-                package_accuracy: (!packages.is_empty()).then(|| mean(&packages)),
-                p50_ms: percentile(&latencies, 0.5).unwrap_or(0.0),
-                p95_ms: percentile(&latencies, 0.95).unwrap_or(0.0),
-            },
-        );
-        report
-            .per_query
-            .insert(strategy.name().to_owned(), per_query);
+    Ok(gold)
+}
+
+/// One question's measurements under one strategy.
+struct Measured {
+    recall: f64,
+    precision: f64,
+    reciprocal_rank: f64,
+    ndcg: f64,
+    nodes: f64,
+    facts: f64,
+    all_found: f64,
+    tokens: f64,
+    /// Whether a gold answer string is in the context (when the item has some).
+    answer: Option<f64>,
+    /// Whether the predicted package is the expected one (when the item has one).
+    package: Option<f64>,
+    latency_ms: f64,
+    result: QueryResult,
+}
+
+/// Retrieves for one item and measures the context against its gold sets.
+async fn measure(
+    engine: &Engine,
+    item: &EvalItem,
+    gold: &[BTreeSet<String>],
+    options: &RetrieveOptions,
+) -> Result<Measured, EvalError> {
+    let k = options.top_k;
+    let start = Instant::now();
+    let context = engine.retrieve(&item.query, options).await?;
+    let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let ranked = ranking(&context);
+    let relevant: Vec<bool> = ranked
+        .iter()
+        .map(|iri| gold.iter().any(|set| set.contains(iri)))
+        .collect();
+    let top: Vec<String> = ranked.iter().take(k).cloned().collect();
+    let found = gold
+        .iter()
+        .filter(|set| top.iter().any(|iri| set.contains(iri)))
+        .count();
+    #[allow(clippy::cast_precision_loss)]
+    let recall = found as f64 / gold.len().max(1) as f64;
+    let mentioned = context_nodes(&context, &ranked);
+    let every = gold
+        .iter()
+        .all(|set| set.iter().any(|iri| mentioned.contains(iri.as_str())));
+    let text = rendered(&context);
+    let answer = (!item.gold_answers.is_empty()).then(|| {
+        let lower = text.to_lowercase();
+        let hit = item
+            .gold_answers
+            .iter()
+            .any(|a| lower.contains(&a.to_lowercase()));
+        if hit { 1.0 } else { 0.0 }
+    });
+    let package = item.package.as_ref().map(|expected| {
+        let right = predicted_package(&context).is_some_and(|p| same_package(&p, expected));
+        if right { 1.0 } else { 0.0 }
+    });
+    #[allow(clippy::cast_precision_loss)]
+    Ok(Measured {
+        recall,
+        precision: found as f64 / k.max(1) as f64,
+        reciprocal_rank: reciprocal_rank(&relevant),
+        ndcg: ndcg(&relevant, gold.len(), k),
+        nodes: node_count(&context, &ranked) as f64,
+        facts: context.structured_facts.len() as f64,
+        all_found: if every { 1.0 } else { 0.0 },
+        tokens: approx_tokens(&text) as f64,
+        answer,
+        package,
+        latency_ms,
+        result: QueryResult {
+            id: item.id.clone(),
+            recall,
+            first_gold_rank: relevant.iter().position(|r| *r).map(|p| p + 1),
+            top,
+        },
+    })
+}
+
+/// A strategy's scores: the means of its questions' measurements.
+fn scores(measured: &[Measured]) -> StrategyScores {
+    let column = |value: fn(&Measured) -> f64| measured.iter().map(value).collect::<Vec<f64>>();
+    let answers: Vec<f64> = measured.iter().filter_map(|m| m.answer).collect();
+    let packages: Vec<f64> = measured.iter().filter_map(|m| m.package).collect();
+    let mut latencies = column(|m| m.latency_ms);
+    latencies.sort_by(f64::total_cmp);
+    StrategyScores {
+        recall_at_k: mean(&column(|m| m.recall)),
+        precision_at_k: mean(&column(|m| m.precision)),
+        mrr: mean(&column(|m| m.reciprocal_rank)),
+        ndcg_at_k: mean(&column(|m| m.ndcg)),
+        avg_nodes: mean(&column(|m| m.nodes)),
+        avg_facts: mean(&column(|m| m.facts)),
+        all_in_context: mean(&column(|m| m.all_found)),
+        avg_context_tokens: mean(&column(|m| m.tokens)),
+        answer_in_context: (!answers.is_empty()).then(|| mean(&answers)),
+        package_accuracy: (!packages.is_empty()).then(|| mean(&packages)),
+        p50_ms: percentile(&latencies, 0.5).unwrap_or(0.0),
+        p95_ms: percentile(&latencies, 0.95).unwrap_or(0.0),
     }
-    Ok(report)
 }
 
 /// The report as an aligned table, strategies in the given order.
