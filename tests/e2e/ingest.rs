@@ -220,7 +220,7 @@ fn bad_files_are_reported_with_a_reason_and_skipped() {
         );
     }
     #[cfg(unix)]
-    assert!(stderr.contains("symlink loop"), "{stderr}");
+    assert!(stderr.contains("symbolic link loop"), "{stderr}");
     // The good file and the good part of the broken one are in.
     assert!(ask(&k, "ASK { ?f kgfuse:qualifiedName \"good.fine\" }"));
     assert!(ask(&k, "ASK { ?f kgfuse:qualifiedName \"broken.ok\" }"));

@@ -51,6 +51,25 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// A directory walk's entry that could not be read, or a symbolic link loop
+    /// (under `root` when the error names no path).
+    pub(crate) fn from_walk(root: &Path, error: &walkdir::Error) -> Self {
+        let message = if let Some(ancestor) = error.loop_ancestor() {
+            format!("skipped: symbolic link loop back to {}", ancestor.display())
+        } else if let Some(io) = error.io_error() {
+            format!("skipped: {io}")
+        } else {
+            format!("skipped: {error}")
+        };
+        Self {
+            path: error.path().unwrap_or(root).to_path_buf(),
+            line: None,
+            message,
+        }
+    }
+}
+
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.line {

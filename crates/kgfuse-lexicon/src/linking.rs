@@ -346,60 +346,13 @@ fn break_ties(
     if group.len() < 2 {
         return HashSet::new();
     }
-    let words = group[0].0.words.clone();
-    let others: BTreeMap<&str, f32> = terms
-        .iter()
-        .filter(|t| t.span == 1 && !words.contains(&t.word))
-        .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
-        .collect();
-    if others.is_empty() {
+    let Some(context) = QuestionContext::new(lexicon, terms, &group[0].0.words, classes) else {
         return HashSet::new();
-    }
-    // Words joined into identifiers ("department 0" -> department0) count when
-    // found, but do not dilute the share when not.
-    let joined: BTreeMap<&str, f32> = terms
-        .iter()
-        .filter(|t| t.span > 1 && !(t.word..t.word + t.span).any(|w| words.contains(&w)))
-        .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
-        .collect();
-    let total: f32 = others.values().sum();
-    let share = |found: &HashSet<&str>| -> f32 {
-        let found_idf: f32 = others
-            .iter()
-            .chain(&joined)
-            .filter(|(t, _)| found.contains(*t))
-            .map(|(_, idf)| idf)
-            .sum();
-        (found_idf / total).min(1.0)
     };
-    // Classes named elsewhere in the question ("the department Sales"), not by the
-    // mention's own words ("FullProfessor2" also matches the class FullProfessor).
-    let class_kinds: HashSet<&str> = classes
-        .iter()
-        .filter(|c| !c.words.iter().any(|w| words.contains(w)))
-        .map(|c| local_name(&c.iri))
+    let accounted: Vec<HashSet<String>> = group
+        .iter_mut()
+        .map(|candidate| context.rescore(lexicon, candidate, neighbours))
         .collect();
-    let mut accounted: Vec<HashSet<String>> = Vec::with_capacity(group.len());
-    for (m, name_score, score) in group.iter_mut() {
-        let entry = lexicon.entry(m.entry);
-        let iri_terms: Vec<String> = analyze(&entry.iri).into_iter().map(|t| t.text).collect();
-        let mut found: HashSet<&str> = iri_terms.iter().map(String::as_str).collect();
-        if let Some(near) = neighbours.get(entry.iri.as_str()) {
-            found.extend(near);
-        }
-        let mut bonus = share(&found);
-        if entry.kinds.iter().any(|k| class_kinds.contains(k.as_str())) {
-            bonus = bonus.max(0.5);
-        }
-        *score = *name_score * (1.0 + CONTEXT_WEIGHT * bonus);
-        accounted.push(
-            others
-                .keys()
-                .filter(|t| found.contains(*t))
-                .map(|t| (*t).to_owned())
-                .collect(),
-        );
-    }
     let mut order: Vec<usize> = (0..group.len()).collect();
     order.sort_by(|&a, &b| {
         group[b].2.total_cmp(&group[a].2).then_with(|| {
@@ -416,15 +369,101 @@ fn break_ties(
         .filter(|_| tied >= 2)
         .map(|&i| accounted[i].clone())
         .unwrap_or_default();
-    group.sort_by(|a, b| {
-        b.2.total_cmp(&a.2).then_with(|| {
-            lexicon
-                .entry(a.0.entry)
-                .iri
-                .cmp(&lexicon.entry(b.0.entry).iri)
-        })
-    });
+    let sorted: Vec<(NameMatch, f32, f32)> = order.iter().map(|&i| group[i].clone()).collect();
+    group.clone_from_slice(&sorted);
     best_accounted
+}
+
+/// What the rest of a question offers to break a mention's tie: its other terms
+/// (with their idf), the terms it joined into identifiers, and the classes it
+/// names elsewhere.
+struct QuestionContext<'t> {
+    others: BTreeMap<&'t str, f32>,
+    /// Words joined into identifiers ("department 0" -> department0) count when
+    /// found, but do not dilute the share when not.
+    joined: BTreeMap<&'t str, f32>,
+    total: f32,
+    /// Classes named elsewhere in the question ("the department Sales"), not by
+    /// the mention's own words ("FullProfessor2" also matches the class
+    /// FullProfessor).
+    class_kinds: HashSet<&'t str>,
+}
+
+impl<'t> QuestionContext<'t> {
+    /// `None` when the question has no other term.
+    fn new(
+        lexicon: &Lexicon,
+        terms: &'t [Term],
+        words: &[usize],
+        classes: &'t [Candidate],
+    ) -> Option<Self> {
+        let others: BTreeMap<&str, f32> = terms
+            .iter()
+            .filter(|t| t.span == 1 && !words.contains(&t.word))
+            .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
+            .collect();
+        if others.is_empty() {
+            return None;
+        }
+        let joined = terms
+            .iter()
+            .filter(|t| t.span > 1 && !(t.word..t.word + t.span).any(|w| words.contains(&w)))
+            .map(|t| (t.text.as_str(), lexicon.name_idf(&t.text)))
+            .collect();
+        let class_kinds = classes
+            .iter()
+            .filter(|c| !c.words.iter().any(|w| words.contains(w)))
+            .map(|c| local_name(&c.iri))
+            .collect();
+        Some(Self {
+            total: others.values().sum(),
+            others,
+            joined,
+            class_kinds,
+        })
+    }
+
+    /// The share of the other terms (by idf) that `found` accounts for.
+    fn share(&self, found: &HashSet<&str>) -> f32 {
+        let found_idf: f32 = self
+            .others
+            .iter()
+            .chain(&self.joined)
+            .filter(|(t, _)| found.contains(*t))
+            .map(|(_, idf)| idf)
+            .sum();
+        (found_idf / self.total).min(1.0)
+    }
+
+    /// Sets a candidate's score to its name score times the context bonus;
+    /// returns the other terms it accounts for.
+    fn rescore(
+        &self,
+        lexicon: &Lexicon,
+        (m, name_score, score): &mut (NameMatch, f32, f32),
+        neighbours: &BTreeMap<String, HashSet<&str>>,
+    ) -> HashSet<String> {
+        let entry = lexicon.entry(m.entry);
+        let iri_terms: Vec<String> = analyze(&entry.iri).into_iter().map(|t| t.text).collect();
+        let mut found: HashSet<&str> = iri_terms.iter().map(String::as_str).collect();
+        if let Some(near) = neighbours.get(entry.iri.as_str()) {
+            found.extend(near);
+        }
+        let mut bonus = self.share(&found);
+        if entry
+            .kinds
+            .iter()
+            .any(|k| self.class_kinds.contains(k.as_str()))
+        {
+            bonus = bonus.max(0.5);
+        }
+        *score = *name_score * (1.0 + CONTEXT_WEIGHT * bonus);
+        self.others
+            .keys()
+            .filter(|t| found.contains(*t))
+            .map(|t| (*t).to_owned())
+            .collect()
+    }
 }
 
 /// The name terms of each candidate's neighbours, by group, by candidate IRI.

@@ -41,50 +41,7 @@ pub(crate) fn walk(
         source,
     })?;
     let mut out = Walk::default();
-    let mut paths: Vec<(PathBuf, Language)> = Vec::new();
-    let walker = walkdir::WalkDir::new(&root)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !(e.file_type().is_dir()
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-        });
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                let path = error.path().map_or_else(|| root.clone(), Path::to_path_buf);
-                let message = if error.loop_ancestor().is_some() {
-                    "symlink loop; not followed".to_owned()
-                } else {
-                    error
-                        .io_error()
-                        .map_or_else(|| error.to_string(), ToString::to_string)
-                };
-                out.problems.push(Problem {
-                    path,
-                    line: None,
-                    message,
-                });
-                continue;
-            }
-        };
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let language = match entry.path().extension().and_then(|e| e.to_str()) {
-            Some("py") => Language::Python,
-            Some("rs") => Language::Rust,
-            _ => continue,
-        };
-        if languages.contains(&language) {
-            paths.push((entry.path().to_path_buf(), language));
-        }
-    }
+    let paths = source_paths(&root, languages, &mut out.problems);
     if root.is_file() && paths.is_empty() {
         return Err(IngestError::Invalid(format!(
             "{}: not a {} source file",
@@ -113,6 +70,48 @@ pub(crate) fn walk(
         }
     }
     Ok(out)
+}
+
+/// The files of `languages` under `root` (or `root` itself), sorted by path,
+/// skipping [`SKIPPED_DIRS`]; unreadable entries and symlink loops go to `problems`.
+fn source_paths(
+    root: &Path,
+    languages: &[Language],
+    problems: &mut Vec<Problem>,
+) -> Vec<(PathBuf, Language)> {
+    let mut paths = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !(e.file_type().is_dir()
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
+        });
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                problems.push(Problem::from_walk(root, &error));
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let language = match entry.path().extension().and_then(|e| e.to_str()) {
+            Some("py") => Language::Python,
+            Some("rs") => Language::Rust,
+            _ => continue,
+        };
+        if languages.contains(&language) {
+            paths.push((entry.path().to_path_buf(), language));
+        }
+    }
+    paths
 }
 
 /// Turns a directory or file name into a module segment.
@@ -393,7 +392,7 @@ mod tests {
         assert!(
             walk.problems
                 .iter()
-                .any(|p| p.message.contains("symlink loop"))
+                .any(|p| p.message.contains("symbolic link loop"))
         );
     }
 }

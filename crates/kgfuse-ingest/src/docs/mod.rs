@@ -271,7 +271,7 @@ fn find_documents(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Candid
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
-                problems.push(walk_problem(root, &error));
+                problems.push(Problem::from_walk(root, &error));
                 continue;
             }
         };
@@ -326,18 +326,6 @@ fn is_skipped_entry(entry: &walkdir::DirEntry) -> bool {
 }
 
 /// A directory entry that could not be visited.
-fn walk_problem(root: &Path, error: &walkdir::Error) -> Problem {
-    let path = error.path().unwrap_or(root);
-    let message = if let Some(ancestor) = error.loop_ancestor() {
-        format!("skipped: symbolic link loop back to {}", ancestor.display())
-    } else if let Some(io) = error.io_error() {
-        format!("skipped: {io}")
-    } else {
-        format!("skipped: {error}")
-    };
-    problem(path, None, message)
-}
-
 fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Problem {
     Problem {
         path: path.to_path_buf(),
