@@ -359,11 +359,41 @@ fn ranking(
 ) -> Result<(FusedContext, Vec<(String, f32)>), RetrieveError> {
     let mut context = FusedContext::default();
     let all_tags = store.derived("paths/tags", || tags(store))?;
-    let matched = matched_tags(question, &all_tags);
+    let (inputs, outputs) = roles(question, &all_tags, &mut context);
+    if inputs.is_empty() && outputs.is_empty() {
+        context.status = Some("no_tags".into());
+        return Ok((context, Vec::new()));
+    }
+    // Read once per write of the store, not once per question.
+    let flow = store.derived("paths/flow", || flow_graph(store).map(Flow::new))?;
+    let mut paths = if inputs.is_empty() {
+        Vec::new()
+    } else {
+        search(&flow, &inputs, &outputs, limits)
+    };
+    if paths.is_empty() {
+        // Only outputs named (or no path from the inputs): the producers themselves.
+        paths = producer_paths(&flow, &outputs, &all_tags, limits);
+        if paths.is_empty() {
+            context.status = Some("no_paths".into());
+        }
+    }
+    let ranked = functions_on(&paths, &all_tags, top_k, &mut context);
+    context.paths = paths;
+    Ok((context, ranked))
+}
+
+/// The question's tags as inputs and outputs. Tags that are only produced are
+/// what is asked for; tags that are only consumed are what is given; a tag that
+/// is both is given, unless nothing else is asked.
+fn roles(
+    question: &str,
+    all_tags: &BTreeMap<String, Tag>,
+    context: &mut FusedContext,
+) -> (Vec<String>, BTreeSet<String>) {
+    let matched = matched_tags(question, all_tags);
     let mut inputs: Vec<String> = Vec::new();
     let mut outputs: BTreeSet<String> = BTreeSet::new();
-    // Tags that are only produced are what is asked for; tags that are only consumed
-    // are what is given; a tag that is both is given, unless nothing else is asked.
     for (tag, _, _) in &matched {
         let kinds = &all_tags[tag];
         if kinds.output && !kinds.input {
@@ -391,39 +421,43 @@ fn ranking(
             .collect(),
         dropped: Vec::new(),
     });
-    if inputs.is_empty() && outputs.is_empty() {
-        context.status = Some("no_tags".into());
-        return Ok((context, Vec::new()));
-    }
-    // Read once per write of the store, not once per question.
-    let flow = store.derived("paths/flow", || flow_graph(store).map(Flow::new))?;
-    let mut paths = if inputs.is_empty() {
-        Vec::new()
-    } else {
-        search(&flow, &inputs, &outputs, limits)
-    };
-    if paths.is_empty() {
-        // Only outputs named (or no path from the inputs): the producers themselves.
-        for output in &outputs {
-            let Some(number) = flow.number(output) else {
-                continue;
-            };
-            for &producer in &flow.reverse[number as usize] {
-                let producer = flow.name(producer);
-                if !all_tags.contains_key(producer) {
-                    paths.push(vec![producer.to_owned(), output.clone()]);
-                }
+    (inputs, outputs)
+}
+
+/// One-step paths from each function that produces an output.
+fn producer_paths(
+    flow: &Flow,
+    outputs: &BTreeSet<String>,
+    all_tags: &BTreeMap<String, Tag>,
+    limits: PathLimits,
+) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    for output in outputs {
+        let Some(number) = flow.number(output) else {
+            continue;
+        };
+        for &producer in &flow.reverse[number as usize] {
+            let producer = flow.name(producer);
+            if !all_tags.contains_key(producer) {
+                paths.push(vec![producer.to_owned(), output.clone()]);
             }
         }
-        paths.sort();
-        paths.truncate(limits.max_paths);
-        if paths.is_empty() {
-            context.status = Some("no_paths".into());
-        }
     }
-    // Functions on the paths, most frequent first, tags not counted.
+    paths.sort();
+    paths.truncate(limits.max_paths);
+    paths
+}
+
+/// The functions on the paths, most frequent first (tags not counted), with
+/// their share of the paths; at most `top_k`, the rest in the trace.
+fn functions_on(
+    paths: &[Vec<String>],
+    all_tags: &BTreeMap<String, Tag>,
+    top_k: usize,
+    context: &mut FusedContext,
+) -> Vec<(String, f32)> {
     let mut frequency: BTreeMap<&str, usize> = BTreeMap::new();
-    for path in &paths {
+    for path in paths {
         for node in path.iter().filter(|n| !all_tags.contains_key(*n)) {
             *frequency.entry(node).or_default() += 1;
         }
@@ -452,8 +486,7 @@ fn ranking(
             .collect(),
         dropped,
     });
-    context.paths = paths;
-    Ok((context, ranked))
+    ranked
 }
 
 #[cfg(test)]
