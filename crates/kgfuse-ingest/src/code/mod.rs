@@ -164,9 +164,40 @@ pub fn extract_code(
     };
     let selected: Vec<PathBuf> = walked.files.iter().map(|f| f.path.clone()).collect();
     let mut problems = walked.problems;
-    let mut files = Vec::with_capacity(walked.files.len());
-    progress.start("parsing", Some(walked.files.len() as u64));
-    for chunk in walked.files.chunks(PARSE_CHUNK) {
+    let files = parse_files(&walked.files, options, progress, &mut problems);
+    let mut indexes = HashMap::new();
+    for language in &options.languages {
+        indexes.insert(
+            *language,
+            SymbolIndex::build(*language, &files, &options.known_symbols),
+        );
+    }
+    unknown_knowledge(&files, &knowledge, options, &mut problems);
+    let package_writers = package_writers(&files);
+    let stats = code_stats(&files, problems.len());
+    Ok(CodeExtraction {
+        root,
+        files,
+        indexes,
+        knowledge,
+        package_writers,
+        selected,
+        problems,
+        stats,
+    })
+}
+
+/// Parses the files in parallel, [`PARSE_CHUNK`] at a time; unparsable files
+/// and problems inside parsed ones go to `problems`.
+fn parse_files(
+    contexts: &[FileContext],
+    options: &CodeOptions,
+    progress: &dyn Progress,
+    problems: &mut Vec<Problem>,
+) -> Vec<ParsedFile> {
+    let mut files = Vec::with_capacity(contexts.len());
+    progress.start("parsing", Some(contexts.len() as u64));
+    for chunk in contexts.chunks(PARSE_CHUNK) {
         let parsed: Vec<Result<ParsedFile, Problem>> = chunk
             .par_iter()
             .map(|context| parse_file(context.clone(), options.max_file_bytes))
@@ -183,14 +214,17 @@ pub fn extract_code(
         progress.advance(chunk.len() as u64);
     }
     progress.finish();
+    files
+}
 
-    let mut indexes = HashMap::new();
-    for language in &options.languages {
-        indexes.insert(
-            *language,
-            SymbolIndex::build(*language, &files, &options.known_symbols),
-        );
-    }
+/// A problem for each function the knowledge file describes that the tree does
+/// not define.
+fn unknown_knowledge(
+    files: &[ParsedFile],
+    knowledge: &Knowledge,
+    options: &CodeOptions,
+    problems: &mut Vec<Problem>,
+) {
     let defined: BTreeSet<String> = files
         .iter()
         .flat_map(|f| {
@@ -208,10 +242,15 @@ pub fn extract_code(
             });
         }
     }
-    let mut package_writers = HashMap::new();
+}
+
+/// For each (language, package), the file that writes the package's node: the
+/// one with the shortest module path (the first of those).
+fn package_writers(files: &[ParsedFile]) -> HashMap<(Language, String), usize> {
+    let mut writers = HashMap::new();
     for (i, file) in files.iter().enumerate() {
         let key = (file.context.language, file.context.package.clone());
-        let better = match package_writers.get(&key) {
+        let better = match writers.get(&key) {
             None => true,
             Some(&j) => {
                 let current: &ParsedFile = &files[j];
@@ -219,10 +258,15 @@ pub fn extract_code(
             }
         };
         if better {
-            package_writers.insert(key, i);
+            writers.insert(key, i);
         }
     }
-    let stats = CodeStats {
+    writers
+}
+
+/// What an extraction found, counted.
+fn code_stats(files: &[ParsedFile], problems: usize) -> CodeStats {
+    CodeStats {
         files: files.len(),
         modules: files.iter().map(|f| 1 + f.inline_modules.len()).sum(),
         classes: files.iter().map(|f| f.classes.len()).sum(),
@@ -238,18 +282,8 @@ pub fn extract_code(
                     + usize::from(f.context.role == FileRole::Example)
             })
             .sum(),
-        problems: problems.len(),
-    };
-    Ok(CodeExtraction {
-        root,
-        files,
-        indexes,
-        knowledge,
-        package_writers,
-        selected,
         problems,
-        stats,
-    })
+    }
 }
 
 impl CodeExtraction {
