@@ -305,46 +305,24 @@ impl Store {
         facts: Option<&StreamFacts>,
         progress: &dyn Progress,
     ) -> Result<SyncReport, StoreError> {
-        let mut report = SyncReport::default();
-        let mut doomed: Vec<String> = scope
-            .iter()
-            .filter(|iri| existing.contains_key(*iri) && !wanted.contains_key(*iri))
-            .cloned()
-            .collect();
-        report.deleted = doomed.len() + duplicates.len();
-        doomed.extend(duplicates.iter().cloned());
-        let mut pending = Vec::new();
-        for (iri, node) in wanted {
-            let hash = content_hash(&node.text);
-            let duplicated = duplicates.binary_search(&iri).is_ok();
-            match existing.get(&iri) {
-                Some(old) if *old == hash && !duplicated => report.unchanged += 1,
-                Some(_) if !duplicated => {
-                    report.updated += 1;
-                    pending.push(Pending {
-                        iri,
-                        node,
-                        hash,
-                        replace: true,
-                    });
-                }
-                _ => {
-                    report.added += 1;
-                    pending.push(Pending {
-                        iri,
-                        node,
-                        hash,
-                        replace: false,
-                    });
-                }
-            }
-        }
+        let (report, doomed, pending) = difference(wanted, existing, duplicates, scope);
         if !doomed.is_empty() {
             self.vectors.delete(&doomed).await?;
         }
-        if pending.is_empty() {
-            return Ok(report);
+        if !pending.is_empty() {
+            self.write_rows(&pending, facts, progress).await?;
         }
+        Ok(report)
+    }
+
+    /// Embeds the pending rows in batches of [`WRITE_BATCH`] and writes them:
+    /// new rows added, changed ones replaced.
+    async fn write_rows(
+        &self,
+        pending: &[Pending],
+        facts: Option<&StreamFacts>,
+        progress: &dyn Progress,
+    ) -> Result<(), StoreError> {
         // Every row's kind, read at once rather than a batch at a time.
         let iris: Vec<String> = pending.iter().map(|p| p.iri.clone()).collect();
         let types = self.types_of(iris, facts)?;
@@ -378,8 +356,53 @@ impl Store {
             self.vectors.upsert(&changed_rows).await?;
         }
         progress.finish();
-        Ok(report)
+        Ok(())
     }
+}
+
+/// What a sync must do: the counts, the rows to delete (not wanted in `scope`,
+/// or duplicated), and the rows to embed and write (new, changed, or duplicated).
+fn difference(
+    wanted: BTreeMap<String, NodeText>,
+    existing: &HashMap<String, String>,
+    duplicates: Vec<String>,
+    scope: &[String],
+) -> (SyncReport, Vec<String>, Vec<Pending>) {
+    let mut report = SyncReport::default();
+    let mut doomed: Vec<String> = scope
+        .iter()
+        .filter(|iri| existing.contains_key(*iri) && !wanted.contains_key(*iri))
+        .cloned()
+        .collect();
+    report.deleted = doomed.len() + duplicates.len();
+    doomed.extend(duplicates.iter().cloned());
+    let mut pending = Vec::new();
+    for (iri, node) in wanted {
+        let hash = content_hash(&node.text);
+        let duplicated = duplicates.binary_search(&iri).is_ok();
+        match existing.get(&iri) {
+            Some(old) if *old == hash && !duplicated => report.unchanged += 1,
+            Some(_) if !duplicated => {
+                report.updated += 1;
+                pending.push(Pending {
+                    iri,
+                    node,
+                    hash,
+                    replace: true,
+                });
+            }
+            _ => {
+                report.added += 1;
+                pending.push(Pending {
+                    iri,
+                    node,
+                    hash,
+                    replace: false,
+                });
+            }
+        }
+    }
+    (report, doomed, pending)
 }
 
 #[cfg(test)]
