@@ -582,44 +582,7 @@ pub(crate) fn select_together(
     queries: &[spargebra::Query],
     options: &QueryOptions,
 ) -> Result<Vec<QueryOutcome>, GraphError> {
-    let tag = Variable::new_unchecked(QUERY_TAG);
-    let mut union: Option<GraphPattern> = None;
-    for (i, query) in queries.iter().enumerate() {
-        let spargebra::Query::Select {
-            pattern,
-            dataset: None,
-            ..
-        } = query
-        else {
-            return Err(GraphError::Usage(
-                "select_many takes SELECT queries without FROM".into(),
-            ));
-        };
-        if let Some(service) = crate::service_call(pattern) {
-            return Err(GraphError::Unsupported(format!(
-                "{NO_SERVICE} ({service} was not contacted; nothing was sent to the server)"
-            )));
-        }
-        let tagged = GraphPattern::Extend {
-            inner: Box::new(pattern.clone()),
-            variable: tag.clone(),
-            expression: Expression::Literal(oxigraph::model::Literal::from(i as i64)),
-        };
-        union = Some(match union {
-            None => tagged,
-            Some(left) => GraphPattern::Union {
-                left: Box::new(left),
-                right: Box::new(tagged),
-            },
-        });
-    }
-    let combined = spargebra::Query::Select {
-        dataset: None,
-        pattern: union.unwrap_or(GraphPattern::Bgp {
-            patterns: Vec::new(),
-        }),
-        base_iri: None,
-    };
+    let combined = tagged_union(queries)?;
     // The queries' own timeout holds for all of them together: a batch that runs
     // out of time is sent again one query at a time, each with that timeout.
     let outcome = endpoint.query(
@@ -658,6 +621,50 @@ pub(crate) fn select_together(
         .zip(outcomes)
         .map(|(query, rows)| own_columns(query, &variables, rows))
         .collect())
+}
+
+/// One SELECT of the queries' patterns as a UNION, each branch binding
+/// `?{QUERY_TAG}` to its query's number. Only SELECTs without FROM and without
+/// SERVICE are accepted.
+fn tagged_union(queries: &[spargebra::Query]) -> Result<spargebra::Query, GraphError> {
+    let tag = Variable::new_unchecked(QUERY_TAG);
+    let mut union: Option<GraphPattern> = None;
+    for (i, query) in queries.iter().enumerate() {
+        let spargebra::Query::Select {
+            pattern,
+            dataset: None,
+            ..
+        } = query
+        else {
+            return Err(GraphError::Usage(
+                "select_many takes SELECT queries without FROM".into(),
+            ));
+        };
+        if let Some(service) = crate::service_call(pattern) {
+            return Err(GraphError::Unsupported(format!(
+                "{NO_SERVICE} ({service} was not contacted; nothing was sent to the server)"
+            )));
+        }
+        let tagged = GraphPattern::Extend {
+            inner: Box::new(pattern.clone()),
+            variable: tag.clone(),
+            expression: Expression::Literal(oxigraph::model::Literal::from(i as i64)),
+        };
+        union = Some(match union {
+            None => tagged,
+            Some(left) => GraphPattern::Union {
+                left: Box::new(left),
+                right: Box::new(tagged),
+            },
+        });
+    }
+    Ok(spargebra::Query::Select {
+        dataset: None,
+        pattern: union.unwrap_or(GraphPattern::Bgp {
+            patterns: Vec::new(),
+        }),
+        base_iri: None,
+    })
 }
 
 /// One query's rows of a batched answer, in that query's own columns (as if it
