@@ -569,9 +569,6 @@ impl Graph {
     }
 }
 
-/// A query sent to a SPARQL server: bindings joined in as VALUES, kgfuse's graphs
-/// as the dataset unless the query names its own, SERVICE refused before
-/// anything is sent.
 /// The variable that tags each row of [`Graph::select_many`]'s request with the
 /// query it answers.
 const QUERY_TAG: &str = "kgfuse_query";
@@ -719,6 +716,9 @@ fn projection(query: &spargebra::Query) -> Option<Vec<String>> {
     }
 }
 
+/// A query sent to a SPARQL server: bindings joined in as VALUES, kgfuse's graphs
+/// as the dataset unless the query names its own, SERVICE refused before
+/// anything is sent.
 fn evaluate_remote(
     endpoint: &Endpoint,
     query: spargebra::Query,
