@@ -545,39 +545,7 @@ fn examples(
     // after the first step (measured on LUBM: "the email address of the head of
     // Department5").
     if let Some(chain) = chain {
-        let (first, second) = (name(&chain.first.0), name(&chain.second.0));
-        let (first_words, second_words) = (words(&chain.first.0), words(&chain.second.0));
-        let (phrase, first_step) = if chain.first.1 {
-            (
-                format!("the {first_words} of {}", entity.label),
-                format!("{iri} {first} ?y"),
-            )
-        } else if first_words.ends_with(" of") {
-            (
-                format!("the {first_words} {}", entity.label),
-                format!("?y {first} {iri}"),
-            )
-        } else {
-            (
-                format!("the things with {} as their {first_words}", entity.label),
-                format!("?y {first} {iri}"),
-            )
-        };
-        let (question, second_step) = if chain.second.1 {
-            (
-                subject_question(&second_words, &phrase),
-                format!("?y {second} ?x"),
-            )
-        } else {
-            (
-                object_question(&second_words, &phrase),
-                format!("?x {second} ?y"),
-            )
-        };
-        out.push((
-            question,
-            format!("SELECT ?x WHERE {{ {first_step} . {second_step} }}"),
-        ));
+        out.push(chain_example(chain, entity, prefixes));
         return out;
     }
     let mut pair = Vec::new();
@@ -606,6 +574,51 @@ fn examples(
             .map(|(_, question, query)| (question, query)),
     );
     out
+}
+
+/// The two-step example of a chain of named properties from the entity: the
+/// question phrased along each step's direction, and its query.
+fn chain_example(
+    chain: &Chain,
+    entity: &QuestionEntity,
+    prefixes: &[(String, String)],
+) -> (String, String) {
+    let name = |iri: &str| written_term(iri, prefixes);
+    let words = |iri: &str| term_words(iri).join(" ");
+    let iri = name(&entity.iri);
+    let (first, second) = (name(&chain.first.0), name(&chain.second.0));
+    let (first_words, second_words) = (words(&chain.first.0), words(&chain.second.0));
+    let (phrase, first_step) = if chain.first.1 {
+        (
+            format!("the {first_words} of {}", entity.label),
+            format!("{iri} {first} ?y"),
+        )
+    } else if first_words.ends_with(" of") {
+        (
+            format!("the {first_words} {}", entity.label),
+            format!("?y {first} {iri}"),
+        )
+    } else {
+        (
+            format!("the things with {} as their {first_words}", entity.label),
+            format!("?y {first} {iri}"),
+        )
+    };
+    let (question, second_step) = if chain.second.1 {
+        (
+            subject_question(&second_words, &phrase),
+            format!("?y {second} ?x"),
+        )
+    } else {
+        (
+            object_question(&second_words, &phrase),
+            format!("?x {second} ?y"),
+        )
+    };
+    (
+        question,
+        format!("SELECT ?x WHERE {{ {first_step} . {second_step} }}"),
+    )
 }
 
 /// Moves the properties the question names to the front, in the question's
