@@ -942,8 +942,6 @@ fn vocabulary_text(
     known: &KnownTerms,
     prefixes: &[(String, String)],
 ) -> Result<String, TextToSparqlError> {
-    let name = |iri: &str| kgfuse_core::iri::compact(iri, prefixes);
-    let in_slice = |iri: &str| slice.iter().any(|t| t.as_str() == iri);
     let mut terms: Vec<NamedNode> = slice.to_vec();
     for iri in known
         .properties
@@ -957,29 +955,79 @@ fn vocabulary_text(
             terms.push(node);
         }
     }
-    let described = descriptions(store, &terms)?;
-    let get = |iri: &str, predicate: &str| -> &[Term] {
-        described
+    let vocabulary = Vocabulary {
+        slice,
+        known,
+        prefixes,
+        described: descriptions(store, &terms)?,
+    };
+    let classes: Vec<String> = vocabulary
+        .ordered(&known.classes, true)
+        .iter()
+        .map(|iri| vocabulary.class_entry(iri))
+        .collect();
+    let mut lines = Vec::new();
+    if !classes.is_empty() {
+        lines.push(format!("Classes: {}", classes.join(", ")));
+    }
+    let properties: Vec<String> = vocabulary
+        .ordered(&known.properties, false)
+        .iter()
+        .map(|iri| vocabulary.property_line(iri))
+        .collect();
+    if !properties.is_empty() {
+        lines.push("Properties (subject's class → object's class):".to_owned());
+        lines.extend(properties);
+    }
+    Ok(lines.join("\n"))
+}
+
+/// The terms shown to the model and what the store says about them.
+struct Vocabulary<'a> {
+    slice: &'a [NamedNode],
+    known: &'a KnownTerms,
+    prefixes: &'a [(String, String)],
+    /// (term, predicate) -> values.
+    described: BTreeMap<(String, String), Vec<Term>>,
+}
+
+impl Vocabulary<'_> {
+    fn name(&self, iri: &str) -> String {
+        kgfuse_core::iri::compact(iri, self.prefixes)
+    }
+
+    fn in_slice(&self, iri: &str) -> bool {
+        self.slice.iter().any(|t| t.as_str() == iri)
+    }
+
+    fn get(&self, iri: &str, predicate: &str) -> &[Term] {
+        self.described
             .get(&(iri.to_owned(), predicate.to_owned()))
             .map_or(&[], Vec::as_slice)
-    };
-    let shown = |term: &Term| match term {
-        Term::NamedNode(n) => name(n.as_str()),
-        Term::Literal(l) => format!("\"{}\"", shorten(l.value())),
-        other => other.to_string(),
-    };
-    let is_class = |iri: &str| {
-        known.classes.iter().any(|c| c == iri)
-            || get(iri, w3c::RDF_TYPE).iter().any(
+    }
+
+    fn shown(&self, term: &Term) -> String {
+        match term {
+            Term::NamedNode(n) => self.name(n.as_str()),
+            Term::Literal(l) => format!("\"{}\"", shorten(l.value())),
+            other => other.to_string(),
+        }
+    }
+
+    fn is_class(&self, iri: &str) -> bool {
+        self.known.classes.iter().any(|c| c == iri)
+            || self.get(iri, w3c::RDF_TYPE).iter().any(
                 |t| matches!(t, Term::NamedNode(n) if ONTOLOGY_KINDS[..2].contains(&n.as_str())),
             )
-    };
-    // The slice's terms first, then the most used.
-    let ordered = |pool: &[String], class: bool| -> Vec<String> {
-        let mut out: Vec<String> = slice
+    }
+
+    /// The slice's terms of the kind first, then the most used of `pool`.
+    fn ordered(&self, pool: &[String], class: bool) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .slice
             .iter()
             .map(|t| t.as_str().to_owned())
-            .filter(|t| is_class(t) == class)
+            .filter(|t| self.is_class(t) == class)
             .collect();
         for iri in pool {
             if !out.contains(iri) {
@@ -989,41 +1037,48 @@ fn vocabulary_text(
         out.retain(|iri| iri != w3c::RDF_TYPE);
         out.truncate(USED_TERMS_SHOWN);
         out
-    };
-    // A label worth showing: one that says more than the name's own words.
-    let label = |iri: &str| -> Option<String> {
-        let label = get(iri, w3c::RDFS_LABEL).first()?;
+    }
+
+    /// A label worth showing: one that says more than the name's own words.
+    fn label(&self, iri: &str) -> Option<String> {
+        let label = self.get(iri, w3c::RDFS_LABEL).first()?;
         let Term::Literal(text) = label else {
             return None;
         };
         let said = text.value().to_lowercase().replace([' ', '_', '-'], "");
         let named = term_words(iri).concat();
-        (said != named).then(|| shown(label))
-    };
-    let mut classes = Vec::new();
-    for iri in ordered(&known.classes, true) {
-        let mut notes: Vec<String> = label(&iri).into_iter().collect();
-        if in_slice(&iri) {
-            let parents: Vec<String> = get(&iri, w3c::RDFS_SUBCLASS_OF).iter().map(shown).collect();
+        (said != named).then(|| self.shown(label))
+    }
+
+    /// A class, with its label and (in the slice) its superclasses.
+    fn class_entry(&self, iri: &str) -> String {
+        let mut notes: Vec<String> = self.label(iri).into_iter().collect();
+        if self.in_slice(iri) {
+            let parents: Vec<String> = self
+                .get(iri, w3c::RDFS_SUBCLASS_OF)
+                .iter()
+                .map(|t| self.shown(t))
+                .collect();
             if !parents.is_empty() {
                 notes.push(format!("subclass of {}", parents.join(", ")));
             }
         }
-        classes.push(if notes.is_empty() {
-            name(&iri)
+        if notes.is_empty() {
+            self.name(iri)
         } else {
-            format!("{} ({})", name(&iri), notes.join("; "))
-        });
+            format!("{} ({})", self.name(iri), notes.join("; "))
+        }
     }
-    let mut lines = Vec::new();
-    if !classes.is_empty() {
-        lines.push(format!("Classes: {}", classes.join(", ")));
-    }
-    let mut properties = Vec::new();
-    for iri in ordered(&known.properties, false) {
-        let mut line = format!("- {}", name(&iri));
+
+    /// A property with its domain and range, its label and (in the slice) its comment.
+    fn property_line(&self, iri: &str) -> String {
+        let mut line = format!("- {}", self.name(iri));
         let ends = |predicate: &str| {
-            let values: Vec<String> = get(&iri, predicate).iter().map(shown).collect();
+            let values: Vec<String> = self
+                .get(iri, predicate)
+                .iter()
+                .map(|t| self.shown(t))
+                .collect();
             (!values.is_empty()).then(|| values.join(" or "))
         };
         match (ends(RDFS_DOMAIN), ends(RDFS_RANGE)) {
@@ -1034,20 +1089,19 @@ fn vocabulary_text(
                 range.as_deref().unwrap_or("any")
             )),
         }
-        let mut notes: Vec<String> = label(&iri).into_iter().collect();
-        if in_slice(&iri) {
-            notes.extend(get(&iri, w3c::RDFS_COMMENT).first().map(shown));
+        let mut notes: Vec<String> = self.label(iri).into_iter().collect();
+        if self.in_slice(iri) {
+            notes.extend(
+                self.get(iri, w3c::RDFS_COMMENT)
+                    .first()
+                    .map(|t| self.shown(t)),
+            );
         }
         if !notes.is_empty() {
             line.push_str(&format!(", {}", notes.join(", ")));
         }
-        properties.push(line);
+        line
     }
-    if !properties.is_empty() {
-        lines.push("Properties (subject's class → object's class):".to_owned());
-        lines.extend(properties);
-    }
-    Ok(lines.join("\n"))
 }
 
 /// Text cut to [`LITERAL_CHARS`] characters.
