@@ -92,7 +92,7 @@ impl From<kgfuse_text2sparql::TextToSparqlError> for RetrieveError {
 }
 
 /// A retrieval strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Strategy {
     /// BM25 over names and descriptions only: the lexical baseline.
@@ -113,6 +113,7 @@ pub enum Strategy {
     /// The default: `unified`, whose one fused node ranking takes in the lexical,
     /// graph-walk, query-answer, domain and path channels (measured on every
     /// evaluation set against each strategy alone, EVALUATION.md).
+    #[default]
     Auto,
 }
 
@@ -156,12 +157,6 @@ impl Strategy {
             Self::Domain => "domain",
             Self::Auto => "auto",
         }
-    }
-}
-
-impl Default for Strategy {
-    fn default() -> Self {
-        Self::Auto
     }
 }
 
