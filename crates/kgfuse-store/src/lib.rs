@@ -124,19 +124,6 @@ pub enum StoreError {
         /// Its failure.
         cause: Box<StoreError>,
     },
-    /// An ingest that stopped part way: the files of its earlier batches are
-    /// in the store, and a re-run finds them unchanged and writes the rest.
-    #[error(
-        "ingest stopped with {stored} of {files} files in the store (a re-run skips them and writes the rest): {cause}"
-    )]
-    IngestStopped {
-        /// Files written or found unchanged before the failure.
-        stored: usize,
-        /// Files the ingest had to write or check.
-        files: usize,
-        /// Why it stopped.
-        cause: Box<StoreError>,
-    },
 }
 
 impl StoreError {
