@@ -237,29 +237,8 @@ fn find_documents(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Candid
         source,
     })?;
     if !metadata.is_dir() {
-        let Some(format) = format_of(root) else {
-            return Err(IngestError::Invalid(format!(
-                "{}: not a Markdown or text file (expected .md, .markdown, .txt, .text or .rst)",
-                root.display()
-            )));
-        };
-        let canonical = std::fs::canonicalize(root).map_err(|source| IngestError::Io {
-            path: root.display().to_string(),
-            source,
-        })?;
-        let graph = file_graph_iri(&canonical);
-        let relative = root
-            .file_name()
-            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-        return Ok(vec![Candidate {
-            path: root.to_path_buf(),
-            canonical,
-            graph,
-            relative,
-            format,
-        }]);
+        return single_document(root).map(|candidate| vec![candidate]);
     }
-
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
     let walk = walkdir::WalkDir::new(root)
@@ -291,7 +270,6 @@ fn find_documents(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Candid
         if !seen.insert(canonical.clone()) {
             continue; // the same file reached again through a symbolic link
         }
-        let graph = file_graph_iri(&canonical);
         let relative = entry
             .path()
             .strip_prefix(root)
@@ -302,8 +280,8 @@ fn find_documents(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Candid
             .join("/");
         candidates.push(Candidate {
             path: entry.path().to_path_buf(),
+            graph: file_graph_iri(&canonical),
             canonical,
-            graph,
             relative,
             format,
         });
@@ -315,6 +293,29 @@ fn find_documents(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Candid
         )));
     }
     Ok(candidates)
+}
+
+/// A single file given as the root: a document of a known format, or an error.
+fn single_document(root: &Path) -> Result<Candidate, IngestError> {
+    let Some(format) = format_of(root) else {
+        return Err(IngestError::Invalid(format!(
+            "{}: not a Markdown or text file (expected .md, .markdown, .txt, .text or .rst)",
+            root.display()
+        )));
+    };
+    let canonical = std::fs::canonicalize(root).map_err(|source| IngestError::Io {
+        path: root.display().to_string(),
+        source,
+    })?;
+    Ok(Candidate {
+        path: root.to_path_buf(),
+        graph: file_graph_iri(&canonical),
+        canonical,
+        relative: root
+            .file_name()
+            .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
+        format,
+    })
 }
 
 /// Hidden files and directories and `node_modules` are not walked.
