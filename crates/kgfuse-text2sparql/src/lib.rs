@@ -1432,59 +1432,7 @@ fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, TextToS
     if patterns.is_empty() {
         return Ok(Vec::new());
     }
-    let cell = |row: &[Option<Term>], name: &str| -> Option<Term> {
-        let at = run.variables.iter().position(|v| v == name)?;
-        row.get(at).cloned().flatten()
-    };
-    let term = |row: &[Option<Term>], pattern: &TermPattern| -> Option<Term> {
-        match pattern {
-            TermPattern::NamedNode(n) => Some(n.clone().into()),
-            TermPattern::Literal(l) => Some(l.clone().into()),
-            TermPattern::Variable(v) => cell(row, v.as_str()),
-            TermPattern::BlankNode(_) => None,
-        }
-    };
-    let mut found: Vec<(Term, NamedNode, Term, Option<String>)> = Vec::new();
-    'rows: for row in &run.rows {
-        for certain in &patterns {
-            let triple = &certain.triple;
-            let subject = term(row, &triple.subject);
-            let predicate = match &triple.predicate {
-                NamedNodePattern::NamedNode(n) => Some(n.clone()),
-                NamedNodePattern::Variable(v) => match cell(row, v.as_str()) {
-                    Some(Term::NamedNode(n)) => Some(n),
-                    _ => None,
-                },
-            };
-            let object = term(row, &triple.object);
-            let (Some(subject), Some(predicate), Some(object)) = (subject, predicate, object)
-            else {
-                continue;
-            };
-            if matches!(subject, Term::Literal(_))
-                || matches!(&object, Term::Literal(l) if l.value().chars().count() > FACT_OBJECT_CHARS)
-            {
-                continue;
-            }
-            let graph = match &certain.graph {
-                Some(NamedNodePattern::NamedNode(g)) => Some(g.as_str().to_owned()),
-                Some(NamedNodePattern::Variable(v)) => match cell(row, v.as_str()) {
-                    Some(Term::NamedNode(g)) => Some(g.into_string()),
-                    _ => None,
-                },
-                None => None,
-            };
-            if !found
-                .iter()
-                .any(|(s, p, o, _)| *s == subject && *p == predicate && *o == object)
-            {
-                found.push((subject, predicate, object, graph));
-                if found.len() >= limit {
-                    break 'rows;
-                }
-            }
-        }
-    }
+    let found = asserted(run, &patterns, limit);
     // The graph of each fact, looked up with the terms bound (never pasted).
     let options = store.query_options();
     let lookup = parse_query(
@@ -1524,6 +1472,68 @@ fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, TextToS
         });
     }
     Ok(facts)
+}
+
+/// A triple a query's row asserts, with its graph when the query names it.
+type Asserted = (Term, NamedNode, Term, Option<String>);
+
+/// The distinct triples the rows assert through the query's certain patterns
+/// (no literal subject, no long literal object), at most `limit`.
+fn asserted(run: &Run, patterns: &[CertainPattern], limit: usize) -> Vec<Asserted> {
+    let cell = |row: &[Option<Term>], name: &str| -> Option<Term> {
+        let at = run.variables.iter().position(|v| v == name)?;
+        row.get(at).cloned().flatten()
+    };
+    let term = |row: &[Option<Term>], pattern: &TermPattern| -> Option<Term> {
+        match pattern {
+            TermPattern::NamedNode(n) => Some(n.clone().into()),
+            TermPattern::Literal(l) => Some(l.clone().into()),
+            TermPattern::Variable(v) => cell(row, v.as_str()),
+            TermPattern::BlankNode(_) => None,
+        }
+    };
+    let mut found: Vec<Asserted> = Vec::new();
+    for row in &run.rows {
+        for certain in patterns {
+            let triple = &certain.triple;
+            let subject = term(row, &triple.subject);
+            let predicate = match &triple.predicate {
+                NamedNodePattern::NamedNode(n) => Some(n.clone()),
+                NamedNodePattern::Variable(v) => match cell(row, v.as_str()) {
+                    Some(Term::NamedNode(n)) => Some(n),
+                    _ => None,
+                },
+            };
+            let object = term(row, &triple.object);
+            let (Some(subject), Some(predicate), Some(object)) = (subject, predicate, object)
+            else {
+                continue;
+            };
+            if matches!(subject, Term::Literal(_))
+                || matches!(&object, Term::Literal(l) if l.value().chars().count() > FACT_OBJECT_CHARS)
+            {
+                continue;
+            }
+            let graph = match &certain.graph {
+                Some(NamedNodePattern::NamedNode(g)) => Some(g.as_str().to_owned()),
+                Some(NamedNodePattern::Variable(v)) => match cell(row, v.as_str()) {
+                    Some(Term::NamedNode(g)) => Some(g.into_string()),
+                    _ => None,
+                },
+                None => None,
+            };
+            if !found
+                .iter()
+                .any(|(s, p, o, _)| *s == subject && *p == predicate && *o == object)
+            {
+                found.push((subject, predicate, object, graph));
+                if found.len() >= limit {
+                    return found;
+                }
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]
