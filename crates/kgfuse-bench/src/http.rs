@@ -1,4 +1,4 @@
-//! `--http`: what serving over HTTP costs. On the LUBM-1 store (with `ub:name`
+//! `kgfuse-bench http`: what serving over HTTP costs. On the LUBM-1 store (with `ub:name`
 //! embedded, so retrieval has text to find), the same work is timed in-process and
 //! through `kgfuse serve`'s router on a loopback port, in one run:
 //!
@@ -32,6 +32,16 @@ const QUESTIONS: [&str; 4] = [
     "assistant professor 4",
 ];
 
+/// The two sides measured: the engine in-process and `kgfuse serve`'s router.
+struct Sides {
+    engine: Engine,
+    /// The server's read-only limits, applied in-process too.
+    limits: ReadOnlyOptions,
+    agent: ureq::Agent,
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+}
+
 pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> Result<()> {
     let archive = lubm.join("lubm1.tar.gz");
     if !archive.exists() {
@@ -60,15 +70,29 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         "\n## Serving over HTTP: LUBM-1 ({} triples, {} vector rows), one process, loopback\n",
         loaded.quads, loaded.vectors.added
     );
+    let sides = Sides {
+        engine,
+        limits,
+        agent: agent(),
+        base,
+    };
+    compare_queries(&sides, queries).await?;
+    compare_retrieval(&sides).await?;
+    compare_throughput(&sides, queries).await?;
+    let _ = stop_server.send(());
+    serving.await??;
+    Ok(())
+}
 
-    // 1. Queries.
+/// 1. The LUBM queries, in-process and as `GET /sparql`.
+async fn compare_queries(sides: &Sides, queries: &[(String, String)]) -> Result<()> {
     println!("### LUBM queries: in-process vs GET /sparql (JSON), median of {RUNS} runs\n");
     println!("| query | rows | in-process ms | HTTP ms | HTTP / in-process |");
     println!("|---|---:|---:|---:|---:|");
-    let agent = agent();
     let (mut sum_local, mut sum_http) = (0.0, 0.0);
     for (name, query) in queries {
-        let (engine_c, limits_c, query_c) = (engine.clone(), limits.clone(), query.clone());
+        let (engine_c, limits_c, query_c) =
+            (sides.engine.clone(), sides.limits.clone(), query.clone());
         let (local, rows) = tokio::task::spawn_blocking(move || {
             timed(|| {
                 let outcome = engine_c.sparql_read_only(&query_c, &limits_c)?;
@@ -80,7 +104,7 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
             })
         })
         .await??;
-        let (agent_c, base_c, query_c) = (agent.clone(), base.clone(), query.clone());
+        let (agent_c, base_c, query_c) = (sides.agent.clone(), sides.base.clone(), query.clone());
         let (http, http_rows) =
             tokio::task::spawn_blocking(move || timed(|| http_query(&agent_c, &base_c, &query_c)))
                 .await??;
@@ -100,8 +124,11 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         "| **all** | | {sum_local:.2} | {sum_http:.2} | {:.2}x |",
         sum_http / sum_local
     );
+    Ok(())
+}
 
-    // 2. Retrieval.
+/// 2. Flat retrieval, `Engine::retrieve` and `POST /retrieve`.
+async fn compare_retrieval(sides: &Sides) -> Result<()> {
     println!(
         "\n### Flat retrieval (top 8): Engine::retrieve vs POST /retrieve, median of {RUNS} runs\n"
     );
@@ -116,13 +143,13 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         let mut local = Vec::with_capacity(RUNS);
         for run in 0..=RUNS {
             let start = Instant::now();
-            engine.retrieve(question, &options).await?;
+            sides.engine.retrieve(question, &options).await?;
             if run > 0 {
                 local.push(start.elapsed());
             }
         }
         let local = median(local);
-        let (agent_c, base_c) = (agent.clone(), base.clone());
+        let (agent_c, base_c) = (sides.agent.clone(), sides.base.clone());
         let (http, _) = tokio::task::spawn_blocking(move || {
             timed(|| http_retrieve(&agent_c, &base_c, question))
         })
@@ -134,8 +161,11 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
             ms(http) / ms(local)
         );
     }
+    Ok(())
+}
 
-    // 3. Throughput.
+/// 3. Throughput of LUBM Q1 from 1, 4 and 16 clients at once.
+async fn compare_throughput(sides: &Sides, queries: &[(String, String)]) -> Result<()> {
     let short = queries
         .iter()
         .find(|(name, _)| name == "Q1")
@@ -150,7 +180,8 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
     );
     println!("|---:|---:|---:|---:|---:|---:|");
     for clients in [1, 4, 16] {
-        let (engine_c, limits_c, query_c) = (engine.clone(), limits.clone(), short.clone());
+        let (engine_c, limits_c, query_c) =
+            (sides.engine.clone(), sides.limits.clone(), short.clone());
         let (local_rate, _) = tokio::task::spawn_blocking(move || {
             load(clients, move || {
                 engine_c.sparql_read_only(&query_c, &limits_c)?;
@@ -158,7 +189,7 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
             })
         })
         .await??;
-        let (agent_c, base_c, query_c) = (agent.clone(), base.clone(), short.clone());
+        let (agent_c, base_c, query_c) = (sides.agent.clone(), sides.base.clone(), short.clone());
         let (http_rate, latencies) = tokio::task::spawn_blocking(move || {
             load(clients, move || {
                 http_query(&agent_c, &base_c, &query_c).map(|_| ())
@@ -172,8 +203,6 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
             ms(percentile(&latencies, 0.95).unwrap_or_default())
         );
     }
-    let _ = stop_server.send(());
-    serving.await??;
     Ok(())
 }
 

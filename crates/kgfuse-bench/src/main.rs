@@ -131,7 +131,7 @@ fn count_kgfuse(engine: &Engine, query: &str) -> Result<usize> {
 }
 
 /// A store that embeds LUBM's `ub:name` (hash embedder): variant E, and the
-/// `--http` store.
+/// `http` store.
 fn lubm_embedded() -> EngineInit {
     let mut config = StoreConfig::new(kgfuse::EmbedderKind::Hash, 384);
     config

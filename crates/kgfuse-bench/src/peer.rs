@@ -89,7 +89,7 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
     );
     println!(
         "\nOne more pass per strategy in the same order, split by component \
-         (median ms, calls in brackets; `--profile` on this store):\n"
+         (median ms, calls in brackets; `kgfuse-bench profile` on this store):\n"
     );
     println!("{}", crate::profile::header());
     for strategy in [Strategy::Flat, Strategy::Unified] {

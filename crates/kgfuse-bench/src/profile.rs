@@ -1,10 +1,10 @@
-//! `--profile DIR`: where one retrieval's time goes, per strategy, on an existing
+//! `kgfuse-bench profile DIR`: where one retrieval's time goes, per strategy, on an existing
 //! store. Each question is asked once to warm up, then measured once (or
 //! `--passes N` times); the store's own accounting (`Store::time_spent`) splits
 //! each measured retrieval into embedding the question, LanceDB, the graph
 //! (Oxigraph or a SPARQL server) and, the rest, kgfuse's own code. Medians over
 //! every measurement, with the number of calls into each component; every
-//! strategy, or those `--profile-strategy` names. With an idle time, each measured retrieval comes
+//! strategy, or those `--strategy` names. With an idle time, each measured retrieval comes
 //! that long after the one before (a machine back from idle is slower to start:
 //! BENCHMARKS.md, "the question's embedding beside linking").
 
@@ -33,7 +33,7 @@ impl Split {
     }
 }
 
-/// What `--profile` measures: which strategies, how long to idle before each
+/// What `profile` measures: which strategies, how long to idle before each
 /// measured retrieval, and how many times each question is measured.
 pub struct Plan {
     /// The strategies, in table order.

@@ -62,7 +62,7 @@ impl std::str::FromStr for Server {
     }
 }
 
-/// What `--remote` measures.
+/// What `kgfuse-bench remote` measures.
 pub(crate) struct Plan<'a> {
     /// Functions in the synthetic graph.
     pub functions: usize,
