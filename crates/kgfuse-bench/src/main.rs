@@ -318,81 +318,101 @@ async fn lubm(common: &Common, scratch: &Path) -> Result<()> {
         let _ = std::fs::remove_dir_all(&root);
         let files = extract(&archive, &root.join("data"))?;
         println!("\n## LUBM-{size}: {} files", files.len());
-
-        let (plain, p_time, quads) = plain_load(&root.join("p"), &files, false)?;
-        let (named, q_time, _) = plain_load(&root.join("q"), &files, true)?;
-
-        let start = Instant::now();
-        let engine = Engine::init(root.join("k"), EngineInit::hash(384)).await?;
-        let k_init = start.elapsed();
-        engine.load(&files, None, &NoProgress).await?;
-        let k_time = start.elapsed();
-
-        let start = Instant::now();
-        let embedded = Engine::init(root.join("e"), lubm_embedded()).await?;
-        let e_summary = embedded.load(&files, None, &NoProgress).await?;
-        let e_time = start.elapsed();
-
-        let rate = |d: Duration| quads as f64 / d.as_secs_f64();
-        println!("\n### Load ({quads} triples)\n");
-        println!("| variant | seconds | triples/s | time vs plain Oxigraph |");
-        println!("|---|---:|---:|---:|");
-        for (name, d) in [
-            ("P plain Oxigraph bulk load, default graph", p_time),
-            ("Q plain Oxigraph bulk load, graph per file", q_time),
-            ("K kgfuse load, graph only", k_time),
-            ("E kgfuse load + embed ub:name (hash) + LanceDB", e_time),
-        ] {
-            println!(
-                "| {name} | {:.2} | {:.0} | {:.2}x |",
-                d.as_secs_f64(),
-                rate(d),
-                d.as_secs_f64() / p_time.as_secs_f64()
-            );
-        }
-        println!(
-            "\n(K: {:.2} s of it `Engine::init`, the store and its ontology; E embedded {} rows)",
-            k_init.as_secs_f64(),
-            e_summary.vectors.added
-        );
-        drop(embedded);
-        println!("\n{}", profile::edge_index_build(&engine)?);
-
-        println!("\n### LUBM queries (median of {} runs, ms)\n", common.runs);
-        println!("| query | rows | P plain | Q plain, union | K kgfuse | K/Q | K/P |");
-        println!("|---|---:|---:|---:|---:|---:|---:|");
-        let (mut sum_k, mut sum_q, mut sum_p) = (0.0, 0.0, 0.0);
-        for (name, query) in &queries {
-            let (p, rows_p) = time(common.runs, || count_plain(&plain, query, false))?;
-            let (q, rows_q) = time(common.runs, || count_plain(&named, query, true))?;
-            let (k, rows_k) = time(common.runs, || count_kgfuse(&engine, query))?;
-            let rows = if rows_p == rows_q && rows_q == rows_k {
-                rows_k.to_string()
-            } else {
-                format!("{rows_p}/{rows_q}/{rows_k}")
-            };
-            println!(
-                "| {name} | {rows} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} |",
-                ms(p),
-                ms(q),
-                ms(k),
-                ms(k) / ms(q),
-                ms(k) / ms(p)
-            );
-            sum_k += ms(k);
-            sum_q += ms(q);
-            sum_p += ms(p);
-        }
-        println!(
-            "| **all** | | {sum_p:.2} | {sum_q:.2} | {sum_k:.2} | {:.3} | {:.3} |",
-            sum_k / sum_q,
-            sum_k / sum_p
-        );
-        drop(engine);
-        drop(plain);
-        drop(named);
+        let stores = load_four(&root, &files).await?;
+        println!("\n{}", profile::edge_index_build(&stores.kgfuse)?);
+        compare_queries(&stores, &queries, common.runs)?;
+        drop(stores);
         let _ = std::fs::remove_dir_all(&root);
     }
     let _ = std::fs::remove_dir_all(scratch);
+    Ok(())
+}
+
+/// The stores the LUBM queries run on: plain Oxigraph with everything in the
+/// default graph (P) and with a graph per file (Q), and kgfuse (K).
+struct LubmStores {
+    plain: Store,
+    named: Store,
+    kgfuse: Engine,
+}
+
+/// Loads the files four ways (P, Q, K, and E: K with `ub:name` embedded), prints
+/// the load table, and keeps P, Q and K.
+async fn load_four(root: &Path, files: &[PathBuf]) -> Result<LubmStores> {
+    let (plain, p_time, quads) = plain_load(&root.join("p"), files, false)?;
+    let (named, q_time, _) = plain_load(&root.join("q"), files, true)?;
+
+    let start = Instant::now();
+    let kgfuse = Engine::init(root.join("k"), EngineInit::hash(384)).await?;
+    let k_init = start.elapsed();
+    kgfuse.load(files, None, &NoProgress).await?;
+    let k_time = start.elapsed();
+
+    let start = Instant::now();
+    let embedded = Engine::init(root.join("e"), lubm_embedded()).await?;
+    let e_summary = embedded.load(files, None, &NoProgress).await?;
+    let e_time = start.elapsed();
+
+    let rate = |d: Duration| quads as f64 / d.as_secs_f64();
+    println!("\n### Load ({quads} triples)\n");
+    println!("| variant | seconds | triples/s | time vs plain Oxigraph |");
+    println!("|---|---:|---:|---:|");
+    for (name, d) in [
+        ("P plain Oxigraph bulk load, default graph", p_time),
+        ("Q plain Oxigraph bulk load, graph per file", q_time),
+        ("K kgfuse load, graph only", k_time),
+        ("E kgfuse load + embed ub:name (hash) + LanceDB", e_time),
+    ] {
+        println!(
+            "| {name} | {:.2} | {:.0} | {:.2}x |",
+            d.as_secs_f64(),
+            rate(d),
+            d.as_secs_f64() / p_time.as_secs_f64()
+        );
+    }
+    println!(
+        "\n(K: {:.2} s of it `Engine::init`, the store and its ontology; E embedded {} rows)",
+        k_init.as_secs_f64(),
+        e_summary.vectors.added
+    );
+    Ok(LubmStores {
+        plain,
+        named,
+        kgfuse,
+    })
+}
+
+/// The 14 queries on P, Q and K: medians, row counts and the ratios K/Q and K/P.
+fn compare_queries(stores: &LubmStores, queries: &[(String, String)], runs: usize) -> Result<()> {
+    println!("\n### LUBM queries (median of {runs} runs, ms)\n");
+    println!("| query | rows | P plain | Q plain, union | K kgfuse | K/Q | K/P |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let (mut sum_k, mut sum_q, mut sum_p) = (0.0, 0.0, 0.0);
+    for (name, query) in queries {
+        let (p, rows_p) = time(runs, || count_plain(&stores.plain, query, false))?;
+        let (q, rows_q) = time(runs, || count_plain(&stores.named, query, true))?;
+        let (k, rows_k) = time(runs, || count_kgfuse(&stores.kgfuse, query))?;
+        let rows = if rows_p == rows_q && rows_q == rows_k {
+            rows_k.to_string()
+        } else {
+            format!("{rows_p}/{rows_q}/{rows_k}")
+        };
+        println!(
+            "| {name} | {rows} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} |",
+            ms(p),
+            ms(q),
+            ms(k),
+            ms(k) / ms(q),
+            ms(k) / ms(p)
+        );
+        sum_k += ms(k);
+        sum_q += ms(q);
+        sum_p += ms(p);
+    }
+    println!(
+        "| **all** | | {sum_p:.2} | {sum_q:.2} | {sum_k:.2} | {:.3} | {:.3} |",
+        sum_k / sum_q,
+        sum_k / sum_p
+    );
     Ok(())
 }
