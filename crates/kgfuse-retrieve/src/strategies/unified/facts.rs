@@ -126,6 +126,48 @@ pub(super) fn is_schema_bookkeeping(predicate: &str) -> bool {
 /// the two (the higher mean relevance to the question's linked entities and
 /// properties; the constructed query's on a tie), then the other's, then path
 /// evidence and the template facts by relevance; no repeats.
+/// The facts of stage 5, by where they come from.
+pub(super) struct FactSources {
+    /// Rows of the query graphs.
+    pub(super) constructed: Vec<Fact>,
+    /// Rows of a real model's query.
+    pub(super) generated: Vec<Fact>,
+    /// Path evidence between entities.
+    pub(super) paths: Vec<Fact>,
+    /// Template facts about each entity.
+    pub(super) template: Vec<Fact>,
+}
+
+/// Stage 5: the facts ranked, those off the returned code set apart when the
+/// question asks for code, and the budget for the dispatch applied.
+pub(super) fn facts_stage(
+    sources: FactSources,
+    relevance: &Relevance<'_>,
+    asks_for_code: bool,
+    dispatch: Dispatch,
+    top_k: usize,
+    context: &mut FusedContext,
+) {
+    let mut facts = rank_facts(
+        sources.constructed,
+        sources.generated,
+        sources.paths,
+        sources.template,
+        relevance,
+    );
+    let mut off_code = Vec::new();
+    if asks_for_code {
+        (facts, off_code) = about_returned_code(facts, context);
+    }
+    budget_stage(
+        facts,
+        off_code,
+        fact_budget(dispatch, top_k),
+        dispatch,
+        context,
+    );
+}
+
 pub(super) fn rank_facts(
     constructed: Vec<Fact>,
     generated: Vec<Fact>,

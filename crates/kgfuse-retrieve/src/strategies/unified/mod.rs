@@ -89,22 +89,16 @@ pub(crate) async fn retrieve(
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question.text(), &hits)?;
     let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
-    let index = store.edge_index()?;
-    let ties = match &shortlist {
-        Some(shortlist) => shortlist.read_ties(store, model, index.as_deref())?,
-        None => OneRead::new(store, None),
-    };
-    // Entity paths only for a question that does not ask for code.
-    let path_from = match &code {
-        None => &entities[..entities.len().saturating_sub(1)],
-        Some(_) => &[],
-    };
-    let walks = Walks {
-        path_from,
-        start: WalkStart::new(store, question, options).await?,
-        index,
-    };
-    let read = graph_stage(store, &entities, walks, ties, options)?;
+    let read = graph_reads(
+        store,
+        model,
+        question,
+        &entities,
+        code.is_some(),
+        shortlist.as_ref(),
+        options,
+    )
+    .await?;
     let domain_functions = domain_ranking(
         shortlist,
         model,
@@ -130,7 +124,6 @@ pub(crate) async fn retrieve(
     let template = read.templates.finish(&mut context, &mut rejected);
     ontology_check_stage(&rejected, &mut context);
     let path_facts = path_stage(&entities, read.path_walks, code.as_deref(), &mut context);
-    let relevance = Relevance::new(store, &linked, &entities)?;
     let signals = Signals {
         question,
         hits: &hits,
@@ -141,25 +134,52 @@ pub(crate) async fn retrieve(
         domain: &domain_functions,
     };
     ranking_stage(store, &signals, options, read.walked, &mut context).await?;
-    let mut facts = rank_facts(
-        constructed.facts,
+    let sources = FactSources {
+        constructed: constructed.facts,
         generated,
-        path_facts,
+        paths: path_facts,
         template,
+    };
+    let relevance = Relevance::new(store, &linked, &entities)?;
+    facts_stage(
+        sources,
         &relevance,
-    );
-    let mut off_code = Vec::new();
-    if code.is_some() {
-        (facts, off_code) = about_returned_code(facts, &context);
-    }
-    budget_stage(
-        facts,
-        off_code,
-        fact_budget(dispatch, top_k),
+        code.is_some(),
         dispatch,
+        top_k,
         &mut context,
     );
     Ok(context)
+}
+
+/// Stages 3c and 4 and the ranking's walk and gate, read together ([`graph_stage`]):
+/// the walks start at the entities (for paths, unless the question asks for code)
+/// and at the ranking's seeds, over the edge index when there is one.
+async fn graph_reads<'a>(
+    store: &'a Store,
+    model: &dyn LanguageModel,
+    question: &Question,
+    entities: &[NamedNode],
+    asks_for_code: bool,
+    shortlist: Option<&domain::Shortlist>,
+    options: &RetrieveOptions,
+) -> Result<GraphReads<'a>, RetrieveError> {
+    let index = store.edge_index()?;
+    let ties = match shortlist {
+        Some(shortlist) => shortlist.read_ties(store, model, index.as_deref())?,
+        None => OneRead::new(store, None),
+    };
+    let path_from = if asks_for_code {
+        &[]
+    } else {
+        &entities[..entities.len().saturating_sub(1)]
+    };
+    let walks = Walks {
+        path_from,
+        start: WalkStart::new(store, question, options).await?,
+        index,
+    };
+    graph_stage(store, entities, walks, ties, options)
 }
 
 /// The `domain` channel's first half (stage 6), when the store holds code:
