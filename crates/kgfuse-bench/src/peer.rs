@@ -51,6 +51,25 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
         ingest.as_secs_f64(),
         ingest.as_secs_f64() / peer_ingest
     );
+    let flat_p50 = latency_rows(&engine, &questions, &peer).await?;
+    let floor = floor_p50(&engine, &questions, 8).await?;
+    println!(
+        "| flat p50 / floor (embed the question + scan every vector in memory: {floor:.1} ms) | | | {:.2}x |",
+        flat_p50 / floor
+    );
+    println!(
+        "\nPeer: {}; load average during its run {}.",
+        peer["versions"], peer["load_average_1m"]
+    );
+    component_table(&engine, &questions).await?;
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The `flat` and `unified` p50 and p95 rows against the peer's (one warm-up
+/// pass, then one timed pass, as the peer does); returns `flat`'s p50 in ms.
+async fn latency_rows(engine: &Engine, questions: &[String], peer: &Value) -> Result<f64> {
     let mut flat_p50 = f64::NAN;
     for strategy in [Strategy::Flat, Strategy::Unified] {
         let options = RetrieveOptions {
@@ -58,10 +77,10 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
             top_k: 8,
             ..RetrieveOptions::default()
         };
-        answer_all(&engine, &questions, &options).await?; // warm-up
+        answer_all(engine, questions, &options).await?; // warm-up
         // Measure the steady state: an edge index the warm-up started is built.
         engine.store().wait_for_background_work();
-        let mut times = answer_all(&engine, &questions, &options).await?;
+        let mut times = answer_all(engine, questions, &options).await?;
         times.sort();
         if strategy == Strategy::Flat {
             flat_p50 = percentile_ms(&times, 0.5);
@@ -78,15 +97,12 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
             );
         }
     }
-    let floor = floor_p50(&engine, &questions, 8).await?;
-    println!(
-        "| flat p50 / floor (embed the question + scan every vector in memory: {floor:.1} ms) | | | {:.2}x |",
-        flat_p50 / floor
-    );
-    println!(
-        "\nPeer: {}; load average during its run {}.",
-        peer["versions"], peer["load_average_1m"]
-    );
+    Ok(flat_p50)
+}
+
+/// One more pass per strategy, split by component (embedding, LanceDB, graph,
+/// kgfuse's own code).
+async fn component_table(engine: &Engine, questions: &[String]) -> Result<()> {
     println!(
         "\nOne more pass per strategy in the same order, split by component \
          (median ms, calls in brackets; `kgfuse-bench profile` on this store):\n"
@@ -99,13 +115,11 @@ pub async fn run(peer_result: &Path, questions: &Path, scratch: &Path) -> Result
             ..RetrieveOptions::default()
         };
         let mut splits = Vec::with_capacity(questions.len());
-        for question in &questions {
-            splits.push(crate::profile::measure(&engine, question, &options).await?);
+        for question in questions {
+            splits.push(crate::profile::measure(engine, question, &options).await?);
         }
         println!("{}", crate::profile::row(strategy, &splits));
     }
-    drop(engine);
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
