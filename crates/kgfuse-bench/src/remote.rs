@@ -164,22 +164,7 @@ async fn virtuoso_load(archive: &Path, server: &Server, scratch: &Path) -> Resul
     let files = crate::extract(archive, &root.join("owl"))?;
     // Convert once, outside every timing; each kgfuse run loads its own copy (its
     // graphs are named after the files, so the runs do not meet on the server).
-    let nt_dir = root.join("nt");
-    std::fs::create_dir_all(&nt_dir)?;
-    let mut nt_files = Vec::new();
-    let mut triples = 0usize;
-    for (i, file) in files.iter().enumerate() {
-        let base = crate::file_iri(file)?;
-        let parser = RdfParser::from_format(RdfFormat::RdfXml).with_base_iri(base.as_str())?;
-        let mut writer = RdfSerializer::from_format(RdfFormat::NTriples).for_writer(Vec::new());
-        for quad in parser.for_reader(std::io::BufReader::new(std::fs::File::open(file)?)) {
-            writer.serialize_triple(&oxigraph::model::Triple::from(quad?))?;
-            triples += 1;
-        }
-        let path = nt_dir.join(format!("{i:04}.nt"));
-        std::fs::write(&path, writer.finish()?)?;
-        nt_files.push(path);
-    }
+    let (nt_files, triples) = to_ntriples(&files, &root.join("nt"))?;
     println!(
         "\n### Loading {} (N-Triples, {} files, {triples} triples) into {}\n",
         archive.display(),
@@ -250,6 +235,26 @@ async fn virtuoso_load(archive: &Path, server: &Server, scratch: &Path) -> Resul
     Ok(())
 }
 
+/// The RDF/XML files as N-Triples files in `dir`, and how many triples they hold.
+fn to_ntriples(files: &[PathBuf], dir: &Path) -> Result<(Vec<PathBuf>, usize)> {
+    std::fs::create_dir_all(dir)?;
+    let mut nt_files = Vec::new();
+    let mut triples = 0usize;
+    for (i, file) in files.iter().enumerate() {
+        let base = crate::file_iri(file)?;
+        let parser = RdfParser::from_format(RdfFormat::RdfXml).with_base_iri(base.as_str())?;
+        let mut writer = RdfSerializer::from_format(RdfFormat::NTriples).for_writer(Vec::new());
+        for quad in parser.for_reader(std::io::BufReader::new(std::fs::File::open(file)?)) {
+            writer.serialize_triple(&oxigraph::model::Triple::from(quad?))?;
+            triples += 1;
+        }
+        let path = dir.join(format!("{i:04}.nt"));
+        std::fs::write(&path, writer.finish()?)?;
+        nt_files.push(path);
+    }
+    Ok((nt_files, triples))
+}
+
 /// Vector rows written and searched on S3 and in a local directory: the whole
 /// load (the same graph and embedding on both sides, so the difference is the
 /// vector writes), then single-row upserts and searches, each timed alone.
@@ -278,41 +283,7 @@ async fn vectors_on_s3(
                     storage: storage.clone(),
                 });
             }
-            let engine = Engine::init(&dir, setup).await?;
-            let start = Instant::now();
-            engine.load(&[&file], None, &NoProgress).await?;
-            let load = start.elapsed();
-            let rows = engine.store().vectors().len().await?;
-            let vectors = engine.store().vectors();
-            let mut upserts = Vec::new();
-            let mut searches = Vec::new();
-            for (i, question) in questions.iter().enumerate() {
-                let query = engine.store().embed(question)?;
-                let row = VectorRow {
-                    iri: format!("urn:kgfuse-bench:upsert/{i}"),
-                    kind: "Note".into(),
-                    text: (*question).to_owned(),
-                    hash: format!("{i}"),
-                    graph: "urn:kgfuse-bench:upserts".into(),
-                    vector: query.clone(),
-                };
-                let start = Instant::now();
-                vectors.upsert(std::slice::from_ref(&row)).await?;
-                upserts.push(start.elapsed());
-                vectors.search(&query, 10, kgfuse::KindFilter::Any).await?; // warm-up
-                let start = Instant::now();
-                vectors.search(&query, 10, kgfuse::KindFilter::Any).await?;
-                searches.push(start.elapsed());
-            }
-            upserts.sort();
-            searches.sort();
-            measured.push((
-                load,
-                percentile_ms(&upserts, 0.5),
-                percentile_ms(&searches, 0.5),
-                rows,
-            ));
-            drop(engine);
+            measured.push(vector_side(&dir, setup, &file, &questions).await?);
             let _ = std::fs::remove_dir_all(&dir);
         }
         let [
@@ -333,4 +304,48 @@ async fn vectors_on_s3(
         let _ = std::fs::remove_file(&file);
     }
     Ok(())
+}
+
+/// One side of [`vectors_on_s3`]: the load's time, the upsert and search p50 in
+/// ms (each alone, a search after a warm-up), and the vector rows.
+async fn vector_side(
+    dir: &Path,
+    setup: EngineInit,
+    file: &Path,
+    questions: &[String],
+) -> Result<(Duration, f64, f64, usize)> {
+    let engine = Engine::init(dir, setup).await?;
+    let start = Instant::now();
+    engine.load(&[file], None, &NoProgress).await?;
+    let load = start.elapsed();
+    let rows = engine.store().vectors().len().await?;
+    let vectors = engine.store().vectors();
+    let mut upserts = Vec::new();
+    let mut searches = Vec::new();
+    for (i, question) in questions.iter().enumerate() {
+        let query = engine.store().embed(question)?;
+        let row = VectorRow {
+            iri: format!("urn:kgfuse-bench:upsert/{i}"),
+            kind: "Note".into(),
+            text: question.clone(),
+            hash: format!("{i}"),
+            graph: "urn:kgfuse-bench:upserts".into(),
+            vector: query.clone(),
+        };
+        let start = Instant::now();
+        vectors.upsert(std::slice::from_ref(&row)).await?;
+        upserts.push(start.elapsed());
+        vectors.search(&query, 10, kgfuse::KindFilter::Any).await?; // warm-up
+        let start = Instant::now();
+        vectors.search(&query, 10, kgfuse::KindFilter::Any).await?;
+        searches.push(start.elapsed());
+    }
+    upserts.sort();
+    searches.sort();
+    Ok((
+        load,
+        percentile_ms(&upserts, 0.5),
+        percentile_ms(&searches, 0.5),
+        rows,
+    ))
 }
