@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""DS-1000 as executable tasks for `eval/tasks`.
+
+    python3 eval/tasks/ds1000.py validate --python VENV/bin/python [--split origin] [--jobs 2]
+
+`validate` runs every problem's reference solution through the problem's own
+check in the given environment and writes one line per problem (id, library,
+kind, seconds) to the harness's cache, then prints the counts per library and
+kind. DS-1000 was written against older library versions: a problem whose
+reference fails here is excluded from every condition, and the report says how
+many and why.
+
+Splits: `origin` (the `Origin` problems: development and tuning) and `test`
+(the stratified sample of perturbed problems listed in
+eval/tasks/ds1000-test-ids.txt: run only for the final report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared/data/ds1000/ds1000.jsonl.gz"
+TEST_IDS = Path(__file__).resolve().parent / "ds1000-test-ids.txt"
+#: The libraries whose environments install here (PyTorch and TensorFlow are
+#: left out: see EVALUATION.md).
+LIBRARIES = ("Numpy", "Pandas", "Scipy", "Sklearn", "Matplotlib")
+
+
+def problems(split: str, data: Path = DATA) -> list[dict]:
+    """The problems of a split, in DS-1000's order."""
+    rows = [json.loads(line) for line in gzip.open(data, "rt")]
+    rows = [r for r in rows if r["metadata"]["library"] in LIBRARIES]
+    if split == "origin":
+        return [r for r in rows if r["metadata"]["perturbation_type"] == "Origin"]
+    if split == "test":
+        wanted = {int(line) for line in TEST_IDS.read_text().split() if line.strip()}
+        return [r for r in rows if r["metadata"]["problem_id"] in wanted]
+    raise SystemExit(f"unknown split {split!r}: origin or test")
+
+
+#: The seaborn example datasets the Origin problems load; fetched once by
+#: `prepare` (with network) so that checks run without it.
+SEABORN_DATASETS = ("penguins", "tips", "planets", "exercise")
+
+
+def seaborn_data() -> Path:
+    """The seaborn data cache the checks read (`SEABORN_DATA`)."""
+    return check.scratch_root() / "seaborn-data"
+
+
+def check_env() -> dict[str, str]:
+    """Environment variables every DS-1000 check gets."""
+    return {"SEABORN_DATA": str(seaborn_data())}
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """Fetches the seaborn datasets into the cache, with the task environment."""
+    names = ", ".join(repr(n) for n in SEABORN_DATASETS)
+    script = (
+        "import seaborn as sns\n"
+        f"for name in ({names},):\n"
+        f"    sns.load_dataset(name, data_home={str(seaborn_data())!r})\n"
+    )
+    subprocess.run([args.python, "-c", script], check=True)
+    print(f"seaborn data in {seaborn_data()}")
+
+
+def program(problem: dict, solution: str) -> str:
+    """The problem's check applied to `solution`, as DS-1000's own harness builds it."""
+    text = problem["code_context"] + "\n" + f"code = {solution!r}\n" + "test_execution(code)\n"
+    if "test_string(" in problem["code_context"]:
+        text += "test_string(code)\n"
+    return text
+
+
+def validate(args: argparse.Namespace) -> None:
+    chosen = problems(args.split)
+    out_dir = check.scratch_root() / "ds1000"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"reference-{args.split}-{Path(args.python).absolute().parent.parent.name}.jsonl"
+
+    def one(problem: dict) -> dict:
+        outcome = check.run(
+            program(problem, problem["reference_code"]),
+            args.python,
+            args.timeout,
+            extra_env=check_env(),
+        )
+        meta = problem["metadata"]
+        return {
+            "id": meta["problem_id"],
+            "library": meta["library"],
+            "kind": outcome.kind,
+            "seconds": round(outcome.seconds, 2),
+            "detail": outcome.detail[-300:],
+        }
+
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for n, result in enumerate(pool.map(one, chosen), 1):
+            results.append(result)
+            if n % 20 == 0:
+                print(f"{n}/{len(chosen)}", file=sys.stderr, flush=True)
+    with out.open("w") as file:
+        for result in results:
+            file.write(json.dumps(result) + "\n")
+    counts = collections.Counter((r["library"], r["kind"]) for r in results)
+    for library in LIBRARIES:
+        row = {kind: counts[(library, kind)] for kind in check.KINDS}
+        print(library, row)
+    print("all", dict(collections.Counter(r["kind"] for r in results)))
+    print(f"written: {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    v = commands.add_parser("validate", help="run every reference solution through its check")
+    v.add_argument("--python", required=True, help="the task environment's interpreter")
+    v.add_argument("--split", default="origin", choices=["origin", "test"])
+    v.add_argument("--jobs", type=int, default=2)
+    v.add_argument("--timeout", type=float, default=120.0)
+    p = commands.add_parser("prepare", help="fetch the data the checks read (network needed)")
+    p.add_argument("--python", required=True, help="the task environment's interpreter")
+    args = parser.parse_args()
+    if args.command == "validate":
+        validate(args)
+    elif args.command == "prepare":
+        prepare(args)
+
+
+if __name__ == "__main__":
+    main()
