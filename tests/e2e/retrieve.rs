@@ -352,3 +352,35 @@ fn unified_keeps_text_and_generated_facts_apart() {
         k.ok(&["sparql", query, "--format", "json"]);
     }
 }
+
+#[test]
+fn an_excluded_node_neither_appears_nor_is_counted() {
+    let k = Kgfuse::hash();
+    k.load(&["fixtures/policy/policy.ttl"]);
+    let question = "Can I work remotely from another country?";
+    let args = |extra: &[&str]| {
+        let mut args = vec!["retrieve", question, "--strategy", "flat", "--top-k", "5"];
+        args.extend_from_slice(extra);
+        args.extend(["--format", "json"]);
+        k.json(&args)
+    };
+    let iris = |context: &Value| -> Vec<String> {
+        context["unstructured"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter_map(|h| h["iri"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let all = args(&[]);
+    let first = iris(&all).first().cloned().expect("a first hit");
+    let without = args(&["--exclude", &first]);
+    assert!(!iris(&without).contains(&first), "{without}");
+    let exclude = without["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .find(|s| s["stage"] == "exclude")
+        .unwrap_or_else(|| panic!("no exclude stage: {without}"));
+    assert_eq!(exclude["dropped"][0]["iri"], first.as_str(), "{exclude}");
+}

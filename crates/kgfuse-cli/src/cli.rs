@@ -402,6 +402,10 @@ pub(crate) struct RetrieveArgs {
     /// domain: the gate drops functions scoring this much (cosine) below the best.
     #[arg(long, default_value_t = 0.15)]
     pub(crate) gate_margin: f32,
+    /// A node (IRI) that must neither appear in the context nor inform it, e.g. a
+    /// worked example that holds the answer (repeatable).
+    #[arg(long, value_name = "IRI")]
+    pub(crate) exclude: Vec<String>,
     /// Use the offline rule-based model even when an LLM is configured
     /// (KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL).
     #[arg(long)]

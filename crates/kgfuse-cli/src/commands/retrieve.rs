@@ -28,7 +28,7 @@ pub(crate) async fn run(args: RetrieveArgs, ctx: &Ctx) -> Result<ExitCode> {
             gate_margin: args.gate_margin,
             ..kgfuse::DomainOptions::default()
         },
-        ..kgfuse::RetrieveOptions::default()
+        exclude: args.exclude.into_iter().collect(),
     };
     let context = engine.retrieve(&args.question, &options).await?;
     if args.output.is_json() {
