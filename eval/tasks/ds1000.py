@@ -76,12 +76,52 @@ def prepare(args: argparse.Namespace) -> None:
     print(f"seaborn data in {seaborn_data()}")
 
 
-def program(problem: dict, solution: str) -> str:
-    """The problem's check applied to `solution`, as DS-1000's own harness builds it."""
-    text = problem["code_context"] + "\n" + f"code = {solution!r}\n" + "test_execution(code)\n"
+def check_template(problem: dict) -> str:
+    """The problem's check as DS-1000's own harness builds it, with `[solution]`
+    standing for the solution as a string literal (the form `run.py` fills)."""
+    text = problem["code_context"] + "\ncode = [solution]\ntest_execution(code)\n"
     if "test_string(" in problem["code_context"]:
         text += "test_string(code)\n"
     return text
+
+
+def program(problem: dict, solution: str) -> str:
+    """The problem's check applied to `solution`."""
+    return check_template(problem).replace("[solution]", repr(solution))
+
+
+#: Where a DS-1000 problem lives as a worked example in the store.
+CASE_BASE = "https://w3id.org/kgfuse/ds1000/case/"
+
+
+def tasks(args: argparse.Namespace) -> None:
+    """The split's problems whose reference passes in the environment, as tasks
+    for `run.py`: DS-1000's prompt, its check, and the worked examples of the same
+    origin excluded from the context."""
+    passing = {
+        r["id"]
+        for r in map(json.loads, Path(args.validated).read_text().splitlines())
+        if r["kind"] == "pass"
+    }
+    written = 0
+    with open(args.out, "w") as out:
+        for problem in problems(args.split):
+            meta = problem["metadata"]
+            if meta["problem_id"] not in passing:
+                continue
+            question = problem["prompt"].split("\nA:\n")[0].removeprefix("Problem:\n").strip()
+            task = {
+                "id": f"ds1000-{meta['problem_id']}",
+                "group": meta["library"],
+                "prompt": problem["prompt"],
+                "question": question,
+                "check": check_template(problem),
+                "exclude": [f"{CASE_BASE}{meta['perturbation_origin_id']}"],
+                "env": check_env(),
+            }
+            out.write(json.dumps(task) + "\n")
+            written += 1
+    print(f"{written} tasks in {args.out}")
 
 
 def validate(args: argparse.Namespace) -> None:
@@ -131,6 +171,10 @@ def main() -> None:
     v.add_argument("--split", default="origin", choices=["origin", "test"])
     v.add_argument("--jobs", type=int, default=2)
     v.add_argument("--timeout", type=float, default=120.0)
+    t = commands.add_parser("tasks", help="write the split's tasks for run.py")
+    t.add_argument("--split", default="origin", choices=["origin", "test"])
+    t.add_argument("--validated", required=True, help="validate's output for the environment")
+    t.add_argument("--out", required=True)
     p = commands.add_parser("prepare", help="fetch the data the checks read (network needed)")
     p.add_argument("--python", required=True, help="the task environment's interpreter")
     args = parser.parse_args()
@@ -138,6 +182,8 @@ def main() -> None:
         validate(args)
     elif args.command == "prepare":
         prepare(args)
+    elif args.command == "tasks":
+        tasks(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Pass@1 of a model with and without kgfuse's context, on tasks with executable checks.
+
+    python3 eval/tasks/run.py --tasks TASKS.jsonl --python VENV/bin/python \\
+        --conditions none,flat,unified --kgfuse BIN --data STORE \\
+        --model-url http://127.0.0.1:8080/v1 --model NAME [--limit N] [--out REPORT.json]
+
+Each task (one JSON object per line: `id`, `prompt`, `check` (a Python program in
+which `[solution]` stands for the model's code as a string literal), optional
+`question` (what kgfuse is asked; the prompt otherwise), optional `exclude` (IRIs the
+context must not use), optional `group` (for the per-group table), optional `env`
+(variables the check needs)) is asked once per condition at
+temperature 0. The condition is the context block put before the task: `none`, or a
+kgfuse strategy's FusedContext (`kgfuse retrieve --strategy S --format json`). The
+code is taken from the reply (a fenced block, else the reply), run through the
+task's check (`check.py`: isolated, no network, time and memory limits), and the
+outcome recorded: pass, syntax, exception, wrong or timeout.
+
+Replies are cached per (task, condition, model, prompt hash) under
+`$CARGO_TARGET_DIR/tasks/replies/`, so an interrupted run resumes where it stopped;
+progress goes to stderr, the report (per condition: pass@1 with a 95 % Wilson
+interval, tasks, context tokens, model seconds, failures by kind) to stdout and,
+with `--out`, to a JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import check  # noqa: E402
+
+SYSTEM = (
+    "You are an expert Python programmer. Reply with the code that solves the task, "
+    "in one ```python block, and nothing else."
+)
+
+
+def approx_tokens(text: str) -> int:
+    """About four characters a token, as kgfuse's own report counts them."""
+    return (len(text) + 3) // 4
+
+
+def context_block(context: dict, max_items: int) -> str:
+    """A FusedContext as prompt text: functions with their signatures and docs,
+    worked examples with their code, facts, then text passages."""
+    parts: list[str] = []
+    for function in context.get("functions", [])[:max_items]:
+        signature = function.get("signature") or function.get("name") or function.get("iri")
+        doc = (function.get("doc") or "").strip().split("\n\n")[0]
+        parts.append(f"- {signature}" + (f": {doc}" if doc else ""))
+    for case in context.get("cases", [])[:max_items]:
+        code = (case.get("code") or "").strip()
+        if code:
+            parts.append(f"Example ({case.get('title') or case.get('iri')}):\n```python\n{code}\n```")
+    for fact in context.get("structured_facts", [])[:max_items]:
+        parts.append(f"- {fact.get('subject')} {fact.get('predicate')} {fact.get('object')}")
+    for hit in context.get("unstructured", [])[:max_items]:
+        text = (hit.get("text") or "").strip()
+        if text:
+            parts.append(text)
+    if not parts:
+        return ""
+    return "Context from the library's knowledge graph:\n" + "\n".join(parts) + "\n\n"
+
+
+def retrieve(args: argparse.Namespace, task: dict, strategy: str) -> dict:
+    """kgfuse's context for the task's prompt under `strategy`."""
+    question = task.get("question", task["prompt"])
+    command = [args.kgfuse, "--data", args.data, "retrieve", question, "--strategy", strategy,
+               "--top-k", str(args.top_k), "--offline", "--format", "json"]
+    for iri in task.get("exclude", []):
+        command += ["--exclude", iri]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def ask(args: argparse.Namespace, prompt: str) -> tuple[str, float]:
+    """One chat completion at temperature 0: the reply and the seconds it took."""
+    body = json.dumps({
+        "model": args.model,
+        "temperature": 0,
+        "max_tokens": args.max_tokens,
+        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+    }).encode()
+    request = urllib.request.Request(
+        args.model_url.rstrip("/") + "/chat/completions",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=args.model_timeout) as response:
+        reply = json.load(response)
+    return reply["choices"][0]["message"]["content"], time.monotonic() - started
+
+
+def extract_code(reply: str) -> str:
+    """The code of a reply: its first fenced block, else DS-1000's `<code>` block,
+    else the whole reply."""
+    fenced = re.search(r"```(?:python|py)?\s*\n(.*?)```", reply, re.S)
+    if fenced:
+        return fenced.group(1)
+    tagged = re.search(r"<code>(.*?)</code>", reply, re.S)
+    if tagged:
+        return tagged.group(1)
+    return reply
+
+
+def cached(args: argparse.Namespace, key: dict, compute) -> dict:
+    """A result stored under the hash of `key`, computed once."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    path = check.scratch_root() / "replies" / digest[:2] / f"{digest}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value))
+    return value
+
+
+def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a pass rate."""
+    if total == 0:
+        return (0.0, 0.0)
+    p = passed / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
+    """One task under one condition: context, prompt, reply, check."""
+    context = "" if condition == "none" else context_block(retrieve(args, task, condition), args.max_items)
+    prompt = context + task["prompt"]
+    key = {"task": task["id"], "condition": condition, "model": args.model,
+           "prompt": hashlib.sha256(prompt.encode()).hexdigest()}
+
+    def compute() -> dict:
+        reply, seconds = ask(args, prompt)
+        code = extract_code(reply)
+        program = task["check"].replace("[solution]", repr(code))
+        outcome = check.run(program, args.python, args.timeout, extra_env=task.get("env"))
+        return {"kind": outcome.kind, "detail": outcome.detail[-300:], "model_seconds": seconds,
+                "context_tokens": approx_tokens(context), "prompt_tokens": approx_tokens(prompt)}
+
+    result = cached(args, key, compute)
+    return {"task": task["id"], "group": task.get("group", ""), "condition": condition, **result}
+
+
+def report(results: list[dict], conditions: list[str]) -> dict:
+    """Per condition: pass@1 with its interval, tokens, seconds, failures by kind."""
+    out = {}
+    for condition in conditions:
+        rows = [r for r in results if r["condition"] == condition]
+        passed = sum(r["kind"] == "pass" for r in rows)
+        low, high = wilson(passed, len(rows))
+        out[condition] = {
+            "tasks": len(rows),
+            "pass_at_1": passed / len(rows) if rows else 0.0,
+            "interval_95": [low, high],
+            "context_tokens": sum(r["context_tokens"] for r in rows) / max(1, len(rows)),
+            "model_seconds": sum(r["model_seconds"] for r in rows) / max(1, len(rows)),
+            "failures": dict(collections.Counter(r["kind"] for r in rows if r["kind"] != "pass")),
+            "by_group": {
+                group: sum(r["kind"] == "pass" for r in rows if r["group"] == group)
+                / max(1, sum(r["group"] == group for r in rows))
+                for group in sorted({r["group"] for r in rows})
+            },
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", required=True, type=Path)
+    parser.add_argument("--python", required=True, help="the tasks' environment")
+    parser.add_argument("--conditions", default="none,flat,unified")
+    parser.add_argument("--kgfuse", default="kgfuse")
+    parser.add_argument("--data", help="the kgfuse store (needed unless every condition is none)")
+    parser.add_argument("--model-url", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--max-items", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--model-timeout", type=float, default=600)
+    parser.add_argument("--timeout", type=float, default=60, help="seconds a check may run")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    if any(c != "none" for c in conditions) and not args.data:
+        parser.error("--data is needed for a kgfuse condition")
+    tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
+    tasks = tasks[: args.limit] if args.limit else tasks
+    results = []
+    total = len(tasks) * len(conditions)
+    for n, (task, condition) in enumerate(((t, c) for t in tasks for c in conditions), 1):
+        result = run_one(args, task, condition)
+        results.append(result)
+        print(f"[{n}/{total}] {task['id']} {condition}: {result['kind']}", file=sys.stderr, flush=True)
+    summary = {"conditions": report(results, conditions), "results": results}
+    print(json.dumps(summary["conditions"], indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
