@@ -94,6 +94,70 @@ def program(problem: dict, solution: str) -> str:
 CASE_BASE = "https://w3id.org/kgfuse/ds1000/case/"
 
 
+def turtle_string(text: str) -> str:
+    """`text` as a Turtle string literal."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    return f'"{escaped}"'
+
+
+def question_of(problem: dict) -> str:
+    """The problem's question: its prompt without the code it starts from."""
+    return problem["prompt"].split("\nA:\n")[0].removeprefix("Problem:\n").strip()
+
+
+def cases(args: argparse.Namespace) -> None:
+    """The Origin problems as worked examples (question, reference code) in Turtle."""
+    lines = [
+        "@prefix kgfuse: <https://w3id.org/kgfuse/ontology#> .",
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
+        "",
+    ]
+    chosen = problems("origin")
+    for problem in chosen:
+        meta = problem["metadata"]
+        label = f"DS-1000 {meta['library']} problem {meta['problem_id']}"
+        lines.append(
+            f"<{CASE_BASE}{meta['problem_id']}> a kgfuse:Case ;\n"
+            f"    rdfs:label {turtle_string(label)} ;\n"
+            f"    rdfs:comment {turtle_string(question_of(problem))} ;\n"
+            f"    kgfuse:code {turtle_string(problem['reference_code'])} .\n"
+        )
+    Path(args.out).write_text("\n".join(lines))
+    print(f"{len(chosen)} cases in {args.out}")
+
+
+#: The import names of the five libraries, as installed in the environment.
+PACKAGES = ("numpy", "pandas", "scipy", "sklearn", "matplotlib")
+
+
+def store(args: argparse.Namespace) -> None:
+    """A kgfuse store for the tasks: the libraries' sources as installed in the
+    environment (the versions the checks run), the Origin problems as worked
+    examples, and the case base."""
+    site = subprocess.run(
+        [args.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    kgfuse = [args.kgfuse, "--data", args.data]
+    init = ["init", "--embedder", args.embedder]
+    if args.embedder == "hash":
+        init += ["--dimension", "384"]
+    steps = [init]
+    steps += [["ingest", "code", str(Path(site) / package)] for package in PACKAGES]
+    cases_file = Path(args.data).parent / (Path(args.data).name + "-cases.ttl")
+    cases(argparse.Namespace(out=cases_file))
+    steps += [["load", str(cases_file)], ["index", "cases"]]
+    for step in steps:
+        print("kgfuse", " ".join(step), file=sys.stderr, flush=True)
+        subprocess.run(kgfuse + step, check=True)
+
+
 def tasks(args: argparse.Namespace) -> None:
     """The split's problems whose reference passes in the environment, as tasks
     for `run.py`: DS-1000's prompt, its check, and the worked examples of the same
@@ -109,7 +173,7 @@ def tasks(args: argparse.Namespace) -> None:
             meta = problem["metadata"]
             if meta["problem_id"] not in passing:
                 continue
-            question = problem["prompt"].split("\nA:\n")[0].removeprefix("Problem:\n").strip()
+            question = question_of(problem)
             task = {
                 "id": f"ds1000-{meta['problem_id']}",
                 "group": meta["library"],
@@ -175,6 +239,13 @@ def main() -> None:
     t.add_argument("--split", default="origin", choices=["origin", "test"])
     t.add_argument("--validated", required=True, help="validate's output for the environment")
     t.add_argument("--out", required=True)
+    st = commands.add_parser("store", help="build the kgfuse store the tasks' context comes from")
+    st.add_argument("--kgfuse", default="kgfuse")
+    st.add_argument("--python", required=True, help="the task environment's interpreter")
+    st.add_argument("--data", required=True, help="the new store's directory")
+    st.add_argument("--embedder", default="hash", choices=["hash", "static", "minilm"])
+    c = commands.add_parser("cases", help="write the Origin problems as worked examples (Turtle)")
+    c.add_argument("--out", required=True)
     p = commands.add_parser("prepare", help="fetch the data the checks read (network needed)")
     p.add_argument("--python", required=True, help="the task environment's interpreter")
     args = parser.parse_args()
@@ -184,6 +255,10 @@ def main() -> None:
         prepare(args)
     elif args.command == "tasks":
         tasks(args)
+    elif args.command == "cases":
+        cases(args)
+    elif args.command == "store":
+        store(args)
 
 
 if __name__ == "__main__":
