@@ -11,7 +11,9 @@ which `[solution]` stands for the model's code as a string literal), optional
 context must not use), optional `group` (for the per-group table), optional `env`
 (variables the check needs)) is asked once per condition at
 temperature 0. The condition is the context block put before the task: `none`, or a
-kgfuse strategy's FusedContext (`kgfuse retrieve --strategy S --format json`). The
+kgfuse strategy's FusedContext (`kgfuse retrieve --strategy S --offline --format
+json`: retrieval uses kgfuse's offline model, so the context is the same whichever
+model answers, and model-assisted retrieval is measured on its own). The
 code is taken from the reply (a fenced block, else the reply), run through the
 task's check (`check.py`: isolated, no network, time and memory limits), and the
 outcome recorded: pass, syntax, exception, wrong or timeout.
