@@ -22,6 +22,7 @@ import collections
 import concurrent.futures
 import gzip
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +159,20 @@ def store(args: argparse.Namespace) -> None:
         subprocess.run(kgfuse + step, check=True)
 
 
+def stratified_sample(chosen: list[dict], size: int, seed: int) -> list[dict]:
+    """`size` of the problems, each library in proportion to its share, drawn with
+    `seed`, in DS-1000's order (a development subset small enough for a model run)."""
+    by_library: dict[str, list[dict]] = collections.defaultdict(list)
+    for problem in chosen:
+        by_library[problem["metadata"]["library"]].append(problem)
+    rng = random.Random(seed)
+    picked = set()
+    for library in LIBRARIES:
+        share = round(size * len(by_library[library]) / len(chosen))
+        picked.update(p["metadata"]["problem_id"] for p in rng.sample(by_library[library], share))
+    return [p for p in chosen if p["metadata"]["problem_id"] in picked]
+
+
 def tasks(args: argparse.Namespace) -> None:
     """The split's problems whose reference passes in the environment, as tasks
     for `run.py`: DS-1000's prompt, its check, and the worked examples of the same
@@ -167,12 +182,13 @@ def tasks(args: argparse.Namespace) -> None:
         for r in map(json.loads, Path(args.validated).read_text().splitlines())
         if r["kind"] == "pass"
     }
+    chosen = [p for p in problems(args.split) if p["metadata"]["problem_id"] in passing]
+    if args.sample:
+        chosen = stratified_sample(chosen, args.sample, args.seed)
     written = 0
     with open(args.out, "w") as out:
-        for problem in problems(args.split):
+        for problem in chosen:
             meta = problem["metadata"]
-            if meta["problem_id"] not in passing:
-                continue
             question = question_of(problem)
             task = {
                 "id": f"ds1000-{meta['problem_id']}",
@@ -239,6 +255,8 @@ def main() -> None:
     t.add_argument("--split", default="origin", choices=["origin", "test"])
     t.add_argument("--validated", required=True, help="validate's output for the environment")
     t.add_argument("--out", required=True)
+    t.add_argument("--sample", type=int, help="only this many, stratified by library")
+    t.add_argument("--seed", type=int, default=46, help="the sample's seed")
     st = commands.add_parser("store", help="build the kgfuse store the tasks' context comes from")
     st.add_argument("--kgfuse", default="kgfuse")
     st.add_argument("--python", required=True, help="the task environment's interpreter")

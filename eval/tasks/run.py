@@ -152,7 +152,8 @@ def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
         code = extract_code(reply)
         program = task["check"].replace("[solution]", repr(code))
         outcome = check.run(program, args.python, args.timeout, extra_env=task.get("env"))
-        return {"kind": outcome.kind, "detail": outcome.detail[-300:], "model_seconds": seconds,
+        return {"kind": outcome.kind, "detail": outcome.detail[-300:], "reply": reply,
+                "model_seconds": seconds,
                 "context_tokens": approx_tokens(context), "prompt_tokens": approx_tokens(prompt)}
 
     result = cached(args, key, compute)

@@ -315,7 +315,12 @@ impl SymbolIndex {
                         return self.canonical(&full, hops + 1);
                     }
                     if let Some(globs) = self.imports.get(&prefix).and_then(|m| m.get("*")) {
-                        for glob in globs {
+                        // Only a glob of a module we parsed can hold the name. A
+                        // compiled one (`from ._ufuncs import *`) is a dead end:
+                        // reading its path again as a chain of attributes loops
+                        // back through the package's other globs, and the paths
+                        // grow, so the search is exponential in MAX_HOPS.
+                        for glob in globs.iter().filter(|glob| self.is_module(glob)) {
                             let mut full = glob.clone();
                             full.push(next.clone());
                             full.extend(rest.iter().cloned());
@@ -335,6 +340,10 @@ impl SymbolIndex {
             return None;
         }
         None
+    }
+
+    fn is_module(&self, path: &[String]) -> bool {
+        self.kind(&self.join(path)) == Some(SymbolKind::Module)
     }
 
     /// A method of a class or of one of its bases (depth-first, in base order).
@@ -519,6 +528,31 @@ mod tests {
         assert_eq!(
             targets_of(&index, &files[1], "json.encoder.JSONEncoder.encode"),
             vec![Target::Resolved("json.encoder.Base.iterencode".into())]
+        );
+    }
+
+    /// SciPy's shape: a package re-exports compiled modules (not parsed) and parsed
+    /// ones with `from x import *`, and a submodule imports a compiled one by name.
+    /// A missing name must fail at once instead of re-reading the compiled
+    /// module's path through every glob up to MAX_HOPS deep (20^12 paths here).
+    #[test]
+    fn globs_of_compiled_modules_are_dead_ends() {
+        let mut init = String::new();
+        for n in 0..20 {
+            init.push_str(&format!("from ._compiled{n} import *\n"));
+        }
+        init.push_str("from ._basic import *\ndef caller():\n    pkg.missing()\n    pkg.defined()\n    _compiled3.thing()\n");
+        let init = python("/l/pkg/__init__.py", &["pkg"], &init);
+        let basic = python(
+            "/l/pkg/_basic.py",
+            &["pkg", "_basic"],
+            "from . import _compiled0, _compiled1\ndef defined():\n    pass\n",
+        );
+        let files = vec![init, basic];
+        let index = SymbolIndex::build(Language::Python, &files, &[]);
+        assert_eq!(
+            targets_of(&index, &files[0], "pkg.caller"),
+            vec![Target::Resolved("pkg._basic.defined".into())]
         );
     }
 
