@@ -125,6 +125,9 @@ def run(
 
 
 def scratch_root() -> Path:
-    """Where the harness keeps its caches: beside the build, never in the work tree."""
+    """Where the harness keeps its caches: `$KGFUSE_TASKS_DIR`, else beside the
+    build (`$CARGO_TARGET_DIR/tasks`), never in the work tree."""
+    if os.environ.get("KGFUSE_TASKS_DIR"):
+        return Path(os.environ["KGFUSE_TASKS_DIR"])
     target = os.environ.get("CARGO_TARGET_DIR") or str(Path.home() / ".cache/kgfuse-target")
     return Path(target) / "tasks"

@@ -23,6 +23,8 @@ import concurrent.futures
 import gzip
 import json
 import random
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,72 +93,115 @@ def program(problem: dict, solution: str) -> str:
     return check_template(problem).replace("[solution]", repr(solution))
 
 
-#: Where a DS-1000 problem lives as a worked example in the store.
-CASE_BASE = "https://w3id.org/kgfuse/ds1000/case/"
-
-
-def turtle_string(text: str) -> str:
-    """`text` as a Turtle string literal."""
-    escaped = (
-        text.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-    )
-    return f'"{escaped}"'
-
-
 def question_of(problem: dict) -> str:
     """The problem's question: its prompt without the code it starts from."""
-    return problem["prompt"].split("\nA:\n")[0].removeprefix("Problem:\n").strip()
+    text = problem["prompt"].split("\nA:\n")[0].removeprefix("Problem:\n").strip()
+    if problem["metadata"]["library"] == "Matplotlib":
+        # Matplotlib problems are code whose comments say what to draw.
+        lines = text.split("# SOLUTION START")[0].splitlines()
+        text = "\n".join(line.lstrip("# ") for line in lines if line.startswith("#"))
+    return text
 
 
-def cases(args: argparse.Namespace) -> None:
-    """The Origin problems as worked examples (question, reference code) in Turtle."""
-    lines = [
-        "@prefix kgfuse: <https://w3id.org/kgfuse/ontology#> .",
-        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
-        "",
-    ]
-    chosen = problems("origin")
-    for problem in chosen:
-        meta = problem["metadata"]
-        label = f"DS-1000 {meta['library']} problem {meta['problem_id']}"
-        lines.append(
-            f"<{CASE_BASE}{meta['problem_id']}> a kgfuse:Case ;\n"
-            f"    rdfs:label {turtle_string(label)} ;\n"
-            f"    rdfs:comment {turtle_string(question_of(problem))} ;\n"
-            f"    kgfuse:code {turtle_string(problem['reference_code'])} .\n"
-        )
-    Path(args.out).write_text("\n".join(lines))
-    print(f"{len(chosen)} cases in {args.out}")
+def setup_code(problem: dict) -> str:
+    """The code the problem starts from (its imports and inputs)."""
+    if problem["metadata"]["library"] == "Matplotlib":
+        return problem["prompt"].split("# SOLUTION START")[0]
+    found = re.search(r"\nA:\s*<code>\n(.*?)</code>", problem["prompt"], re.S)
+    return found.group(1) if found else ""
+
+
+def docstring(text: str) -> str:
+    """`text` as a Python docstring literal."""
+    return '"""' + text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""'
+
+
+def example_source(problem: dict) -> str:
+    """An Origin problem as a worked example in kgfuse's layout for example files:
+    the question as the module docstring, the imports at module level and the
+    inputs and reference solution in `solve()`, so that code ingest links the case
+    to the library functions it calls (`kgfuse:exercises`)."""
+    imports: list[str] = []
+    body: list[str] = []
+    for line in (setup_code(problem) + "\n" + problem["reference_code"]).splitlines():
+        if re.match(r"(import|from)\s", line):
+            if line not in imports:
+                imports.append(line)
+        elif line.strip():
+            body.append("    " + line)
+    return "\n".join([docstring(question_of(problem)), "", *imports, "", "", "def solve():", *body, ""])
+
+
+#: Where the worked examples are written under the store's source tree; their
+#: module is `examples.ds1000_<problem id>`.
+EXAMPLES = "examples"
+
+
+def example_module(problem_id: int) -> str:
+    """The qualified name of a problem's worked example in the store."""
+    return f"{EXAMPLES}.ds1000_{problem_id}"
 
 
 #: The import names of the five libraries, as installed in the environment.
 PACKAGES = ("numpy", "pandas", "scipy", "sklearn", "matplotlib")
 
 
-def store(args: argparse.Namespace) -> None:
-    """A kgfuse store for the tasks: the libraries' sources as installed in the
-    environment (the versions the checks run), the Origin problems as worked
-    examples, and the case base."""
+def source_tree(args: argparse.Namespace) -> Path:
+    """The tree one ingest reads: the five libraries as installed in the task
+    environment (links into its site-packages: the versions the checks run) and
+    the Origin problems as example files. One run, so that the examples' calls
+    resolve through the libraries' re-exports (`np.mean` ->
+    `numpy.core.fromnumeric.mean`)."""
     site = subprocess.run(
         [args.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
+    root = Path(args.data).absolute().parent / (Path(args.data).name + "-src")
+    if root.exists():
+        shutil.rmtree(root)
+    (root / EXAMPLES).mkdir(parents=True)
+    for package in PACKAGES:
+        (root / package).symlink_to(Path(site) / package, target_is_directory=True)
+    chosen = problems("origin")
+    for problem in chosen:
+        name = example_module(problem["metadata"]["problem_id"]).split(".")[-1]
+        (root / EXAMPLES / f"{name}.py").write_text(example_source(problem))
+    print(f"{len(chosen)} worked examples in {root / EXAMPLES}", file=sys.stderr)
+    return root
+
+
+def store(args: argparse.Namespace) -> None:
+    """A kgfuse store for the tasks: the libraries' sources as installed, the
+    Origin problems as worked examples linked to the functions they call, the
+    case base, and `examples.json` (each problem's example nodes, for exclusion)."""
     kgfuse = [args.kgfuse, "--data", args.data]
     init = ["init", "--embedder", args.embedder]
     if args.embedder == "hash":
         init += ["--dimension", "384"]
-    steps = [init]
-    steps += [["ingest", "code", str(Path(site) / package)] for package in PACKAGES]
-    cases_file = Path(args.data).parent / (Path(args.data).name + "-cases.ttl")
-    cases(argparse.Namespace(out=cases_file))
-    steps += [["load", str(cases_file)], ["index", "cases"]]
-    for step in steps:
+    root = source_tree(args)
+    for step in (init, ["ingest", "code", str(root)], ["index", "cases"]):
         print("kgfuse", " ".join(step), file=sys.stderr, flush=True)
         subprocess.run(kgfuse + step, check=True)
+    nodes = example_nodes(args.kgfuse, args.data)
+    (Path(args.data) / "examples.json").write_text(json.dumps(nodes, indent=1))
+    print(f"{len(nodes)} problems' example nodes in {Path(args.data) / 'examples.json'}")
+
+
+def example_nodes(kgfuse: str, data: str) -> dict[str, list[str]]:
+    """Problem id -> the IRIs of its worked example: the case, its module and the
+    `solve` function, which a task of the same origin must not see."""
+    query = (
+        "PREFIX kgfuse: <https://w3id.org/kgfuse/ontology#> "
+        "SELECT ?node ?name WHERE { ?node kgfuse:qualifiedName ?name . "
+        f'FILTER(STRSTARTS(?name, "{EXAMPLES}.ds1000_")) }}'
+    )
+    done = subprocess.run([kgfuse, "--data", data, "sparql", query, "--format", "json"],
+                          capture_output=True, text=True, check=True)
+    nodes: dict[str, list[str]] = collections.defaultdict(list)
+    for row in json.loads(done.stdout)["results"]["bindings"]:
+        problem = row["name"]["value"].split(".")[1].removeprefix("ds1000_")
+        nodes[problem].append(row["node"]["value"])
+    return dict(nodes)
 
 
 def stratified_sample(chosen: list[dict], size: int, seed: int) -> list[dict]:
@@ -182,6 +227,7 @@ def tasks(args: argparse.Namespace) -> None:
         for r in map(json.loads, Path(args.validated).read_text().splitlines())
         if r["kind"] == "pass"
     }
+    examples = json.loads((Path(args.data) / "examples.json").read_text())
     chosen = [p for p in problems(args.split) if p["metadata"]["problem_id"] in passing]
     if args.sample:
         chosen = stratified_sample(chosen, args.sample, args.seed)
@@ -196,7 +242,7 @@ def tasks(args: argparse.Namespace) -> None:
                 "prompt": problem["prompt"],
                 "question": question,
                 "check": check_template(problem),
-                "exclude": [f"{CASE_BASE}{meta['perturbation_origin_id']}"],
+                "exclude": examples.get(str(meta["perturbation_origin_id"]), []),
                 "env": check_env(),
             }
             out.write(json.dumps(task) + "\n")
@@ -254,6 +300,7 @@ def main() -> None:
     t = commands.add_parser("tasks", help="write the split's tasks for run.py")
     t.add_argument("--split", default="origin", choices=["origin", "test"])
     t.add_argument("--validated", required=True, help="validate's output for the environment")
+    t.add_argument("--data", required=True, help="the store `store` built (its examples.json)")
     t.add_argument("--out", required=True)
     t.add_argument("--sample", type=int, help="only this many, stratified by library")
     t.add_argument("--seed", type=int, default=46, help="the sample's seed")
@@ -262,8 +309,6 @@ def main() -> None:
     st.add_argument("--python", required=True, help="the task environment's interpreter")
     st.add_argument("--data", required=True, help="the new store's directory")
     st.add_argument("--embedder", default="hash", choices=["hash", "static", "minilm"])
-    c = commands.add_parser("cases", help="write the Origin problems as worked examples (Turtle)")
-    c.add_argument("--out", required=True)
     p = commands.add_parser("prepare", help="fetch the data the checks read (network needed)")
     p.add_argument("--python", required=True, help="the task environment's interpreter")
     args = parser.parse_args()
@@ -273,8 +318,6 @@ def main() -> None:
         prepare(args)
     elif args.command == "tasks":
         tasks(args)
-    elif args.command == "cases":
-        cases(args)
     elif args.command == "store":
         store(args)
 

@@ -3,9 +3,10 @@
 the same reply: the harness's tests run against it, so no test depends on a
 model's quality.
 
-    python3 eval/tasks/fake_model.py --reply-file REPLY.txt [--port 0]
+    python3 eval/tasks/fake_model.py --reply-file REPLY.txt [--port 0] [--log PROMPTS.jsonl]
 
-Prints the port it listens on, then serves until killed.
+Prints the port it listens on, then serves until killed; with `--log`, appends
+each request's messages as one JSON line (so a test can see what was asked).
 """
 
 from __future__ import annotations
@@ -21,13 +22,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reply-file", required=True, type=Path)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--log", type=Path, help="append every request's messages here")
     args = parser.parse_args()
     reply = args.reply_file.read_text()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
             length = int(self.headers.get("Content-Length", 0))
-            self.rfile.read(length)
+            request = json.loads(self.rfile.read(length) or b"{}")
+            if args.log:
+                with args.log.open("a") as log:
+                    log.write(json.dumps(request.get("messages", [])) + "\n")
             body = json.dumps({
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}],
                 "usage": {"prompt_tokens": 0, "completion_tokens": 0},

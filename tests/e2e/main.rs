@@ -24,5 +24,6 @@ mod minilm;
 mod remote;
 mod retrieve;
 mod sparql;
+mod tasks;
 mod validate;
 mod worked_examples;
