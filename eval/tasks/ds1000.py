@@ -204,6 +204,14 @@ def example_nodes(kgfuse: str, data: str) -> dict[str, list[str]]:
     return dict(nodes)
 
 
+def origin_ids(data: Path = DATA) -> dict[int, int]:
+    """Problem id -> the problem id of its `Origin` (DS-1000's
+    `perturbation_origin_id` counts within the library, not across the set)."""
+    metas = [json.loads(line)["metadata"] for line in gzip.open(data, "rt")]
+    by_library = {(m["library"], m["library_problem_id"]): m["problem_id"] for m in metas}
+    return {m["problem_id"]: by_library[(m["library"], m["perturbation_origin_id"])] for m in metas}
+
+
 def stratified_sample(chosen: list[dict], size: int, seed: int) -> list[dict]:
     """`size` of the problems, each library in proportion to its share, drawn with
     `seed`, in DS-1000's order (a development subset small enough for a model run)."""
@@ -228,6 +236,7 @@ def tasks(args: argparse.Namespace) -> None:
         if r["kind"] == "pass"
     }
     examples = json.loads((Path(args.data) / "examples.json").read_text())
+    origins = origin_ids()
     chosen = [p for p in problems(args.split) if p["metadata"]["problem_id"] in passing]
     if args.sample:
         chosen = stratified_sample(chosen, args.sample, args.seed)
@@ -242,7 +251,7 @@ def tasks(args: argparse.Namespace) -> None:
                 "prompt": problem["prompt"],
                 "question": question,
                 "check": check_template(problem),
-                "exclude": examples.get(str(meta["perturbation_origin_id"]), []),
+                "exclude": examples[str(origins[meta["problem_id"]])],
                 "env": check_env(),
             }
             out.write(json.dumps(task) + "\n")

@@ -19,7 +19,9 @@ task's check (`check.py`: isolated, no network, time and memory limits), and the
 outcome recorded: pass, syntax, exception, wrong or timeout.
 
 Replies are cached per (task, condition, model, prompt hash) under
-`$CARGO_TARGET_DIR/tasks/replies/`, so an interrupted run resumes where it stopped;
+`$CARGO_TARGET_DIR/tasks/replies/` and contexts per (kgfuse binary, store,
+question, strategy, exclusions) under `.../tasks/contexts/`, so an interrupted
+run resumes where it stopped;
 progress goes to stderr, the report (per condition: pass@1 with a 95 % Wilson
 interval, tasks, context tokens, model seconds, failures by kind) to stdout and,
 with `--out`, to a JSON file.
@@ -33,6 +35,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -53,38 +56,76 @@ def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+#: Longest text of one context item in the prompt, in characters (the same for
+#: every condition).
+ITEM_CHARS = 800
+
+
+def local_name(iri: str) -> str:
+    """The last segment of an IRI (after `#` or `/`), for compact facts."""
+    return iri.rstrip("/").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def clip(text: str) -> str:
+    """`text` cut to ITEM_CHARS characters."""
+    text = text.strip()
+    return text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS].rstrip() + " ..."
+
+
 def context_block(context: dict, max_items: int) -> str:
-    """A FusedContext as prompt text: functions with their signatures and docs,
-    worked examples with their code, facts, then text passages."""
+    """A FusedContext as prompt text: functions with their signatures and
+    summaries, worked examples with their code, facts (IRIs as local names), then
+    text passages; at most `max_items` of each, each at most ITEM_CHARS."""
     parts: list[str] = []
     for function in context.get("functions", [])[:max_items]:
         signature = function.get("signature") or function.get("name") or function.get("iri")
-        doc = (function.get("doc") or "").strip().split("\n\n")[0]
-        parts.append(f"- {signature}" + (f": {doc}" if doc else ""))
+        where = function.get("module")
+        line = f"- {signature.strip()}" + (f"  (in {where})" if where else "")
+        summary = function.get("summary")
+        parts.append(clip(line + (f": {summary}" if summary else "")))
     for case in context.get("cases", [])[:max_items]:
         code = (case.get("code") or "").strip()
         if code:
-            parts.append(f"Example ({case.get('title') or case.get('iri')}):\n```python\n{code}\n```")
+            parts.append(f"Example ({case.get('title') or local_name(case['iri'])}):\n"
+                         f"```python\n{clip(code)}\n```")
     for fact in context.get("structured_facts", [])[:max_items]:
-        parts.append(f"- {fact.get('subject')} {fact.get('predicate')} {fact.get('object')}")
+        parts.append("- " + " ".join(local_name(str(fact.get(k, ""))) if str(fact.get(k, "")).startswith("http")
+                                     else str(fact.get(k, "")) for k in ("subject", "predicate", "object")))
     for hit in context.get("unstructured", [])[:max_items]:
         text = (hit.get("text") or "").strip()
         if text:
-            parts.append(text)
+            parts.append(clip(text))
     if not parts:
         return ""
     return "Context from the library's knowledge graph:\n" + "\n".join(parts) + "\n\n"
 
 
+def binary_digest(path: str) -> str:
+    """The kgfuse binary's SHA-256, so cached contexts follow the binary."""
+    resolved = shutil.which(path) or path
+    digest = hashlib.sha256()
+    with open(resolved, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def retrieve(args: argparse.Namespace, task: dict, strategy: str) -> dict:
-    """kgfuse's context for the task's prompt under `strategy`."""
+    """kgfuse's context for the task's question under `strategy` (cached per
+    binary, store, question, strategy and exclusions)."""
     question = task.get("question", task["prompt"])
     command = [args.kgfuse, "--data", args.data, "retrieve", question, "--strategy", strategy,
                "--top-k", str(args.top_k), "--offline", "--format", "json"]
     for iri in task.get("exclude", []):
         command += ["--exclude", iri]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    key = {"binary": args.kgfuse_digest,
+           "data": str(Path(args.data).absolute()), "command": command[3:]}
+
+    def compute() -> dict:
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+    return cached("contexts", key, compute)
 
 
 def ask(args: argparse.Namespace, prompt: str) -> tuple[str, float]:
@@ -118,10 +159,11 @@ def extract_code(reply: str) -> str:
     return reply
 
 
-def cached(args: argparse.Namespace, key: dict, compute) -> dict:
-    """A result stored under the hash of `key`, computed once."""
+def cached(kind: str, key: dict, compute) -> dict:
+    """A result stored under the hash of `key` in the cache's `kind` directory
+    (`replies`, `contexts`), computed once."""
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
-    path = check.scratch_root() / "replies" / digest[:2] / f"{digest}.json"
+    path = check.scratch_root() / kind / digest[:2] / f"{digest}.json"
     if path.exists():
         return json.loads(path.read_text())
     value = compute()
@@ -156,7 +198,7 @@ def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
                 "model_seconds": seconds,
                 "context_tokens": approx_tokens(context), "prompt_tokens": approx_tokens(prompt)}
 
-    result = cached(args, key, compute)
+    result = cached("replies", key, compute)
     return {"task": task["id"], "group": task.get("group", ""), "condition": condition, **result}
 
 
@@ -203,6 +245,7 @@ def main() -> None:
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     if any(c != "none" for c in conditions) and not args.data:
         parser.error("--data is needed for a kgfuse condition")
+    args.kgfuse_digest = binary_digest(args.kgfuse) if args.data else ""
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     tasks = tasks[: args.limit] if args.limit else tasks
     results = []

@@ -167,16 +167,8 @@ fn the_task_harness_scores_a_passing_and_a_failing_task_and_resumes_from_its_cac
     assert_eq!(with_context.len(), 2, "{asked:?}");
     // (`FeeTable.average_fee` is another function, a method.)
     let signature = "def average_fee(fee_rules";
-    assert!(
-        with_context[0].contains(signature),
-        "{}",
-        with_context[0]
-    );
-    assert!(
-        !with_context[1].contains(signature),
-        "{}",
-        with_context[1]
-    );
+    assert!(with_context[0].contains(signature), "{}", with_context[0]);
+    assert!(!with_context[1].contains(signature), "{}", with_context[1]);
     assert!(
         report["conditions"]["bm25"]["context_tokens"]
             .as_f64()

@@ -263,6 +263,9 @@ pub(crate) fn print_context(context: &kgfuse::FusedContext) {
             function.signature.as_deref().unwrap_or(&function.name),
             function.module.as_deref().unwrap_or_default()
         );
+        if let Some(summary) = &function.summary {
+            println!("      {summary}");
+        }
         for knowledge in &function.knowledge {
             println!("      knowledge: {knowledge}");
         }

@@ -72,6 +72,9 @@ pub struct FunctionInfo {
     pub module: Option<String>,
     /// Signature text.
     pub signature: Option<String>,
+    /// What it does: the first paragraph of its docstring, at most
+    /// [`FunctionInfo::SUMMARY_CHARS`] characters.
+    pub summary: Option<String>,
     /// Parameters as `name: type = default`, in order.
     pub params: Vec<String>,
     /// Return type.
@@ -86,6 +89,11 @@ pub struct FunctionInfo {
     pub code: Option<String>,
     /// Relevance score.
     pub score: f32,
+}
+
+impl FunctionInfo {
+    /// Longest [`FunctionInfo::summary`], in characters.
+    pub const SUMMARY_CHARS: usize = 300;
 }
 
 /// A worked example.

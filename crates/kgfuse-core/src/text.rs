@@ -227,6 +227,27 @@ pub fn trimmed(text: &str, range: Range<usize>) -> Option<Range<usize>> {
     (start < end).then_some(start..end)
 }
 
+/// The first paragraph of a docstring, its whitespace collapsed, cut at a word
+/// boundary to at most `max` characters.
+pub fn first_paragraph(text: &str, max: usize) -> String {
+    let paragraph = text.split("\n\n").next().unwrap_or(text);
+    let joined = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    let mut out = String::new();
+    for word in joined.split(' ') {
+        if out.chars().count() + word.chars().count() + 1 > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

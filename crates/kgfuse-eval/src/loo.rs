@@ -9,6 +9,7 @@ use crate::{EvalError, EvalItem};
 use kgfuse::Engine;
 use kgfuse::QueryOutcome;
 use kgfuse::model::{Literal, Term};
+use kgfuse::text::first_paragraph;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which cases become questions.
@@ -49,26 +50,6 @@ fn words_of(name: &str) -> String {
         .replace(['_', '-'], " ")
         .trim()
         .to_owned()
-}
-
-/// The first paragraph of a docstring, cut at a word boundary.
-fn first_paragraph(text: &str, max: usize) -> String {
-    let paragraph = text.split("\n\n").next().unwrap_or(text);
-    let joined = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
-    if joined.chars().count() <= max {
-        return joined;
-    }
-    let mut out = String::new();
-    for word in joined.split(' ') {
-        if out.chars().count() + word.chars().count() + 1 > max {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
 }
 
 /// Builds the question set from what the store holds (the package and its tests

@@ -3,7 +3,8 @@
 
 use crate::RetrieveError;
 use kgfuse_core::context::FunctionInfo;
-use kgfuse_core::vocab::kgfuse;
+use kgfuse_core::text::first_paragraph;
+use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql;
 use kgfuse_lexicon::sparql::cell_text;
@@ -55,8 +56,9 @@ pub(crate) fn functions_info(
         .collect();
     let values = sparql::values("node", &nodes);
     let main = format!(
-        "SELECT ?node ?name ?signature ?returns ?module ?package ?code WHERE {{ {values} \
+        "SELECT ?node ?name ?signature ?returns ?module ?package ?code ?doc WHERE {{ {values} \
            OPTIONAL {{ ?node <{name}> ?name }} OPTIONAL {{ ?node <{signature}> ?signature }} \
+           OPTIONAL {{ ?node <{comment}> ?doc }} \
            OPTIONAL {{ ?node <{returns}> ?returns }} OPTIONAL {{ ?node <{code}> ?code }} \
            OPTIONAL {{ ?node <{in_module}> ?m . ?m <{qualified}> ?module }} \
            OPTIONAL {{ ?node <{in_package}> ?p . ?p <{qualified}> ?package }} }}",
@@ -67,6 +69,7 @@ pub(crate) fn functions_info(
         in_module = kgfuse::IN_MODULE,
         in_package = kgfuse::IN_PACKAGE,
         qualified = kgfuse::QUALIFIED_NAME,
+        comment = w3c::RDFS_COMMENT,
     );
     let params = format!(
         "SELECT ?node ?name ?type ?default WHERE {{ {values} ?node <{has}> ?p . ?p <{name}> ?name . \
@@ -110,7 +113,15 @@ pub(crate) fn functions_info(
                 .collect()
         };
     let mut best: BTreeMap<usize, Vec<Option<String>>> = BTreeMap::new();
-    let main_columns = ["name", "signature", "returns", "module", "package", "code"];
+    let main_columns = [
+        "name",
+        "signature",
+        "returns",
+        "module",
+        "package",
+        "code",
+        "doc",
+    ];
     for (i, cells) in rows(&main, &main_columns) {
         let slot = best.entry(i).or_insert_with(|| cells.clone());
         if cells < *slot {
@@ -126,6 +137,9 @@ pub(crate) fn functions_info(
         info.module = take(3);
         info.package = take(4);
         info.code = take(5);
+        info.summary = take(6)
+            .map(|doc| first_paragraph(&doc, FunctionInfo::SUMMARY_CHARS))
+            .filter(|summary| !summary.is_empty());
     }
     for (i, cells) in rows(&params, &["name", "type", "default"]) {
         let mut param = cells[0].clone().unwrap_or_default();
