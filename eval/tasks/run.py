@@ -100,6 +100,14 @@ def context_block(context: dict, max_items: int) -> str:
     return "Context from the library's knowledge graph:\n" + "\n".join(parts) + "\n\n"
 
 
+def shown_items(context: dict, max_items: int) -> list[str]:
+    """The IRIs of what `context_block` puts in the prompt, in its order."""
+    shown = [f["iri"] for f in context.get("functions", [])[:max_items]]
+    shown += [c["iri"] for c in context.get("cases", [])[:max_items] if c.get("code")]
+    shown += [h["iri"] for h in context.get("unstructured", [])[:max_items] if h.get("text")]
+    return shown
+
+
 def binary_digest(path: str) -> str:
     """The kgfuse binary's SHA-256, so cached contexts follow the binary."""
     resolved = shutil.which(path) or path
@@ -184,7 +192,8 @@ def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
 
 def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
     """One task under one condition: context, prompt, reply, check."""
-    context = "" if condition == "none" else context_block(retrieve(args, task, condition), args.max_items)
+    fused = {} if condition == "none" else retrieve(args, task, condition)
+    context = context_block(fused, args.max_items) if fused else ""
     prompt = context + task["prompt"]
     key = {"task": task["id"], "condition": condition, "model": args.model,
            "prompt": hashlib.sha256(prompt.encode()).hexdigest()}
@@ -199,7 +208,8 @@ def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
                 "context_tokens": approx_tokens(context), "prompt_tokens": approx_tokens(prompt)}
 
     result = cached("replies", key, compute)
-    return {"task": task["id"], "group": task.get("group", ""), "condition": condition, **result}
+    return {"task": task["id"], "group": task.get("group", ""), "condition": condition,
+            "context_items": shown_items(fused, args.max_items), **result}
 
 
 def report(results: list[dict], conditions: list[str]) -> dict:
@@ -232,8 +242,8 @@ def main() -> None:
     parser.add_argument("--conditions", default="none,flat,unified")
     parser.add_argument("--kgfuse", default="kgfuse")
     parser.add_argument("--data", help="the kgfuse store (needed unless every condition is none)")
-    parser.add_argument("--model-url", required=True)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--model-url", help="an OpenAI-compatible server (needed unless --contexts-only)")
+    parser.add_argument("--model", help="the model's name on that server")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--max-items", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=512)
@@ -241,13 +251,24 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60, help="seconds a check may run")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--contexts-only", action="store_true",
+                        help="only retrieve (and cache) the contexts, no model: run beside a "
+                             "model run to keep retrieval off its path")
     args = parser.parse_args()
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     if any(c != "none" for c in conditions) and not args.data:
         parser.error("--data is needed for a kgfuse condition")
+    if not args.contexts_only and not (args.model_url and args.model):
+        parser.error("--model-url and --model are needed (unless --contexts-only)")
     args.kgfuse_digest = binary_digest(args.kgfuse) if args.data else ""
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     tasks = tasks[: args.limit] if args.limit else tasks
+    if args.contexts_only:
+        pairs = [(t, c) for t in tasks for c in conditions if c != "none"]
+        for n, (task, condition) in enumerate(pairs, 1):
+            retrieve(args, task, condition)
+            print(f"[{n}/{len(pairs)}] context of {task['id']} {condition}", file=sys.stderr, flush=True)
+        return
     results = []
     total = len(tasks) * len(conditions)
     for n, (task, condition) in enumerate(((t, c) for t in tasks for c in conditions), 1):
