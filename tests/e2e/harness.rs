@@ -241,3 +241,43 @@ pub fn turtle_files() -> Vec<String> {
     walk(&root().join("fixtures"), &mut out);
     out
 }
+
+/// An OpenAI-compatible server that gives every request the same reply
+/// (`eval/tasks/fake_model.py`) and logs what it was asked; stopped when dropped.
+pub struct FakeModel {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl FakeModel {
+    pub fn start(reply_file: &Path, log: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new("python3")
+            .arg(root().join("eval/tasks/fake_model.py"))
+            .arg("--reply-file")
+            .arg(reply_file)
+            .arg("--log")
+            .arg(log)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs eval/tasks/fake_model.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the fake model prints its port");
+        let port = line.trim().parse().expect("a port number");
+        Self { child, port }
+    }
+
+    /// The server's base URL, as KGFUSE_LLM_BASE_URL takes it.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

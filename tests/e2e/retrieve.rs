@@ -1,6 +1,6 @@
 //! `kgfuse retrieve`: the FusedContext contract.
 
-use crate::harness::Kgfuse;
+use crate::harness::{FakeModel, Kgfuse};
 use serde_json::Value;
 
 #[test]
@@ -383,4 +383,79 @@ fn an_excluded_node_neither_appears_nor_is_counted() {
         .find(|s| s["stage"] == "exclude")
         .unwrap_or_else(|| panic!("no exclude stage: {without}"));
     assert_eq!(exclude["dropped"][0]["iri"], first.as_str(), "{exclude}");
+}
+
+/// Model-assisted retrieval: `--expand` asks the configured model for one
+/// hypothetical snippet and searches with it beside the question; the other
+/// stages stay offline, the context keeps the question as asked, and the trace
+/// shows the snippet. Without a configured model `--expand` is refused.
+#[test]
+fn expand_searches_with_the_models_hypothetical_snippet() {
+    let k = Kgfuse::hash();
+    k.ingest_payment_fees();
+    let reply = k.tmp.path().join("snippet.txt");
+    std::fs::write(
+        &reply,
+        "A guess:\n```python\nfrom payment_fees.fees import cheapest_aci\n\
+         cheapest_aci(rules, 100.0, card_scheme=\"NexPay\", is_credit=True)\n```\n",
+    )
+    .expect("reply file");
+    let model = FakeModel::start(&reply, &k.tmp.path().join("asked.jsonl"));
+    // No domain word the store knows: the question alone does not reach it.
+    let question = "Which one is the least costly way to authorise a payment?";
+    let retrieve = |expand: bool| -> Value {
+        let mut cmd = k.cmd();
+        cmd.args([
+            "retrieve",
+            question,
+            "--strategy",
+            "unified",
+            "--offline",
+            "--format",
+            "json",
+        ])
+        .env("KGFUSE_LLM_BASE_URL", model.url())
+        .env("KGFUSE_LLM_MODEL", "fake");
+        if expand {
+            cmd.arg("--expand");
+        }
+        let out = cmd.output().expect("run kgfuse");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON context")
+    };
+    let names = |context: &Value| -> Vec<String> {
+        context["functions"]
+            .as_array()
+            .expect("functions")
+            .iter()
+            .filter_map(|f| f["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let plain = retrieve(false);
+    assert!(
+        !names(&plain).contains(&"cheapest_aci".to_owned()),
+        "{:?}",
+        names(&plain)
+    );
+    let expanded = retrieve(true);
+    assert_eq!(
+        names(&expanded).first().map(String::as_str),
+        Some("cheapest_aci")
+    );
+    assert_eq!(expanded["query"], question);
+    assert_eq!(expanded["trace"][0]["stage"], "expansion");
+    assert!(
+        expanded["trace"][0]["kept"][0]
+            .as_str()
+            .is_some_and(|kept| kept.contains("cheapest_aci(rules, 100.0")),
+        "{}",
+        expanded["trace"][0]
+    );
+
+    let refused = k.fails(&["retrieve", question, "--expand"]);
+    assert!(refused.contains("KGFUSE_LLM_BASE_URL"), "{refused}");
 }

@@ -3,44 +3,9 @@
 //! OpenAI-compatible server under `none` and a kgfuse strategy over the fee fixture.
 //! Nothing here depends on a model's quality.
 
-use crate::harness::{Kgfuse, root};
+use crate::harness::{FakeModel, Kgfuse, root};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
-/// The fake model server, stopped by pid when dropped.
-struct FakeModel {
-    child: Child,
-    port: u16,
-}
-
-impl FakeModel {
-    fn start(log: &std::path::Path) -> Self {
-        let tasks = root().join("eval/tasks");
-        let mut child = Command::new("python3")
-            .arg(tasks.join("fake_model.py"))
-            .arg("--reply-file")
-            .arg(tasks.join("testdata/tiny-reply.txt"))
-            .arg("--log")
-            .arg(log)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs eval/tasks/fake_model.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the fake model prints its port");
-        let port = line.trim().parse().expect("a port number");
-        Self { child, port }
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::process::Command;
 
 /// Runs `run.py` and returns its report (the `--out` file).
 fn run_harness(
@@ -61,7 +26,7 @@ fn run_harness(
         .arg("--data")
         .arg(k.data())
         .arg("--model-url")
-        .arg(format!("http://127.0.0.1:{}/v1", model.port))
+        .arg(model.url())
         .args(["--model", "fake", "--timeout", "20", "--max-items", "8"])
         .arg("--out")
         .arg(&report)
@@ -126,7 +91,7 @@ fn the_task_harness_scores_a_passing_and_a_failing_task_and_resumes_from_its_cac
     std::fs::write(&tasks, lines).expect("tasks file");
 
     let log = scratch.join("prompts.jsonl");
-    let model = FakeModel::start(&log);
+    let model = FakeModel::start(&root().join("eval/tasks/testdata/tiny-reply.txt"), &log);
     let report = run_harness(&k, &tasks, &model, &scratch);
 
     // The fixed reply defines `double`: the first task passes, the second fails

@@ -406,6 +406,11 @@ pub(crate) struct RetrieveArgs {
     /// worked example that holds the answer (repeatable).
     #[arg(long, value_name = "IRI")]
     pub(crate) exclude: Vec<String>,
+    /// Model-assisted retrieval: first ask the configured LLM (KGFUSE_LLM_*) for a
+    /// hypothetical snippet that would answer the question, and search with both;
+    /// with --offline the other stages still use the offline model.
+    #[arg(long)]
+    pub(crate) expand: bool,
     /// Use the offline rule-based model even when an LLM is configured
     /// (KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL).
     #[arg(long)]
@@ -585,6 +590,10 @@ pub(crate) struct EvalArgs {
     /// Also write a recall-vs-context-size chart (SVG).
     #[arg(long)]
     pub(crate) plot: Option<PathBuf>,
+    /// Model-assisted retrieval: each question is searched with the configured
+    /// LLM's (KGFUSE_LLM_*) hypothetical snippet; every other stage stays offline.
+    #[arg(long)]
+    pub(crate) expand: bool,
 }
 
 /// `kgfuse serve` options.

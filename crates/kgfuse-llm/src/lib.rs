@@ -232,6 +232,13 @@ pub trait LanguageModel: Send + Sync {
     /// Free-text completion of `prompt` under `system` instructions.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError>;
 
+    /// A short hypothetical snippet that would answer `question` (code for a code
+    /// question, else a few sentences), for retrieval to search with beside the
+    /// question; `None` from a model that cannot write one (the offline model).
+    fn hypothetical_snippet(&self, _question: &str) -> Result<Option<String>, LlmError> {
+        Ok(None)
+    }
+
     /// True for deterministic offline stand-ins such as [`RuleBased`]. Retrieval
     /// then decides package choice and the refinement gate with its own
     /// similarity and structure rules, which beat word overlap; a real model's

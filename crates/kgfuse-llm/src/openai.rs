@@ -243,6 +243,8 @@ const CLASSIFY: Task = Task {
     name: "classify",
     form: r#"{"label": <category number or null>}"#,
 };
+/// Longest hypothetical snippet kept, in characters.
+const SNIPPET_CHARS: usize = 1500;
 const EXTRACT_ENTITIES: Task = Task {
     name: "extract_entities",
     form: r#"{"entities": ["<entity>", ...]}"#,
@@ -670,6 +672,18 @@ impl LanguageModel for OpenAiChat {
     /// The raw reply to `prompt` under `system`, without JSON mode.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
         self.ask_text(system, prompt)
+    }
+
+    /// `prompts/hypothetical_snippet.md`, as free text: the reply's fenced block
+    /// when it has one, else the reply, at most [`SNIPPET_CHARS`] characters.
+    fn hypothetical_snippet(&self, question: &str) -> Result<Option<String>, LlmError> {
+        let prompt = prompt::hypothetical_snippet(question);
+        let reply = self.ask_text(&prompt.system, &prompt.user)?;
+        let snippet = kgfuse_core::text::fenced_block(&reply, None)
+            .unwrap_or(&reply)
+            .trim();
+        let snippet: String = snippet.chars().take(SNIPPET_CHARS).collect();
+        Ok((!snippet.is_empty()).then_some(snippet))
     }
 
     /// `prompts/rewrite_query.md`.
@@ -1552,6 +1566,38 @@ mod tests {
             .map(Received::asks_json_mode)
             .collect();
         assert_eq!(json_mode, [true, false, false]);
+    }
+
+    #[test]
+    fn a_hypothetical_snippet_is_the_replys_code_block_else_its_text() {
+        let server = FakeServer::start(vec![
+            Reply::content(
+                "Here:\n```python\nimport email\nemail.message_from_string(s)\n```\nDone.",
+            ),
+            Reply::content("  A message is parsed by the feed parser.  "),
+            Reply::content("   "),
+        ]);
+        let model = client(&server);
+        assert_eq!(
+            model
+                .hypothetical_snippet("parse a message")
+                .expect("snippet"),
+            Some("import email\nemail.message_from_string(s)".to_owned())
+        );
+        assert_eq!(
+            model
+                .hypothetical_snippet("how is a message parsed?")
+                .expect("snippet"),
+            Some("A message is parsed by the feed parser.".to_owned())
+        );
+        assert_eq!(model.hypothetical_snippet("blank").expect("snippet"), None);
+        // The offline model writes none, without an error.
+        assert_eq!(
+            crate::RuleBased::default()
+                .hypothetical_snippet("parse a message")
+                .expect("offline"),
+            None
+        );
     }
 
     #[test]

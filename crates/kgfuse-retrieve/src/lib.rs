@@ -20,11 +20,13 @@
 //!   ranking fuses the other strategies' channels (see [`Strategy::Auto`]).
 
 mod dispatch;
+mod expansion;
 mod functions;
 mod fusion;
 mod sources;
 mod strategies;
 
+pub use expansion::Expander;
 pub use sources::sources_of;
 pub use strategies::domain::DomainOptions;
 pub use strategies::domain::case_base::{self, CaseBaseOptions, CaseBaseReport};
@@ -215,6 +217,9 @@ pub struct RetrieveOptions {
     /// leave-one-out evaluation): removed from every list of the context, and
     /// `domain` ignores them as structural ties and as cases.
     pub exclude: BTreeSet<String>,
+    /// Model-assisted retrieval: this model's hypothetical snippet is searched
+    /// with the question (see [`Expander`]); `None` searches with the question alone.
+    pub expand_with: Option<Expander>,
 }
 
 impl Default for RetrieveOptions {
@@ -226,6 +231,7 @@ impl Default for RetrieveOptions {
             neighborhood: NeighborhoodOptions::default(),
             domain: DomainOptions::default(),
             exclude: BTreeSet::new(),
+            expand_with: None,
         }
     }
 }
@@ -291,6 +297,26 @@ pub async fn retrieve(
 /// answer loop embeds its question once for retrieval and its own searches).
 /// Every stage that searches by the question uses the same embedding.
 pub async fn retrieve_question(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &Question,
+    options: &RetrieveOptions,
+) -> Result<FusedContext, RetrieveError> {
+    let Some(expander) = &options.expand_with else {
+        return retrieve_as_asked(store, model, question, options).await;
+    };
+    if question.text().trim().is_empty() {
+        return Err(RetrieveError::Invalid("the question is empty".into()));
+    }
+    let (expanded, stage) = expansion::expand(expander, question.text());
+    let mut context = retrieve_as_asked(store, model, &expanded, options).await?;
+    context.query = question.text().to_owned();
+    context.trace.insert(0, stage);
+    Ok(context)
+}
+
+/// [`retrieve_question`] for the question as it stands (expanded or not).
+async fn retrieve_as_asked(
     store: &Store,
     model: &dyn LanguageModel,
     question: &Question,

@@ -36,7 +36,7 @@ pub use kgfuse_llm::{
     RuleBased, SparqlRequest, Usage,
 };
 pub use kgfuse_retrieve::{
-    CaseBaseOptions, CaseBaseReport, DomainOptions, NeighborhoodOptions, PathLimits,
+    CaseBaseOptions, CaseBaseReport, DomainOptions, Expander, NeighborhoodOptions, PathLimits,
     RetrieveOptions, Strategy, UnknownStrategy,
 };
 pub use kgfuse_shacl::{

@@ -39,6 +39,7 @@ pub(crate) async fn run(args: EvalArgs, ctx: &Ctx) -> Result<ExitCode> {
     // The flags and the question set are checked before the store opens (a
     // large store takes a while to open).
     let items = kgfuse_eval::read_items(&file)?;
+    let expand_with = super::expander(args.expand)?;
     let engine = ctx.open().await?;
     let strategies: Vec<Strategy> = if args.strategies.is_empty() {
         EVERY_STRATEGY.to_vec()
@@ -51,7 +52,10 @@ pub(crate) async fn run(args: EvalArgs, ctx: &Ctx) -> Result<ExitCode> {
         &items,
         &strategies,
         args.k,
-        &kgfuse::RetrieveOptions::default(),
+        &kgfuse::RetrieveOptions {
+            expand_with,
+            ..kgfuse::RetrieveOptions::default()
+        },
         &mut |strategy, done| {
             if done == total {
                 eprintln!("{strategy}: {done} questions");

@@ -87,6 +87,21 @@ fn language_model(offline: bool) -> Result<Arc<dyn kgfuse::LanguageModel>> {
     Ok(Arc::new(kgfuse::RuleBased::default()))
 }
 
+/// The expander `--expand` asks for: the configured LLM, which must be there.
+fn expander(expand: bool) -> Result<Option<kgfuse::Expander>> {
+    if !expand {
+        return Ok(None);
+    }
+    match kgfuse::OpenAiChatConfig::from_env() {
+        Some(config) => Ok(Some(kgfuse::Expander(Arc::new(kgfuse::OpenAiChat::new(
+            config,
+        )?)))),
+        None => anyhow::bail!(
+            "--expand asks a language model: set KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL (`make llm-serve` prints them)"
+        ),
+    }
+}
+
 /// Prints `value` as pretty JSON on stdout.
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);

@@ -1,6 +1,6 @@
 //! `kgfuse retrieve`: a question's FusedContext by the chosen strategy.
 
-use super::{Ctx, language_model, print_json};
+use super::{Ctx, expander, language_model, print_json};
 use crate::cli::RetrieveArgs;
 use crate::render;
 use anyhow::{Result, bail};
@@ -29,6 +29,7 @@ pub(crate) async fn run(args: RetrieveArgs, ctx: &Ctx) -> Result<ExitCode> {
             ..kgfuse::DomainOptions::default()
         },
         exclude: args.exclude.into_iter().collect(),
+        expand_with: expander(args.expand)?,
     };
     let context = engine.retrieve(&args.question, &options).await?;
     if args.output.is_json() {

@@ -15,6 +15,7 @@ const GENERATE_SPARQL: &str = include_str!("../../prompts/generate_sparql.md");
 const GENERATE_SPARQL_CONSTRAINED: &str =
     include_str!("../../prompts/generate_sparql_constrained.md");
 const FILL_PLAN: &str = include_str!("../../prompts/fill_plan.md");
+const HYPOTHETICAL_SNIPPET: &str = include_str!("../../prompts/hypothetical_snippet.md");
 
 /// A system and a user message, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +165,11 @@ pub(crate) fn rewrite_query(question: &str, related_terms: &[String]) -> ChatPro
         REWRITE_QUERY,
         &[("question", question), ("related_terms", &terms)],
     )
+}
+
+/// `hypothetical_snippet.md`.
+pub(crate) fn hypothetical_snippet(question: &str) -> ChatPrompt {
+    build(HYPOTHETICAL_SNIPPET, &[("question", question)])
 }
 
 /// `draft_answer.md`: each passage fenced as `<passage id="...">`.
@@ -344,6 +350,10 @@ mod tests {
             assert!(prompt.system.contains("JSON"), "{}", prompt.system);
             assert!(!prompt.system.contains("{{"), "{}", prompt.system);
         }
+        // The one free-text prompt.
+        let snippet = hypothetical_snippet("parse a message");
+        assert!(snippet.user.contains("parse a message") && !snippet.user.contains("{{"));
+        assert!(!snippet.system.is_empty() && !snippet.system.contains("JSON"));
     }
 
     #[test]
