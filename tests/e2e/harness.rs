@@ -281,3 +281,13 @@ impl Drop for FakeModel {
         let _ = self.child.wait();
     }
 }
+
+/// The names of a FusedContext's functions, in order.
+pub fn function_names(context: &Value) -> Vec<String> {
+    context["functions"]
+        .as_array()
+        .expect("functions")
+        .iter()
+        .filter_map(|f| f["name"].as_str().map(str::to_owned))
+        .collect()
+}

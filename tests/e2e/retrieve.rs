@@ -1,6 +1,6 @@
 //! `kgfuse retrieve`: the FusedContext contract.
 
-use crate::harness::{FakeModel, Kgfuse};
+use crate::harness::{FakeModel, Kgfuse, function_names as names};
 use serde_json::Value;
 
 #[test]
@@ -426,14 +426,6 @@ fn expand_searches_with_the_models_hypothetical_snippet() {
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).expect("JSON context")
-    };
-    let names = |context: &Value| -> Vec<String> {
-        context["functions"]
-            .as_array()
-            .expect("functions")
-            .iter()
-            .filter_map(|f| f["name"].as_str().map(str::to_owned))
-            .collect()
     };
     let plain = retrieve(false);
     assert!(

@@ -2,19 +2,10 @@
 //! DomAgent (CAN SDK), SGKR (payment fees), Graph-RAG (support escalation) and the
 //! unified context retriever (ingestion pipeline; see `retrieve.rs`).
 
-use crate::harness::{Kgfuse, stage};
+use crate::harness::{Kgfuse, function_names as names, stage};
 use serde_json::Value;
 
 const CAN: &str = "https://w3id.org/kgfuse/fixtures/can-sdk/";
-
-fn names(context: &Value) -> Vec<String> {
-    context["functions"]
-        .as_array()
-        .expect("functions")
-        .iter()
-        .filter_map(|f| f["name"].as_str().map(str::to_owned))
-        .collect()
-}
 
 fn strings(value: &Value) -> Vec<&str> {
     value
