@@ -165,57 +165,75 @@ def stated_in_knowledge(expected: str, knowledge: str) -> bool:
     return all(re.search(rf"(?<![\w.]){re.escape(i)}(?![\w])", text) for i in items)
 
 
-def tasks(args: argparse.Namespace) -> None:
-    knowledge = (FIXTURE / "knowledge.toml").read_text()
-    nodes = example_nodes(args.kgfuse, args.data)
-    worked = examples()
-    env = {"PAYMENT_FEES_DATA_DIR": str(FIXTURE / "data")}
-    chosen: list[tuple[str, str, str, str, str]] = []
+def dev_number(module: str) -> str | None:
+    """The DABstep dev task a worked example answers (`q_dev1273_...` -> `1273`)."""
+    found = re.search(r"\.q_dev(\d+)_", module)
+    return found.group(1) if found else None
+
+
+def candidates(worked: dict[str, tuple[str, str]]) -> list[dict]:
+    """The DABstep dev tasks, then the worked examples that are not one of them,
+    each as (id, group, question, guidelines, expected answer, own examples)."""
+    chosen = []
     dev_ids = set()
     for line in DEV.read_text().splitlines():
         task = json.loads(line)
         dev_ids.add(task["task_id"])
-        chosen.append((f"dabstep-{task['task_id']}", "dabstep-dev", task["question"],
-                       task.get("guidelines", ""), str(task["answer"])))
+        own = [m for m in worked if dev_number(m) == task["task_id"]]
+        chosen.append({"id": f"dabstep-{task['task_id']}", "group": "dabstep-dev",
+                       "question": task["question"], "guidelines": task.get("guidelines", ""),
+                       "expected": str(task["answer"]), "own": own})
     for module, (question, expected) in worked.items():
-        if re.search(r"q_dev(\d+)_", module) and re.search(r"q_dev(\d+)_", module).group(1) in dev_ids:
+        if dev_number(module) in dev_ids:
             continue  # the dev task itself is in the set
-        chosen.append((module.removeprefix("examples."), "fixture", question, "", expected))
-    written = 0
-    references: list[tuple[str, str, str, dict]] = []
-    with open(args.out, "w") as out:
-        for task_id, group, question, guidelines, expected in chosen:
-            if stated_in_knowledge(expected, knowledge):
-                print(f"left out {task_id}: the knowledge file states its answer {expected!r}",
-                      file=sys.stderr)
-                continue
-            own = [m for m in worked if m.removeprefix("examples.") == task_id
-                   or m.startswith(f"examples.q_dev{task_id.removeprefix('dabstep-')}_")]
-            if own:
-                references.append((task_id, own[0], check_program(expected), env))
-            prompt = PROMPT.format(
-                question=question,
-                guidelines=f"Answer format: {guidelines}\n" if guidelines else "",
-                tables=tables(),
-            )
-            out.write(json.dumps({
-                "id": task_id,
-                "group": group,
-                "prompt": prompt,
-                "question": question,
-                "check": check_program(expected),
-                "exclude": [iri for m in own for iri in nodes.get(m, [])],
-                "env": env,
-            }) + "\n")
-            written += 1
-    print(f"{written} tasks in {args.out}")
-    # The worked examples are the references: each must pass its own task's check.
-    for task_id, module, program, env in references:
+        chosen.append({"id": module.removeprefix("examples."), "group": "fixture",
+                       "question": question, "guidelines": "", "expected": expected,
+                       "own": [module]})
+    return chosen
+
+
+def check_references(references: list[tuple[str, str, str]], env: dict) -> None:
+    """The worked examples are the references: each must pass its task's check."""
+    for task_id, module, program in references:
         source = (FIXTURE / (module.replace(".", "/") + ".py")).read_text()
         outcome = check.run(program.replace("[solution]", repr(source)), sys.executable, 60, extra_env=env)
         print(f"reference of {task_id}: {outcome.kind}")
         if outcome.kind != "pass":
             raise SystemExit(f"the worked example {module} fails its own check:\n{outcome.detail}")
+
+
+def tasks(args: argparse.Namespace) -> None:
+    knowledge = (FIXTURE / "knowledge.toml").read_text()
+    nodes = example_nodes(args.kgfuse, args.data)
+    env = {"PAYMENT_FEES_DATA_DIR": str(FIXTURE / "data")}
+    references: list[tuple[str, str, str]] = []
+    written = 0
+    with open(args.out, "w") as out:
+        for task in candidates(examples()):
+            if stated_in_knowledge(task["expected"], knowledge):
+                print(f"left out {task['id']}: the knowledge file states its answer {task['expected']!r}",
+                      file=sys.stderr)
+                continue
+            program = check_program(task["expected"])
+            references += [(task["id"], module, program) for module in task["own"][:1]]
+            guidelines = task["guidelines"]
+            prompt = PROMPT.format(
+                question=task["question"],
+                guidelines=f"Answer format: {guidelines}\n" if guidelines else "",
+                tables=tables(),
+            )
+            out.write(json.dumps({
+                "id": task["id"],
+                "group": task["group"],
+                "prompt": prompt,
+                "question": task["question"],
+                "check": program,
+                "exclude": [iri for m in task["own"] for iri in nodes.get(m, [])],
+                "env": env,
+            }) + "\n")
+            written += 1
+    print(f"{written} tasks in {args.out}")
+    check_references(references, env)
 
 
 def store(args: argparse.Namespace) -> None:
