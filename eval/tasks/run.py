@@ -56,6 +56,9 @@ def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+#: Attempts at a retrieval while another process holds the store.
+STORE_BUSY_RETRIES = 600
+
 #: Longest text of one context item in the prompt, in characters (the same for
 #: every condition).
 ITEM_CHARS = 800
@@ -130,8 +133,16 @@ def retrieve(args: argparse.Namespace, task: dict, strategy: str) -> dict:
            "data": str(Path(args.data).absolute()), "command": command[3:]}
 
     def compute() -> dict:
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        return json.loads(done.stdout)
+        # A store is opened by one kgfuse process at a time: wait for another
+        # run's retrieval (`--contexts-only` beside a model run) to finish.
+        for attempt in range(STORE_BUSY_RETRIES):
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode == 0:
+                return json.loads(done.stdout)
+            if "in use by another kgfuse process" not in done.stderr:
+                break
+            time.sleep(1 + attempt % 5)
+        raise SystemExit(f"kgfuse retrieve failed for {task['id']} ({strategy}):\n{done.stderr}")
 
     return cached("contexts", key, compute)
 
