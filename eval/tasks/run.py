@@ -77,8 +77,9 @@ def clip(text: str) -> str:
 
 def context_block(context: dict, max_items: int) -> str:
     """A FusedContext as prompt text: functions with their signatures and
-    summaries, worked examples with their code, facts (IRIs as local names), then
-    text passages; at most `max_items` of each, each at most ITEM_CHARS."""
+    summaries, worked examples with their code, dependency paths and facts (IRIs
+    as local names), then text passages; at most `max_items` of each, each at most
+    ITEM_CHARS."""
     parts: list[str] = []
     for function in context.get("functions", [])[:max_items]:
         signature = function.get("signature") or function.get("name") or function.get("iri")
@@ -91,6 +92,8 @@ def context_block(context: dict, max_items: int) -> str:
         if code:
             parts.append(f"Example ({case.get('title') or local_name(case['iri'])}):\n"
                          f"```python\n{clip(code)}\n```")
+    for path in context.get("paths", [])[:max_items]:
+        parts.append("- path: " + " -> ".join(local_name(step) for step in path))
     for fact in context.get("structured_facts", [])[:max_items]:
         parts.append("- " + " ".join(local_name(str(fact.get(k, ""))) if str(fact.get(k, "")).startswith("http")
                                      else str(fact.get(k, "")) for k in ("subject", "predicate", "object")))
