@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check  # noqa: E402
+import stores  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared/data/ds1000/ds1000.jsonl.gz"
@@ -174,34 +175,13 @@ def store(args: argparse.Namespace) -> None:
     """A kgfuse store for the tasks: the libraries' sources as installed, the
     Origin problems as worked examples linked to the functions they call, the
     case base, and `examples.json` (each problem's example nodes, for exclusion)."""
-    kgfuse = [args.kgfuse, "--data", args.data]
-    init = ["init", "--embedder", args.embedder]
-    if args.embedder == "hash":
-        init += ["--dimension", "384"]
     root = source_tree(args)
-    for step in (init, ["ingest", "code", str(root)], ["index", "cases"]):
-        print("kgfuse", " ".join(step), file=sys.stderr, flush=True)
-        subprocess.run(kgfuse + step, check=True)
-    nodes = example_nodes(args.kgfuse, args.data)
+    stores.build(args.kgfuse, args.data, args.embedder, [["ingest", "code", str(root)], ["index", "cases"]])
+    # Problem id -> its example's nodes (case, module, `solve`).
+    nodes = {module.removeprefix(f"{EXAMPLES}.ds1000_"): iris
+             for module, iris in stores.example_nodes(args.kgfuse, args.data, f"{EXAMPLES}.ds1000_").items()}
     (Path(args.data) / "examples.json").write_text(json.dumps(nodes, indent=1))
     print(f"{len(nodes)} problems' example nodes in {Path(args.data) / 'examples.json'}")
-
-
-def example_nodes(kgfuse: str, data: str) -> dict[str, list[str]]:
-    """Problem id -> the IRIs of its worked example: the case, its module and the
-    `solve` function, which a task of the same origin must not see."""
-    query = (
-        "PREFIX kgfuse: <https://w3id.org/kgfuse/ontology#> "
-        "SELECT ?node ?name WHERE { ?node kgfuse:qualifiedName ?name . "
-        f'FILTER(STRSTARTS(?name, "{EXAMPLES}.ds1000_")) }}'
-    )
-    done = subprocess.run([kgfuse, "--data", data, "sparql", query, "--format", "json"],
-                          capture_output=True, text=True, check=True)
-    nodes: dict[str, list[str]] = collections.defaultdict(list)
-    for row in json.loads(done.stdout)["results"]["bindings"]:
-        problem = row["name"]["value"].split(".")[1].removeprefix("ds1000_")
-        nodes[problem].append(row["node"]["value"])
-    return dict(nodes)
 
 
 def origin_ids(data: Path = DATA) -> dict[int, int]:

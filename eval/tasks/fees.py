@@ -23,16 +23,15 @@ stderr), since any context that carries that text hands over the answer.
 from __future__ import annotations
 
 import argparse
-import collections
 import inspect
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check  # noqa: E402
+import stores  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures/payment-fees"
@@ -139,22 +138,6 @@ def examples() -> dict[str, tuple[str, str]]:
     return found
 
 
-def example_nodes(kgfuse: str, data: str) -> dict[str, list[str]]:
-    """Example module -> the IRIs of its case, module and functions."""
-    query = (
-        "PREFIX kgfuse: <https://w3id.org/kgfuse/ontology#> "
-        "SELECT ?node ?name WHERE { ?node kgfuse:qualifiedName ?name . "
-        'FILTER(STRSTARTS(?name, "examples.q_")) }'
-    )
-    done = subprocess.run([kgfuse, "--data", data, "sparql", query, "--format", "json"],
-                          capture_output=True, text=True, check=True)
-    nodes: dict[str, list[str]] = collections.defaultdict(list)
-    for row in json.loads(done.stdout)["results"]["bindings"]:
-        module = ".".join(row["name"]["value"].split(".")[:2])
-        nodes[module].append(row["node"]["value"])
-    return dict(nodes)
-
-
 def stated_in_knowledge(expected: str, knowledge: str) -> bool:
     """Whether the knowledge file states the answer (every item of a list) as a
     word of its text."""
@@ -204,9 +187,10 @@ def check_references(references: list[tuple[str, str, str]], env: dict) -> None:
 
 def tasks(args: argparse.Namespace) -> None:
     knowledge = (FIXTURE / "knowledge.toml").read_text()
-    nodes = example_nodes(args.kgfuse, args.data)
+    nodes = stores.example_nodes(args.kgfuse, args.data, "examples.q_")
     env = {"PAYMENT_FEES_DATA_DIR": str(FIXTURE / "data")}
     references: list[tuple[str, str, str]] = []
+    described = tables()
     written = 0
     with open(args.out, "w") as out:
         for task in candidates(examples()):
@@ -220,7 +204,7 @@ def tasks(args: argparse.Namespace) -> None:
             prompt = PROMPT.format(
                 question=task["question"],
                 guidelines=f"Answer format: {guidelines}\n" if guidelines else "",
-                tables=tables(),
+                tables=described,
             )
             out.write(json.dumps({
                 "id": task["id"],
@@ -238,15 +222,10 @@ def tasks(args: argparse.Namespace) -> None:
 
 def store(args: argparse.Namespace) -> None:
     """The fee domain's store: the fixture's code, tests, examples and knowledge."""
-    kgfuse = [args.kgfuse, "--data", args.data]
-    steps = [
-        ["init", "--embedder", args.embedder] + (["--dimension", "384"] if args.embedder == "hash" else []),
+    stores.build(args.kgfuse, args.data, args.embedder, [
         ["ingest", "code", str(FIXTURE), "--knowledge", str(FIXTURE / "knowledge.toml")],
         ["index", "cases"],
-    ]
-    for step in steps:
-        print("kgfuse", " ".join(step), file=sys.stderr, flush=True)
-        subprocess.run(kgfuse + step, check=True)
+    ])
 
 
 def main() -> None:

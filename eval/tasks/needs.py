@@ -17,21 +17,22 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import subprocess
+import sys
 from pathlib import Path
 
-EXERCISES = "https://w3id.org/kgfuse/ontology#exercises"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stores  # noqa: E402
+
+EXERCISES = stores.KGFUSE + "exercises"
 
 
 def needed_functions(kgfuse: str, data: str, cases: list[str]) -> dict[str, set[str]]:
     """Case IRI -> the functions it exercises (resolved calls)."""
     values = " ".join(f"<{case}>" for case in cases)
     query = f"SELECT ?case ?function WHERE {{ VALUES ?case {{ {values} }} ?case <{EXERCISES}> ?function }}"
-    done = subprocess.run([kgfuse, "--data", data, "sparql", query, "--format", "json"],
-                          capture_output=True, text=True, check=True)
     needed: dict[str, set[str]] = collections.defaultdict(set)
-    for row in json.loads(done.stdout)["results"]["bindings"]:
-        needed[row["case"]["value"]].add(row["function"]["value"])
+    for row in stores.select(kgfuse, data, query):
+        needed[row["case"]].add(row["function"])
     return needed
 
 

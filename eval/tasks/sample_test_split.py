@@ -15,11 +15,11 @@ import collections
 import gzip
 import json
 import random
+import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1].parent / "shared/data/ds1000/ds1000.jsonl.gz"
-LIBRARIES = ("Numpy", "Pandas", "Scipy", "Sklearn", "Matplotlib")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ds1000 import DATA, LIBRARIES, TEST_IDS  # noqa: E402
 
 
 def main() -> None:
@@ -41,8 +41,8 @@ def main() -> None:
         chosen.extend(rng.sample(ids, share))
         print(f"{library}: {share} of {len(ids)}")
     chosen.sort()
-    (HERE / "ds1000-test-ids.txt").write_text("".join(f"{i}\n" for i in chosen))
-    print(f"{len(chosen)} ids in {HERE / 'ds1000-test-ids.txt'}")
+    TEST_IDS.write_text("".join(f"{i}\n" for i in chosen))
+    print(f"{len(chosen)} ids in {TEST_IDS}")
 
 
 if __name__ == "__main__":
