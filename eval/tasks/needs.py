@@ -8,8 +8,9 @@ DS-1000 problem's `Origin` in the store `ds1000.py store` built: `kgfuse:exercis
 resolved calls only), those functions are what the task needed: the API its
 reference solution calls (for a perturbed problem, its origin's). Per condition of
 a `run.py` report (`--out`), prints the share of needed functions the prompt
-showed (over tasks that needed any), split by passed and failed tasks, and the
-needed functions failed tasks most often did not get.
+showed (over tasks that needed any), split by passed and failed tasks (or
+`unasked`: a `run.py --contexts-only --out` file, what the prompts would show), and
+the needed functions the tasks that did not pass most often did not get.
 """
 
 from __future__ import annotations
@@ -53,22 +54,22 @@ def main() -> None:
     for condition, rows in by_condition.items():
         if condition == "none":
             continue
-        shares = {"pass": [], "fail": []}
+        shares = {"pass": [], "fail": [], "unasked": []}
         missing: collections.Counter[str] = collections.Counter()
         for row in rows:
             need = needed.get(case_of.get(row["task"]) or "", set())
             if not need or "context_items" not in row:
                 continue
             got = need & set(row["context_items"])
-            outcome = "pass" if row["kind"] == "pass" else "fail"
+            outcome = row["kind"] if row["kind"] in ("pass", "unasked") else "fail"
             shares[outcome].append(len(got) / len(need))
-            if outcome == "fail":
+            if outcome != "pass":
                 missing.update(f.rsplit("/", 1)[-1] for f in need - got)
         line = ", ".join(
             f"{k} {sum(v) / len(v):.2f} of needed shown (n={len(v)})" for k, v in shares.items() if v
         )
         print(f"{condition}: {line}")
-        print("  most missed by failed tasks: " + ", ".join(f"{n} ({c})" for n, c in missing.most_common(8)))
+        print("  most missed by tasks that did not pass: " + ", ".join(f"{n} ({c})" for n, c in missing.most_common(8)))
 
 
 if __name__ == "__main__":

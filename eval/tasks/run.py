@@ -75,6 +75,16 @@ def clip(text: str) -> str:
     return text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS].rstrip() + " ..."
 
 
+#: A leading docstring (an example file's question): the case's title names it.
+LEADING_DOCSTRING = re.compile(r'\A\s*[rRuU]?("""|\'\'\')(.*?)\1\s*', re.S)
+
+
+def example_code(code: str) -> str:
+    """A case's code without its leading docstring, so the item's characters go
+    to the code that shows the calls."""
+    return LEADING_DOCSTRING.sub("", code, count=1).strip()
+
+
 def context_block(context: dict, max_items: int) -> str:
     """A FusedContext as prompt text: functions with their signatures and
     summaries, worked examples with their code, dependency paths and facts (IRIs
@@ -88,10 +98,10 @@ def context_block(context: dict, max_items: int) -> str:
         summary = function.get("summary")
         parts.append(clip(line + (f": {summary}" if summary else "")))
     for case in context.get("cases", [])[:max_items]:
-        code = (case.get("code") or "").strip()
+        code = example_code(case.get("code") or "")
         if code:
-            parts.append(f"Example ({case.get('title') or local_name(case['iri'])}):\n"
-                         f"```python\n{clip(code)}\n```")
+            title = clip(case.get("title") or local_name(case["iri"]))
+            parts.append(f"Example ({title}):\n```python\n{clip(code)}\n```")
     for path in context.get("paths", [])[:max_items]:
         parts.append("- path: " + " -> ".join(local_name(step) for step in path))
     for fact in context.get("structured_facts", [])[:max_items]:
@@ -279,9 +289,15 @@ def main() -> None:
     tasks = tasks[: args.limit] if args.limit else tasks
     if args.contexts_only:
         pairs = [(t, c) for t in tasks for c in conditions if c != "none"]
+        shown = []
         for n, (task, condition) in enumerate(pairs, 1):
-            retrieve(args, task, condition)
+            fused = retrieve(args, task, condition)
+            shown.append({"task": task["id"], "group": task.get("group", ""), "condition": condition,
+                          "kind": "unasked", "context_items": shown_items(fused, args.max_items)})
             print(f"[{n}/{len(pairs)}] context of {task['id']} {condition}", file=sys.stderr, flush=True)
+        if args.out:
+            # What each prompt would show, for needs.py, without a model.
+            args.out.write_text(json.dumps({"results": shown}, indent=2))
         return
     results = []
     total = len(tasks) * len(conditions)

@@ -164,6 +164,8 @@ pub struct WalkRounds {
     /// Where an embedded graph's edges are read from when given.
     index: Option<Arc<EdgeIndex>>,
     level: usize,
+    /// Nodes no walk enters (see [`WalkRounds::avoiding`]).
+    avoid: BTreeSet<String>,
     /// The nodes this round reads, and the patterns of its queries.
     reading: Vec<NamedNode>,
     patterns: Vec<kgfuse_remote::Pattern>,
@@ -179,6 +181,7 @@ impl WalkRounds {
                 .collect(),
             index: None,
             level: 0,
+            avoid: BTreeSet::new(),
             reading: Vec::new(),
             patterns: Vec::new(),
         }
@@ -189,6 +192,14 @@ impl WalkRounds {
     #[must_use]
     pub fn with_index(mut self, index: Option<Arc<EdgeIndex>>) -> Self {
         self.index = index;
+        self
+    }
+
+    /// No walk enters these nodes, nor takes an edge to them: what is held out
+    /// of a retrieval must not lead it elsewhere either.
+    #[must_use]
+    pub fn avoiding(mut self, nodes: &BTreeSet<String>) -> Self {
+        self.avoid = nodes.clone();
         self
     }
 
@@ -216,7 +227,7 @@ impl WalkRounds {
     fn step(&mut self, around: &mut WalkEdges<'_>) -> Result<(), GraphError> {
         let level = self.level;
         for walk in self.walks.iter_mut().filter(|w| level < w.limits.hops) {
-            walk.step(level, around)?;
+            walk.step(level, around, &self.avoid)?;
         }
         self.level += 1;
         Ok(())
@@ -348,7 +359,12 @@ impl Walk {
 
     /// Takes the frontier one level further, its nodes in the order they were
     /// reached, until the walk is full.
-    fn step(&mut self, level: usize, around: &mut WalkEdges<'_>) -> Result<(), GraphError> {
+    fn step(
+        &mut self,
+        level: usize,
+        around: &mut WalkEdges<'_>,
+        avoid: &BTreeSet<String>,
+    ) -> Result<(), GraphError> {
         let max_nodes = self.limits.max_nodes;
         for node in std::mem::take(&mut self.frontier) {
             // Full: every reached node already has the edge it was reached by, which
@@ -358,6 +374,9 @@ impl Walk {
                 return Ok(());
             }
             for (neighbour, edge) in around.at(&node)? {
+                if avoid.contains(neighbour.as_str()) {
+                    continue;
+                }
                 if !self.distance.contains_key(neighbour.as_str()) {
                     if self.distance.len() >= max_nodes {
                         continue;
@@ -504,6 +523,33 @@ mod tests {
         assert!(!reached(0).contains(&"urn:f3".to_owned()), "one hop");
         assert_eq!(walks[1].0.get("urn:f3"), Some(&2), "two hops");
         assert_eq!(reached(2).len(), 2, "two nodes at most: {:?}", reached(2));
+    }
+
+    /// A walk goes around an avoided node: f3 is then reached through the
+    /// module that holds both functions (two hops, not through f2), and no edge
+    /// touches f2.
+    #[test]
+    fn walks_go_around_avoided_nodes() {
+        let graph = chain();
+        let f1 = NamedNode::new("urn:f1").expect("iri");
+        let limits = WalkLimits {
+            hops: 3,
+            max_nodes: 100,
+        };
+        let mut walks =
+            WalkRounds::new(&[(f1, limits)]).avoiding(&BTreeSet::from(["urn:f2".to_owned()]));
+        graph
+            .read_in_rounds(&mut [&mut walks], &QueryOptions::default())
+            .expect("walk");
+        let (reached, edges) = walks.into_neighbourhoods().remove(0);
+        assert!(!reached.contains_key("urn:f2"), "{reached:?}");
+        assert_eq!(reached.get("urn:f3"), Some(&2), "{reached:?}");
+        assert!(
+            edges
+                .iter()
+                .all(|e| e.subject != "urn:f2" && e.object != "urn:f2"),
+            "{edges:?}"
+        );
     }
 
     #[test]

@@ -214,8 +214,10 @@ pub struct RetrieveOptions {
     /// Package choice, gate and case limits of the `domain` strategy.
     pub domain: DomainOptions,
     /// Nodes that must not appear in the result nor inform it (a held-out case in a
-    /// leave-one-out evaluation): removed from every list of the context, and
-    /// `domain` ignores them as structural ties and as cases.
+    /// leave-one-out evaluation): held out of every vector and lexical search
+    /// ([`Question::holding_out`]) and of `unified`'s entities and graph walks,
+    /// ignored by `domain` as structural ties and as cases, and removed from
+    /// every list of the context.
     pub exclude: BTreeSet<String>,
     /// Model-assisted retrieval: this model's hypothetical snippet is searched
     /// with the question (see [`Expander`]); `None` searches with the question alone.
@@ -329,6 +331,15 @@ async fn retrieve_as_asked(
     if options.top_k == 0 {
         return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
     }
+    // Excluded nodes are held out of every search, not only of the result, so
+    // none of them seeds a walk or takes a slot another node would have had.
+    let holding_out;
+    let question = if options.exclude.is_empty() {
+        question
+    } else {
+        holding_out = question.holding_out(&options.exclude);
+        &holding_out
+    };
     // The model's entity extraction, once per retrieval: dispatch and `unified`
     // share it, and a failure is told in the trace rather than dropped.
     let (entities, extraction_failed) = match model.extract_entities(text) {
@@ -359,7 +370,7 @@ async fn retrieve_as_asked(
         other => (other, None),
     };
     let mut context = match strategy {
-        Strategy::Bm25 => bm25::retrieve(store, text, options.top_k)?,
+        Strategy::Bm25 => bm25::retrieve(store, question, options.top_k)?,
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
         Strategy::Hybrid => hybrid::retrieve(store, question, options.top_k).await?,
         Strategy::Paths => paths::retrieve(store, text, options.top_k, options.paths).await?,

@@ -1008,8 +1008,9 @@ impl Store {
         Ok(report)
     }
 
-    /// The `k` rows nearest to `question` among the kinds `filter` admits;
-    /// embeds the question unless it was embedded already.
+    /// The `k` rows nearest to `question` among the kinds `filter` admits, none
+    /// it holds out ([`Question::holding_out`]); embeds the question unless it
+    /// was embedded already.
     pub async fn search(
         &self,
         question: &Question,
@@ -1017,7 +1018,14 @@ impl Store {
         filter: KindFilter<'_>,
     ) -> Result<Vec<VectorHit>, StoreError> {
         let vector = self.vector_of(question)?;
-        Ok(self.vectors.search(vector, k, filter).await?)
+        let held_out = question.held_out();
+        let mut hits = self
+            .vectors
+            .search(vector, k + held_out.len(), filter)
+            .await?;
+        hits.retain(|hit| !held_out.contains(&hit.iri));
+        hits.truncate(k);
+        Ok(hits)
     }
 
     /// The `k` rows whose text best matches `text` by BM25 full-text search.
@@ -1121,14 +1129,21 @@ impl Store {
         Ok(self.vectors.vectors_of(iris).await?)
     }
 
-    /// Similarity of `question` to each of the given nodes, best first.
+    /// Similarity of `question` to each of the given nodes it does not hold
+    /// out, best first.
     pub async fn search_among(
         &self,
         question: &Question,
         iris: &[String],
     ) -> Result<Vec<VectorHit>, StoreError> {
         let vector = self.vector_of(question)?;
-        Ok(self.vectors.search_among(vector, iris).await?)
+        let held_out = question.held_out();
+        let iris: Vec<String> = iris
+            .iter()
+            .filter(|iri| !held_out.contains(*iri))
+            .cloned()
+            .collect();
+        Ok(self.vectors.search_among(vector, &iris).await?)
     }
 
     /// Sizes of both sides.

@@ -4,6 +4,7 @@
 //! ontology slice) takes the same `Question`, so the question is embedded once per
 //! request, however many stages search.
 
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 /// A question's text with its embedding, computed on first use by
@@ -12,6 +13,7 @@ use std::sync::OnceLock;
 pub struct Question {
     text: String,
     vector: OnceLock<Vec<f32>>,
+    held_out: BTreeSet<String>,
 }
 
 impl Question {
@@ -20,7 +22,25 @@ impl Question {
         Self {
             text: text.into(),
             vector: OnceLock::new(),
+            held_out: BTreeSet::new(),
         }
+    }
+
+    /// The same question with `nodes` held out: no search made for it returns
+    /// them ([`crate::Store::search`] still returns `k` rows when it can), so
+    /// a held-out node neither fills a slot nor seeds a later stage.
+    #[must_use]
+    pub fn holding_out(&self, nodes: &BTreeSet<String>) -> Self {
+        Self {
+            text: self.text.clone(),
+            vector: self.vector.clone(),
+            held_out: nodes.clone(),
+        }
+    }
+
+    /// The nodes held out of every search for this question.
+    pub fn held_out(&self) -> &BTreeSet<String> {
+        &self.held_out
     }
 
     /// The question's text.
@@ -86,5 +106,44 @@ mod tests {
             question.vector_if_embedded(),
             Some(store.embed(question.text()).expect("embed").as_slice())
         );
+    }
+
+    /// A held-out node is in no search's answer, and the next row takes its slot.
+    #[tokio::test]
+    async fn a_held_out_node_takes_no_slot() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(
+            &dir.path().join("store"),
+            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
+        )
+        .await
+        .expect("init");
+        let question = Question::new("what does the store carry?");
+        let iris = |hits: &[crate::VectorHit]| -> Vec<String> {
+            hits.iter().map(|h| h.iri.clone()).collect()
+        };
+        let all = iris(
+            &store
+                .search(&question, 5, kgfuse_vector::KindFilter::Any)
+                .await
+                .expect("search"),
+        );
+        assert_eq!(all.len(), 5, "the ontology's rows");
+        let holding = question.holding_out(&BTreeSet::from([all[0].clone()]));
+        let hits = iris(
+            &store
+                .search(&holding, 4, kgfuse_vector::KindFilter::Any)
+                .await
+                .expect("search"),
+        );
+        assert_eq!(hits, all[1..5]);
+        let among = iris(
+            &store
+                .search_among(&holding, &all[..2])
+                .await
+                .expect("search among"),
+        );
+        assert_eq!(among, all[1..2]);
+        assert_eq!(store.time_spent().embeddings, 1, "the vector is kept");
     }
 }

@@ -7,16 +7,17 @@
 use crate::RetrieveError;
 use kgfuse_core::context::{FusedContext, SourceRef, TextHit, TraceStage};
 use kgfuse_lexicon::lexicon::Lexicon;
-use kgfuse_store::Store;
+use kgfuse_store::{Question, Store};
 
-/// The `top_k` best BM25 matches.
+/// The `top_k` best BM25 matches the question does not hold out.
 pub(crate) fn retrieve(
     store: &Store,
-    question: &str,
+    question: &Question,
     top_k: usize,
 ) -> Result<FusedContext, RetrieveError> {
     let lexicon = Lexicon::of(store)?;
-    let hits = lexicon.bm25(question, top_k, &|_| true);
+    let held_out = question.held_out();
+    let hits = lexicon.bm25(question.text(), top_k, &|e| !held_out.contains(&e.iri));
     let mut context = FusedContext::default();
     let mut kept = Vec::with_capacity(hits.len());
     for hit in hits {

@@ -7,7 +7,7 @@ use crate::RetrieveError;
 use crate::sources::text_hits;
 use kgfuse_core::context::{Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_graph::model::NamedNode;
-use kgfuse_graph::templates::{Neighbourhood, WalkLimits};
+use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_store::{KindFilter, Question, Store};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -144,19 +144,22 @@ pub(crate) struct Walk {
     pub adjacency: Adjacency,
 }
 
-/// Walks up to `options.max_distance` edges from every seed and ranks every
-/// reached node that has text by closeness to the nearest seed and similarity to
-/// the question.
+/// Walks up to `options.max_distance` edges from every seed, around the nodes
+/// the question holds out, and ranks every reached node that has text by
+/// closeness to the nearest seed and similarity to the question.
 pub(crate) async fn walk(
     store: &Store,
     question: &Question,
     seeds: &[String],
     options: NeighborhoodOptions,
 ) -> Result<Walk, RetrieveError> {
-    let reached = store
+    let mut walks = WalkRounds::new(&walk_starts(seeds, options))
+        .with_index(store.edge_index()?)
+        .avoiding(question.held_out());
+    store
         .graph()
-        .walks_over(&walk_starts(seeds, options), store.edge_index()?)?;
-    rank_reached(store, question, reached, options).await
+        .read_in_rounds(&mut [&mut walks], &store.query_options())?;
+    rank_reached(store, question, walks.into_neighbourhoods(), options).await
 }
 
 /// The walks from `seeds` within `options`' limits, for [`kgfuse_graph::Graph::walks`].

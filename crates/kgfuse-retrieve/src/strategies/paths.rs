@@ -5,7 +5,12 @@
 //! 2. Search the merged dependency graph breadth-first along the data flow:
 //!    input tag -> a function consuming it -> the functions calling that one -> ...
 //!    -> a function producing an output tag.
-//! 3. The functions on the discovered paths (tags not counted) are the context:
+//! 3. Back-chaining: a function on a path may need a tag the question does not
+//!    give (`average_fee` needs fee rules). When some functions make that tag from
+//!    nothing (every parameter has a default: a loader), the path
+//!    `loader -> tag -> function` follows the path, so the context says where the
+//!    input comes from.
+//! 4. The functions on the discovered paths (tags not counted) are the context:
 //!    their knowledge text and code.
 //!
 //! No tags in the question means no result, with status `no_tags`: this strategy
@@ -378,6 +383,8 @@ fn ranking(
             context.status = Some("no_paths".into());
         }
     }
+    let loaders = store.derived("paths/loaders", || loaders(store))?;
+    let paths = with_sources(&flow, &loaders, paths, &inputs, limits);
     let ranked = functions_on(&paths, &all_tags, top_k, &mut context);
     context.paths = paths;
     Ok((context, ranked))
@@ -446,6 +453,91 @@ fn producer_paths(
     paths.sort();
     paths.truncate(limits.max_paths);
     paths
+}
+
+/// Tag -> the functions that produce it from nothing (no parameter without a
+/// default but `self`, `cls` and `*args`/`**kwargs`), sorted. Two plain reads
+/// (the producers, and their parameters without a default), joined here: a
+/// nested `NOT EXISTS` over a large store runs for minutes.
+fn loaders(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
+    let produced = format!(
+        "SELECT ?function ?tag WHERE {{ ?function <{produces}> ?tag }}",
+        produces = kgfuse::PRODUCES,
+    );
+    let required = format!(
+        "SELECT DISTINCT ?function ?name WHERE {{ ?function <{produces}> ?tag ; \
+           <{has_parameter}> ?parameter . ?parameter <{name}> ?name . \
+           FILTER NOT EXISTS {{ ?parameter <{default}> ?value }} }}",
+        produces = kgfuse::PRODUCES,
+        has_parameter = kgfuse::HAS_PARAMETER,
+        name = kgfuse::NAME,
+        default = kgfuse::DEFAULT_VALUE,
+    );
+    let needs_arguments: HashSet<String> = rows(store, &required)?
+        .into_iter()
+        .filter_map(|row| {
+            let name = cell_text(row.get(1))?;
+            let implicit = name == "self" || name == "cls" || name.starts_with('*');
+            (!implicit).then(|| cell_text(row.first())).flatten()
+        })
+        .collect();
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in rows(store, &produced)? {
+        if let (Some(function), Some(tag)) = (cell_text(row.first()), cell_text(row.get(1)))
+            && !needs_arguments.contains(&function)
+        {
+            out.entry(tag).or_default().push(function);
+        }
+    }
+    for functions in out.values_mut() {
+        functions.sort();
+        functions.dedup();
+    }
+    Ok(out)
+}
+
+/// Back-chaining: after each path, for every function on it, one path
+/// `loader -> tag -> function` for each tag the function consumes that neither
+/// the question gives (`inputs`) nor the path carries, and that a loader makes;
+/// at most `limits.max_paths` added, no repeats.
+fn with_sources(
+    flow: &Flow,
+    loaders: &BTreeMap<String, Vec<String>>,
+    paths: Vec<Vec<String>>,
+    inputs: &[String],
+    limits: PathLimits,
+) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::with_capacity(paths.len());
+    let mut added = 0;
+    for path in paths {
+        let mut sources: Vec<Vec<String>> = Vec::new();
+        for function in &path {
+            let Some(number) = flow.number(function) else {
+                continue;
+            };
+            // What flows into the function: the tags it consumes and its callees.
+            for &before in &flow.reverse[number as usize] {
+                let tag = flow.name(before);
+                let Some(makers) = loaders.get(tag) else {
+                    continue;
+                };
+                if inputs.iter().any(|i| i == tag) || path.iter().any(|n| n == tag) {
+                    continue;
+                }
+                for loader in makers.iter().filter(|l| *l != function) {
+                    sources.push(vec![loader.clone(), tag.to_owned(), function.clone()]);
+                }
+            }
+        }
+        out.push(path);
+        for source in sources {
+            if added < limits.max_paths && !out.contains(&source) {
+                out.push(source);
+                added += 1;
+            }
+        }
+    }
+    out
 }
 
 /// The functions on the paths, most frequent first (tags not counted), with
@@ -570,6 +662,40 @@ mod tests {
             max_paths: 5,
         };
         assert!(search(&Flow::new(edges), &["in".to_owned()], &outputs, short).is_empty());
+    }
+
+    /// `average` needs `rules`, which the question does not give and `load`
+    /// makes from nothing: the path `load -> rules -> average` is added, unless
+    /// the question gives the rules.
+    #[test]
+    fn a_needed_input_is_chained_back_to_its_loader() {
+        let edges: HashMap<String, Vec<String>> = HashMap::from([
+            ("in".to_owned(), vec!["average".to_owned()]),
+            ("rules".to_owned(), vec!["average".to_owned()]),
+            ("average".to_owned(), vec!["out".to_owned()]),
+            ("load".to_owned(), vec!["rules".to_owned()]),
+        ]);
+        let flow = Flow::new(edges);
+        let loaders = BTreeMap::from([("rules".to_owned(), vec!["load".to_owned()])]);
+        let path = ["in", "average", "out"].map(String::from).to_vec();
+        let chained = |inputs: &[&str]| -> Vec<Vec<String>> {
+            let inputs: Vec<String> = inputs.iter().map(|i| (*i).to_owned()).collect();
+            with_sources(
+                &flow,
+                &loaders,
+                vec![path.clone()],
+                &inputs,
+                PathLimits::default(),
+            )
+        };
+        assert_eq!(
+            chained(&["in"]),
+            [
+                path.clone(),
+                ["load", "rules", "average"].map(String::from).to_vec()
+            ]
+        );
+        assert_eq!(chained(&["in", "rules"]), [path.clone()]);
     }
 
     #[test]

@@ -516,14 +516,12 @@ pub(crate) async fn shortlist(
     // The store's nearest functions: evidence for package choice, and candidates
     // the gate can show as look-alikes from other packages.
     let nearest = store
-        .vectors()
         .search(
-            query,
+            question,
             NEAREST_FUNCTIONS,
             KindFilter::OneOf(&["Function", "Method"]),
         )
-        .await
-        .map_err(StoreError::from)?;
+        .await?;
     let nearest_iris: Vec<String> = nearest.iter().map(|h| h.iri.clone()).collect();
     let package_of_nearest = packages_of_functions(store, &nearest_iris)?;
     let evidence: Vec<(String, Option<String>, f32)> = nearest
@@ -551,11 +549,7 @@ pub(crate) async fn shortlist(
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
     let package_of = functions_of_packages(store, &chosen_iris)?;
     let inside: Vec<String> = package_of.keys().cloned().collect();
-    let mut hits = store
-        .vectors()
-        .search_among(query, &inside)
-        .await
-        .map_err(StoreError::from)?;
+    let mut hits = store.search_among(question, &inside).await?;
     hits.truncate(top_k * 3);
     for hit in nearest.into_iter().take(top_k) {
         if !hits.iter().any(|h| h.iri == hit.iri) {

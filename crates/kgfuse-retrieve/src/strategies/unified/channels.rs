@@ -85,7 +85,7 @@ pub(crate) struct Signals<'a> {
 pub(crate) fn asks_for_code(
     store: &Store,
     holds_code: bool,
-    question: &str,
+    question: &Question,
     hits: &[VectorHit],
 ) -> Result<Option<String>, RetrieveError> {
     if !holds_code {
@@ -94,7 +94,9 @@ pub(crate) fn asks_for_code(
     Ok(code_cue(&*Lexicon::of(store)?, question, hits))
 }
 
-fn code_cue(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<String> {
+fn code_cue(lexicon: &Lexicon, question: &Question, hits: &[VectorHit]) -> Option<String> {
+    let held_out = question.held_out();
+    let question = question.text();
     let lower = question.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
@@ -105,7 +107,7 @@ fn code_cue(lexicon: &Lexicon, question: &str, hits: &[VectorHit]) -> Option<Str
     }
     let is_code = |kinds: &[String]| kinds.iter().any(|k| CODE_KINDS.contains(&k.as_str()));
     let lexical: Vec<bool> = lexicon
-        .bm25(question, 5, &|_| true)
+        .bm25(question, 5, &|e| !held_out.contains(&e.iri))
         .iter()
         .map(|h| is_code(&lexicon.entry(h.entry).kinds[..]))
         .collect();
@@ -154,8 +156,11 @@ impl WalkStart {
         options: &RetrieveOptions,
     ) -> Result<Self, RetrieveError> {
         let lexicon = Lexicon::of(store)?;
+        let held_out = question.held_out();
         let lexical: Vec<String> = lexicon
-            .bm25(question.text(), depth(options), &|e| e.role == Role::Entity)
+            .bm25(question.text(), depth(options), &|e| {
+                e.role == Role::Entity && !held_out.contains(&e.iri)
+            })
             .iter()
             .map(|h| lexicon.entry(h.entry).iri.clone())
             .collect();

@@ -119,9 +119,10 @@ pub(super) async fn vector_stage(
 
 /// Stage 2, entities: linked mentions first (best candidates of each), then nodes
 /// whose label is a spelling of a name the language model extracted (`names`),
-/// then the best vector hits; at most `MAX_ENTITIES`.
+/// then the best vector hits; at most `MAX_ENTITIES`, none the question holds out.
 pub(super) fn entity_stage(
     store: &Store,
+    question: &Question,
     names: &[String],
     hits: &[VectorHit],
     linked: &Linked,
@@ -140,6 +141,16 @@ pub(super) fn entity_stage(
         }
     }
     let mut dropped = Vec::new();
+    entities.retain(|entity| {
+        let held_out = question.held_out().contains(entity);
+        if held_out {
+            dropped.push(Dropped {
+                iri: entity.clone(),
+                why: "held out by the caller".into(),
+            });
+        }
+        !held_out
+    });
     if entities.len() > MAX_ENTITIES {
         for extra in entities.split_off(MAX_ENTITIES) {
             dropped.push(Dropped {

@@ -20,20 +20,19 @@ pub(super) fn ontology_check_stage(rejected: &[Rejected], context: &mut FusedCon
 /// A candidate fact and why it ranks where it does.
 pub(super) type RankedFact = (Fact, String);
 
-/// For a question that asks for code, the facts between returned functions (or
-/// from one to a literal), and the rest: each function already carries its
-/// module, signature and dependencies, and facts about the classes, modules and
-/// tags the question's words linked to would only add nodes. Entity paths are
-/// not built for such a question either.
+/// For a question that asks for code, the facts between returned functions,
+/// and the rest: each function already carries its name, module, signature,
+/// summary and dependencies (its literals, repeated as facts, would only cost
+/// tokens), and facts about the classes, modules and tags the question's words
+/// linked to would only add nodes. Entity paths are not built for such a
+/// question either.
 pub(super) fn about_returned_code(
     facts: Vec<RankedFact>,
     context: &FusedContext,
 ) -> (Vec<RankedFact>, Vec<RankedFact>) {
     let returned: BTreeSet<&str> = context.functions.iter().map(|f| f.iri.as_str()).collect();
-    let is_node = |term: &str| term.contains("://") || term.starts_with("urn:");
     facts.into_iter().partition(|(fact, _)| {
-        returned.contains(fact.subject.as_str())
-            && (returned.contains(fact.object.as_str()) || !is_node(&fact.object))
+        returned.contains(fact.subject.as_str()) && returned.contains(fact.object.as_str())
     })
 }
 
@@ -274,7 +273,7 @@ pub(super) fn budget_stage(
         .into_iter()
         .map(|(fact, why)| Dropped {
             iri: fact.subject,
-            why: format!("not about the returned functions of a code question ({why})"),
+            why: format!("not between two returned functions of a code question ({why})"),
         })
         .collect();
     for (i, (fact, why)) in facts.into_iter().enumerate() {

@@ -19,6 +19,10 @@
 //!    bookkeeping (ranges, `isDefinedBy`, pictures) last; the trace says what the
 //!    budget cut.
 //!
+//! 6. one fused node ranking (channels.rs), the functions of a code question;
+//! 7. for a code question, worked examples: the cases nearest the question and
+//!    those that exercise the returned functions, fused.
+//!
 //! A FACTUAL question uses fewer vector hits as context, a SEMANTIC one fewer facts;
 //! the two sides are never merged into one string.
 //!
@@ -26,7 +30,7 @@
 //! `entities.rs` (1, 2), `queries.rs` (3a, 3b: query graphs, plans, a model's
 //! query), `reads.rs` (3c templates, 4 paths: the graph reads), `channels.rs`
 //! (6: the fused node ranking and its channels), `facts.rs` (5: the fact
-//! ranking and budget).
+//! ranking and budget), `cases.rs` (7: worked examples).
 //!
 //! The graph reads of stages 3 (query graphs, templates), 4 (the walks around
 //! the entities) and the fused ranking's walk and gate depend only on the linked
@@ -34,6 +38,7 @@
 //! ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL server a retrieval
 //! costs five requests (docs/scaling-out.md, "Round trips").
 
+mod cases;
 pub(crate) mod channels;
 mod entities;
 mod facts;
@@ -85,9 +90,17 @@ pub(crate) async fn retrieve(
     let linked = lexical.linked()?;
     context.trace.push(linked.trace());
     let mut rejected = Vec::new();
-    let entities = entity_stage(store, named, &hits, &linked, &mut context, &mut rejected)?;
+    let entities = entity_stage(
+        store,
+        question,
+        named,
+        &hits,
+        &linked,
+        &mut context,
+        &mut rejected,
+    )?;
     let holds_code = crate::holds_code(store)?;
-    let code = channels::asks_for_code(store, holds_code, question.text(), &hits)?;
+    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
     let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
     let read = graph_reads(
         store,
@@ -149,6 +162,9 @@ pub(crate) async fn retrieve(
         top_k,
         &mut context,
     );
+    if code.is_some() {
+        cases::cases_stage(store, question, options, &mut context).await?;
+    }
     Ok(context)
 }
 

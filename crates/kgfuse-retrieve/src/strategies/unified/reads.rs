@@ -344,7 +344,9 @@ pub(super) fn graph_stage<'a>(
         .collect();
     starts.extend(walk_starts(&walk_start.seeds, options.neighborhood));
     let mut templates = TemplateRounds::new(store, entities);
-    let mut walks = WalkRounds::new(&starts).with_index(index);
+    let mut walks = WalkRounds::new(&starts)
+        .with_index(index)
+        .avoiding(&options.exclude);
     store.graph().read_in_rounds(
         &mut [&mut templates, &mut walks, &mut ties],
         &store.query_options(),
