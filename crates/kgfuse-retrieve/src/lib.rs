@@ -278,6 +278,15 @@ fn drop_excluded(context: &mut FusedContext, exclude: &BTreeSet<String>) {
     context
         .paths
         .retain(|p| !p.iter().any(|node| exclude.contains(node)));
+    // Held out of every search, most never come back: the trace names them all.
+    for iri in exclude {
+        if !dropped.iter().any(|d| &d.iri == iri) {
+            dropped.push(kgfuse_core::context::Dropped {
+                iri: iri.clone(),
+                why: "held out by the caller: no stage returned it".into(),
+            });
+        }
+    }
     context.trace.push(TraceStage {
         stage: "exclude".into(),
         kept: Vec::new(),

@@ -384,9 +384,9 @@ fn ranking(
         }
     }
     let loaders = store.derived("paths/loaders", || loaders(store))?;
-    let paths = with_sources(&flow, &loaders, paths, &inputs, limits);
-    let ranked = functions_on(&paths, &all_tags, top_k, &mut context);
-    context.paths = paths;
+    let sources = source_paths(&flow, &loaders, &paths, &inputs, limits);
+    let ranked = functions_on(&paths, &sources, &all_tags, top_k, &mut context);
+    context.paths = interleaved(paths, sources);
     Ok((context, ranked))
 }
 
@@ -455,31 +455,28 @@ fn producer_paths(
     paths
 }
 
-/// Tag -> the functions that produce it from nothing (no parameter without a
-/// default but `self`, `cls` and `*args`/`**kwargs`), sorted. Two plain reads
-/// (the producers, and their parameters without a default), joined here: a
-/// nested `NOT EXISTS` over a large store runs for minutes.
+/// Tag -> the functions that produce it from nothing, sorted: callable without
+/// arguments (every parameter has a default) and taking none they could be
+/// given instead (no `self` or `cls`: a method needs its object; no `*args` or
+/// `**kwargs`: a `**fields` constructor builds from what it is given). Two plain
+/// reads (the producers, and their parameters without a default), joined here:
+/// a nested `NOT EXISTS` over a large store runs for minutes.
 fn loaders(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
     let produced = format!(
         "SELECT ?function ?tag WHERE {{ ?function <{produces}> ?tag }}",
         produces = kgfuse::PRODUCES,
     );
     let required = format!(
-        "SELECT DISTINCT ?function ?name WHERE {{ ?function <{produces}> ?tag ; \
-           <{has_parameter}> ?parameter . ?parameter <{name}> ?name . \
+        "SELECT DISTINCT ?function WHERE {{ ?function <{produces}> ?tag ; \
+           <{has_parameter}> ?parameter . \
            FILTER NOT EXISTS {{ ?parameter <{default}> ?value }} }}",
         produces = kgfuse::PRODUCES,
         has_parameter = kgfuse::HAS_PARAMETER,
-        name = kgfuse::NAME,
         default = kgfuse::DEFAULT_VALUE,
     );
     let needs_arguments: HashSet<String> = rows(store, &required)?
         .into_iter()
-        .filter_map(|row| {
-            let name = cell_text(row.get(1))?;
-            let implicit = name == "self" || name == "cls" || name.starts_with('*');
-            (!implicit).then(|| cell_text(row.first())).flatten()
-        })
+        .filter_map(|row| cell_text(row.first()))
         .collect();
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for row in rows(store, &produced)? {
@@ -496,22 +493,20 @@ fn loaders(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError
     Ok(out)
 }
 
-/// Back-chaining: after each path, for every function on it, one path
-/// `loader -> tag -> function` for each tag the function consumes that neither
-/// the question gives (`inputs`) nor the path carries, and that a loader makes;
-/// at most `limits.max_paths` added, no repeats.
-fn with_sources(
+/// Back-chaining: for every function on `paths`, one path `loader -> tag ->
+/// function` for each tag the function consumes that neither the question gives
+/// (`inputs`) nor the function's path carries, and that a loader makes; in the
+/// order of the paths, at most `limits.max_paths`, no repeats.
+fn source_paths(
     flow: &Flow,
     loaders: &BTreeMap<String, Vec<String>>,
-    paths: Vec<Vec<String>>,
+    paths: &[Vec<String>],
     inputs: &[String],
     limits: PathLimits,
 ) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::with_capacity(paths.len());
-    let mut added = 0;
+    let mut sources: Vec<Vec<String>> = Vec::new();
     for path in paths {
-        let mut sources: Vec<Vec<String>> = Vec::new();
-        for function in &path {
+        for function in path {
             let Some(number) = flow.number(function) else {
                 continue;
             };
@@ -525,25 +520,42 @@ fn with_sources(
                     continue;
                 }
                 for loader in makers.iter().filter(|l| *l != function) {
-                    sources.push(vec![loader.clone(), tag.to_owned(), function.clone()]);
+                    let source = vec![loader.clone(), tag.to_owned(), function.clone()];
+                    if sources.len() < limits.max_paths && !sources.contains(&source) {
+                        sources.push(source);
+                    }
                 }
             }
         }
-        out.push(path);
-        for source in sources {
-            if added < limits.max_paths && !out.contains(&source) {
-                out.push(source);
-                added += 1;
-            }
-        }
     }
+    sources
+}
+
+/// The paths for the context: each path followed by the source paths of the
+/// functions on it not shown yet, so a reader sees where an input comes from
+/// next to where it is used.
+fn interleaved(paths: Vec<Vec<String>>, sources: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let mut pending = sources;
+    let mut out = Vec::with_capacity(paths.len() + pending.len());
+    for path in paths {
+        let (feeding, rest): (Vec<_>, Vec<_>) = pending
+            .into_iter()
+            .partition(|source| source.last().is_some_and(|f| path.contains(f)));
+        out.push(path);
+        out.extend(feeding);
+        pending = rest;
+    }
+    out.extend(pending);
     out
 }
 
-/// The functions on the paths, most frequent first (tags not counted), with
-/// their share of the paths; at most `top_k`, the rest in the trace.
+/// The functions on the paths, most frequent first (tags not counted), each
+/// loader of `sources` right after the first function it feeds (counted as
+/// often as that function), with their share of the paths; at most `top_k`, the
+/// rest in the trace.
 fn functions_on(
     paths: &[Vec<String>],
+    sources: &[Vec<String>],
     all_tags: &BTreeMap<String, Tag>,
     top_k: usize,
     context: &mut FusedContext,
@@ -554,8 +566,24 @@ fn functions_on(
             *frequency.entry(node).or_default() += 1;
         }
     }
-    let mut ranked: Vec<(&str, usize)> = frequency.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut by_frequency: Vec<(&str, usize)> = frequency.into_iter().collect();
+    by_frequency.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut ranked: Vec<(&str, usize)> = Vec::with_capacity(by_frequency.len());
+    for (function, count) in by_frequency {
+        if ranked.iter().any(|(f, _)| *f == function) {
+            continue;
+        }
+        ranked.push((function, count));
+        for source in sources
+            .iter()
+            .filter(|s| s.last().is_some_and(|f| f == function))
+        {
+            let loader = source[0].as_str();
+            if !ranked.iter().any(|(f, _)| *f == loader) {
+                ranked.push((loader, count));
+            }
+        }
+    }
     let mut dropped = Vec::new();
     for (function, count) in ranked.iter().skip(top_k) {
         dropped.push(Dropped {
@@ -665,37 +693,49 @@ mod tests {
     }
 
     /// `average` needs `rules`, which the question does not give and `load`
-    /// makes from nothing: the path `load -> rules -> average` is added, unless
-    /// the question gives the rules.
+    /// makes from nothing: the path `load -> rules -> average` is added (unless
+    /// the question gives the rules), shown after the path it feeds, and `load`
+    /// ranks right after `average`.
     #[test]
     fn a_needed_input_is_chained_back_to_its_loader() {
         let edges: HashMap<String, Vec<String>> = HashMap::from([
-            ("in".to_owned(), vec!["average".to_owned()]),
+            (
+                "in".to_owned(),
+                vec!["average".to_owned(), "other".to_owned()],
+            ),
             ("rules".to_owned(), vec!["average".to_owned()]),
             ("average".to_owned(), vec!["out".to_owned()]),
+            ("other".to_owned(), vec!["out".to_owned()]),
             ("load".to_owned(), vec!["rules".to_owned()]),
         ]);
         let flow = Flow::new(edges);
         let loaders = BTreeMap::from([("rules".to_owned(), vec!["load".to_owned()])]);
-        let path = ["in", "average", "out"].map(String::from).to_vec();
-        let chained = |inputs: &[&str]| -> Vec<Vec<String>> {
-            let inputs: Vec<String> = inputs.iter().map(|i| (*i).to_owned()).collect();
-            with_sources(
-                &flow,
-                &loaders,
-                vec![path.clone()],
-                &inputs,
-                PathLimits::default(),
-            )
-        };
+        let path =
+            |nodes: &[&str]| -> Vec<String> { nodes.iter().map(|n| (*n).to_owned()).collect() };
+        let paths = vec![
+            path(&["in", "other", "out"]),
+            path(&["in", "average", "out"]),
+        ];
+        let given =
+            |inputs: &[&str]| -> Vec<String> { inputs.iter().map(|i| (*i).to_owned()).collect() };
+        let limits = PathLimits::default();
+        let sources = source_paths(&flow, &loaders, &paths, &given(&["in"]), limits);
+        assert_eq!(sources, [path(&["load", "rules", "average"])]);
+        assert!(source_paths(&flow, &loaders, &paths, &given(&["in", "rules"]), limits).is_empty());
         assert_eq!(
-            chained(&["in"]),
+            interleaved(paths.clone(), sources.clone()),
             [
-                path.clone(),
-                ["load", "rules", "average"].map(String::from).to_vec()
+                path(&["in", "other", "out"]),
+                path(&["in", "average", "out"]),
+                path(&["load", "rules", "average"])
             ]
         );
-        assert_eq!(chained(&["in", "rules"]), [path.clone()]);
+        let tags: BTreeMap<String, Tag> = ["in", "rules", "out"]
+            .map(|t| (t.to_owned(), tag(t, true, true)))
+            .into();
+        let ranked = functions_on(&paths, &sources, &tags, 5, &mut FusedContext::default());
+        let order: Vec<&str> = ranked.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(order, ["average", "load", "other"]);
     }
 
     #[test]
