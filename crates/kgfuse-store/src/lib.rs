@@ -1205,6 +1205,19 @@ pub(crate) mod test_support {
     use kgfuse_core::progress::NoProgress;
     use std::path::Path;
 
+    /// A new store in a scratch directory, with the hash embedder at 32
+    /// dimensions (kept alive by the returned directory).
+    pub(crate) async fn hash_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::init(
+            &dir.path().join("store"),
+            kgfuse_core::config::StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
+        )
+        .await
+        .expect("init");
+        (dir, store)
+    }
+
     /// Writes `text` to `dir/name` and loads that file into `store`.
     pub(crate) async fn load_text(
         store: &Store,

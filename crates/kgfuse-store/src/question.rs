@@ -69,18 +69,11 @@ impl From<&str> for Question {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
-    use kgfuse_core::config::StoreConfig;
+    use crate::test_support::hash_store;
 
     #[tokio::test]
     async fn a_question_is_embedded_once_however_many_searches_use_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(
-            &dir.path().join("store"),
-            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
-        )
-        .await
-        .expect("init");
+        let (_dir, store) = hash_store().await;
         let question = Question::new("what does the store carry?");
         assert!(question.vector_if_embedded().is_none());
         let first = store
@@ -111,13 +104,7 @@ mod tests {
     /// A held-out node is in no search's answer, and the next row takes its slot.
     #[tokio::test]
     async fn a_held_out_node_takes_no_slot() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(
-            &dir.path().join("store"),
-            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
-        )
-        .await
-        .expect("init");
+        let (_dir, store) = hash_store().await;
         let question = Question::new("what does the store carry?");
         let iris = |hits: &[crate::VectorHit]| -> Vec<String> {
             hits.iter().map(|h| h.iri.clone()).collect()

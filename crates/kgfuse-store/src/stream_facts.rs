@@ -201,17 +201,9 @@ mod tests {
     /// commit), subjects held before from the graph.
     #[tokio::test]
     async fn a_load_into_a_nearly_empty_store_writes_the_rows_the_graph_gives() {
-        use crate::Store;
         use crate::sync::{compose, kind_of};
-        use crate::test_support::load_text;
-        use kgfuse_core::config::StoreConfig;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::init(
-            &dir.path().join("store"),
-            StoreConfig::new(kgfuse_core::config::EmbedderKind::Hash, 32),
-        )
-        .await
-        .expect("init");
+        use crate::test_support::{hash_store, load_text};
+        let (dir, store) = hash_store().await;
         let prefixes = "@prefix ex: <http://example.org/> .\n\
              @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
         let before = format!(
