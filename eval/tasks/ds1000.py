@@ -186,10 +186,19 @@ def store(args: argparse.Namespace) -> None:
 
 def origin_ids(data: Path = DATA) -> dict[int, int]:
     """Problem id -> the problem id of its `Origin` (DS-1000's
-    `perturbation_origin_id` counts within the library, not across the set)."""
+    `perturbation_origin_id` counts within the library, not across the set, and
+    may name another perturbation: followed until an `Origin`)."""
     metas = [json.loads(line)["metadata"] for line in gzip.open(data, "rt")]
-    by_library = {(m["library"], m["library_problem_id"]): m["problem_id"] for m in metas}
-    return {m["problem_id"]: by_library[(m["library"], m["perturbation_origin_id"])] for m in metas}
+    by_library = {(m["library"], m["library_problem_id"]): m for m in metas}
+
+    def origin(meta: dict) -> int:
+        for _ in range(len(metas)):
+            if meta["perturbation_type"] == "Origin":
+                return meta["problem_id"]
+            meta = by_library[(meta["library"], meta["perturbation_origin_id"])]
+        raise ValueError(f"no Origin for problem {meta['problem_id']}")
+
+    return {m["problem_id"]: origin(m) for m in metas}
 
 
 def stratified_sample(chosen: list[dict], size: int, seed: int) -> list[dict]:
