@@ -8,8 +8,8 @@
 //!   tie (a short case shows the call with less around it).
 //!
 //! A case both channels find (an example of a similar task that calls a
-//! returned function) comes first. At most [`DomainOptions::max_cases`]
-//! (`crate::DomainOptions`) are kept, none of `options.exclude`. Unlike the
+//! returned function) comes first. At most `DomainOptions::max_cases` are
+//! kept, none of `options.exclude`. Unlike the
 //! `domain` strategy, every case is eligible, not only the case base's: the case
 //! base is chosen for coverage of the whole library, the question picks here.
 
@@ -38,9 +38,12 @@ pub(super) async fn cases_stage(
     };
     let max_cases = options.domain.max_cases;
     if context.functions.is_empty() || max_cases == 0 {
-        stage
-            .kept
-            .push("no returned function to show in use".into());
+        let why = if max_cases == 0 {
+            "the case limit is 0"
+        } else {
+            "no returned function to show in use"
+        };
+        stage.kept.push(why.into());
         context.trace.push(stage);
         return Ok(());
     }
