@@ -119,7 +119,7 @@ def context_block(context: dict, max_items: int) -> str:
 def shown_items(context: dict, max_items: int) -> list[str]:
     """The IRIs of what `context_block` puts in the prompt, in its order."""
     shown = [f["iri"] for f in context.get("functions", [])[:max_items]]
-    shown += [c["iri"] for c in context.get("cases", [])[:max_items] if c.get("code")]
+    shown += [c["iri"] for c in context.get("cases", [])[:max_items] if example_code(c.get("code") or "")]
     shown += [h["iri"] for h in context.get("unstructured", [])[:max_items] if h.get("text")]
     return shown
 
