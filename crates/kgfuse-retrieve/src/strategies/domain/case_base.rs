@@ -14,7 +14,7 @@
 //! whole on every build, so the rest of the store is untouched.
 
 use crate::RetrieveError;
-use crate::functions::functions_by_package;
+use crate::functions::{functions_by_package, iri_terms};
 use crate::strategies::domain::kmeans::{cluster_count, kmeans, unit_mean};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -421,6 +421,74 @@ pub async fn search(
     Ok((case_infos(store, &iris)?, stage))
 }
 
+/// A case that exercises some of the functions asked about ([`exercising`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Exercising {
+    /// The case.
+    pub iri: String,
+    /// The sum of the scores of the asked functions it exercises, each once.
+    pub weight: f32,
+    /// The length of its code in characters (`usize::MAX` when it has none).
+    pub length: usize,
+    /// Whether the case base selected it.
+    pub selected: bool,
+}
+
+/// Every case that exercises any of `functions` (IRI and score), in IRI order:
+/// how much of them it exercises, how long its code is, whether the case base
+/// holds it. Read with one query; the `domain` strategy and `unified`'s cases
+/// stage rank from here.
+pub(crate) fn exercising(
+    store: &Store,
+    functions: &[(&str, f32)],
+) -> Result<Vec<Exercising>, RetrieveError> {
+    if functions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let iris: Vec<String> = functions.iter().map(|(iri, _)| (*iri).to_owned()).collect();
+    let text = format!(
+        "SELECT ?case ?function (STRLEN(?code) AS ?length) ?selected WHERE {{ {functions} \
+           ?case <{exercises}> ?function . OPTIONAL {{ ?case <{code}> ?code }} \
+           OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} }}",
+        functions = sparql::values("function", &iri_terms(&iris)?),
+        exercises = kgfuse::EXERCISES,
+        code = kgfuse::CODE,
+        base = CASE_BASE_GRAPH,
+        selected_case = kgfuse::SELECTED_CASE,
+    );
+    let solutions = sparql::run(store, text)?;
+    let score_of: BTreeMap<&str, f32> = functions.iter().copied().collect();
+    // case -> (exercised functions, shortest code, selected)
+    let mut found: BTreeMap<String, (BTreeSet<String>, usize, bool)> = BTreeMap::new();
+    for row in &solutions.rows {
+        let Some(case) = cell_text(row.first()) else {
+            continue;
+        };
+        let entry = found
+            .entry(case)
+            .or_insert_with(|| (BTreeSet::new(), usize::MAX, false));
+        if let Some(function) = cell_text(row.get(1)) {
+            entry.0.insert(function);
+        }
+        if let Some(length) = cell_text(row.get(2)).and_then(|l| l.parse().ok()) {
+            entry.1 = entry.1.min(length);
+        }
+        entry.2 |= row.get(3).is_some_and(Option::is_some);
+    }
+    Ok(found
+        .into_iter()
+        .map(|(iri, (exercised, length, selected))| Exercising {
+            iri,
+            weight: exercised
+                .iter()
+                .filter_map(|f| score_of.get(f.as_str()))
+                .sum(),
+            length,
+            selected,
+        })
+        .collect())
+}
+
 /// Case nodes with their titles, code and the functions each exercises (sorted),
 /// in the order given; read together (one round trip to a remote graph).
 pub(crate) fn case_infos(
@@ -517,6 +585,33 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// A case's weight counts each asked function it exercises once; its length
+    /// is its code's; a case with no code sorts as the longest.
+    #[tokio::test]
+    async fn exercising_weighs_each_asked_function_once() {
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(
+            "@prefix ex: <urn:ex:> .\n\
+             @prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
+             ex:both kg:code \"f(g(x))\" ; kg:exercises ex:f, ex:g, ex:other .\n\
+             ex:bare kg:exercises ex:g .\n\
+             ex:unrelated kg:code \"h()\" ; kg:exercises ex:h .\n",
+        )
+        .await;
+        let found =
+            exercising(&store, &[("urn:ex:f", 0.5), ("urn:ex:g", 0.25)]).expect("exercising");
+        let summary: Vec<(&str, f32, usize, bool)> = found
+            .iter()
+            .map(|c| (c.iri.as_str(), c.weight, c.length, c.selected))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("urn:ex:bare", 0.25, usize::MAX, false),
+                ("urn:ex:both", 0.75, 7, false)
+            ]
+        );
     }
 
     #[test]

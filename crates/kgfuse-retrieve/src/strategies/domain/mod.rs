@@ -24,7 +24,7 @@ mod kmeans;
 
 use crate::RetrieveError;
 use crate::functions::{functions_info, functions_of_packages, iri_terms, packages_of_functions};
-use crate::strategies::domain::case_base::{CASE_BASE_GRAPH, decode_vector};
+use crate::strategies::domain::case_base::decode_vector;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
@@ -757,49 +757,23 @@ fn cases(
     if kept.is_empty() {
         return Ok((Vec::new(), stage));
     }
-    let iris: Vec<String> = kept.iter().map(|c| c.iri.clone()).collect();
-    let text = format!(
-        "SELECT ?case ?function ?selected WHERE {{ {functions} \
-           ?case <{exercises}> ?function . \
-           OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} }}",
-        functions = values("function", &iri_terms(&iris)?),
-        exercises = kgfuse::EXERCISES,
-        base = CASE_BASE_GRAPH,
-        selected_case = kgfuse::SELECTED_CASE,
-    );
-    let solutions = sparql::run(store, text)?;
+    let scored: Vec<(&str, f32)> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
+    let found = case_base::exercising(store, &scored)?;
     let case_base_built = store.graph().has_instances(&[kgfuse::CASE_BASE])?;
-    // case -> (exercised kept functions, selected)
-    let mut found: BTreeMap<String, (BTreeSet<String>, bool)> = BTreeMap::new();
-    for row in &solutions.rows {
-        let Some(case) = cell_text(row.first()) else {
-            continue;
-        };
-        let entry = found.entry(case).or_default();
-        if let Some(function) = cell_text(row.get(1)) {
-            entry.0.insert(function);
-        }
-        entry.1 |= row.get(2).is_some_and(Option::is_some);
-    }
-    let score_of: BTreeMap<&str, f32> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
     let mut ranked: Vec<(f32, String)> = Vec::new();
-    for (case, (functions, selected)) in &found {
-        if exclude.contains(case) {
+    for case in found {
+        if exclude.contains(&case.iri) {
             continue;
         }
-        if case_base_built && !selected {
+        if case_base_built && !case.selected {
             stage.dropped.push(Dropped {
-                iri: case.clone(),
+                iri: case.iri,
                 why: "not selected for the case base (covers nothing a selected case does not)"
                     .into(),
             });
             continue;
         }
-        let weight: f32 = functions
-            .iter()
-            .filter_map(|f| score_of.get(f.as_str()))
-            .sum();
-        ranked.push((weight, case.clone()));
+        ranked.push((case.weight, case.iri));
     }
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let mut out = Vec::new();

@@ -14,10 +14,8 @@
 //! base is chosen for coverage of the whole library, the question picks here.
 
 use super::*;
-use crate::functions::iri_terms;
 use crate::fusion::{Channel, fuse};
-use crate::strategies::domain::case_base::case_infos;
-use kgfuse_lexicon::sparql;
+use crate::strategies::domain::case_base::{case_infos, exercising};
 
 /// The kind of case rows in the vector table.
 const CASE_KIND: [&str; 1] = ["Case"];
@@ -84,36 +82,18 @@ fn exercising_cases(
     store: &Store,
     functions: &[kgfuse_core::context::FunctionInfo],
 ) -> Result<Vec<String>, RetrieveError> {
-    let iris: Vec<String> = functions.iter().map(|f| f.iri.clone()).collect();
-    let text = format!(
-        "SELECT ?case ?function (STRLEN(?code) AS ?length) WHERE {{ {functions} \
-           ?case <{exercises}> ?function . OPTIONAL {{ ?case <{code}> ?code }} }}",
-        functions = values("function", &iri_terms(&iris)?),
-        exercises = kgfuse::EXERCISES,
-        code = kgfuse::CODE,
-    );
-    let solutions = sparql::run(store, text)?;
-    let score_of: HashMap<&str, f32> = functions
+    let scored: Vec<(&str, f32)> = functions
         .iter()
         .map(|f| (f.iri.as_str(), f.score))
         .collect();
-    // case -> (weight, code length)
-    let mut found: HashMap<String, (f32, usize)> = HashMap::new();
-    for row in &solutions.rows {
-        let (Some(case), Some(function)) = (cell_text(row.first()), cell_text(row.get(1))) else {
-            continue;
-        };
-        let length = cell_text(row.get(2))
-            .and_then(|l| l.parse().ok())
-            .unwrap_or(usize::MAX);
-        let entry = found.entry(case).or_insert((0.0, length));
-        entry.0 += score_of.get(function.as_str()).copied().unwrap_or(0.0);
-    }
-    let mut ranked: Vec<(String, (f32, usize))> = found.into_iter().collect();
-    ranked.sort_by(|(a, (wa, la)), (b, (wb, lb))| {
-        wb.total_cmp(wa).then(la.cmp(lb)).then_with(|| a.cmp(b))
+    let mut ranked = exercising(store, &scored)?;
+    ranked.sort_by(|a, b| {
+        b.weight
+            .total_cmp(&a.weight)
+            .then(a.length.cmp(&b.length))
+            .then_with(|| a.iri.cmp(&b.iri))
     });
-    Ok(ranked.into_iter().map(|(case, _)| case).collect())
+    Ok(ranked.into_iter().map(|case| case.iri).collect())
 }
 
 #[cfg(test)]
