@@ -10,6 +10,7 @@
 //! - [`context`]: the `FusedContext` every retrieval strategy returns;
 //! - [`ontology`]: kgfuse's own vocabulary, which every store carries in a named graph;
 //! - [`answer`]: the `Answer` the grounded answer loop returns;
+//! - [`code`]: naming conventions of source code (test code, private names);
 //! - [`progress`]: a small observer trait so libraries report progress without
 //!   knowing whether a terminal is attached;
 //! - [`timing`]: running totals of time spent inside a component.
@@ -28,6 +29,7 @@
 //! ```
 
 pub mod answer;
+pub mod code;
 pub mod config;
 pub mod context;
 pub mod iri;

@@ -9,7 +9,7 @@ use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql;
 use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::Store;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// These IRIs as query terms; an IRI that does not parse is an error naming it.
 pub(crate) fn iri_terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
@@ -20,6 +20,33 @@ pub(crate) fn iri_terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
                 .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
         })
         .collect()
+}
+
+/// The nodes among `iris` that are their library's internals rather than its
+/// public API: [`kgfuse_core::code::is_internal`] on their qualified names (a
+/// private name, or a definition in test code). A node without a qualified name
+/// is not internal.
+pub(crate) fn internal_nodes(
+    store: &Store,
+    iris: &[&str],
+) -> Result<HashSet<String>, RetrieveError> {
+    if iris.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let owned: Vec<String> = iris.iter().map(|iri| (*iri).to_owned()).collect();
+    let text = format!(
+        "SELECT ?node ?qualified WHERE {{ {values} ?node <{qualified}> ?qualified }}",
+        values = sparql::values("node", &iri_terms(&owned)?),
+        qualified = kgfuse::QUALIFIED_NAME,
+    );
+    let solutions = sparql::run(store, text)?;
+    Ok(solutions
+        .rows
+        .iter()
+        .filter_map(|row| Some((cell_text(row.first())?, cell_text(row.get(1))?)))
+        .filter(|(_, qualified)| kgfuse_core::code::is_internal(qualified))
+        .map(|(node, _)| node)
+        .collect())
 }
 
 /// The descriptions of function nodes, in order, `score` left at 0 for the

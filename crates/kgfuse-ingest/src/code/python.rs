@@ -602,7 +602,7 @@ impl Extractor<'_, '_> {
 }
 
 fn is_public(name: &str) -> bool {
-    !name.starts_with('_') || (name.starts_with("__") && name.ends_with("__"))
+    !kgfuse_core::code::is_private_name(name)
 }
 
 /// Records `x = Callable(..)` and `x: Type = ..` as a type for `x`.

@@ -132,13 +132,7 @@ fn role_of(module: &[String], path: &Path) -> FileRole {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    let is_test = |s: &str| {
-        s == "test"
-            || s == "tests"
-            || s == "testing"
-            || s.starts_with("test_")
-            || s.ends_with("_test")
-    };
+    let is_test = |s: &str| kgfuse_core::code::is_test_segment(s);
     if module.iter().any(|m| m == "examples" || m == "example") {
         FileRole::Example
     } else if is_test(name) || module.iter().any(|m| is_test(m)) {

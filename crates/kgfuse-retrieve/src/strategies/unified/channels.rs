@@ -13,9 +13,11 @@
 //!
 //! When the question asks for code and the store holds code, every channel keeps
 //! only functions and methods (a class is reached through its `__init__`), so
-//! modules, parameters, tags and cases do not take the slots of code.
+//! modules, parameters, tags and cases do not take the slots of code; and the
+//! fused ranking puts the library's public API before its internals (private
+//! names, helpers in test code), which a caller does not use.
 
-use crate::functions::functions_info;
+use crate::functions::{functions_info, internal_nodes};
 use crate::fusion::{Channel, Fused, fuse};
 use crate::sources::sources_of;
 use crate::strategies::neighborhood::{INSTANCE_FILTER, Walk, evidence, rank_reached};
@@ -25,7 +27,7 @@ use kgfuse_graph::templates::Neighbourhood;
 use kgfuse_lexicon::lexicon::{Lexicon, Role};
 use kgfuse_lexicon::linking::Linked;
 use kgfuse_store::{Question, Store, VectorHit};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Candidates each channel contributes, as a multiple of `top_k` (at least
 /// [`MIN_DEPTH`]): deep enough that agreement further down still counts.
@@ -272,7 +274,12 @@ pub(crate) async fn ranking_stage(
         |iri: &str| code.is_none() || kinds_of(iri).iter().any(|k| CALLABLE.contains(&k.as_str()));
     let seeds = walked.start.seeds.clone();
     let (lists, walked) = channels(store, signals, options, walked, &keep).await?;
-    let fused = fuse(&lists);
+    let mut fused = fuse(&lists);
+    let internal = if code.is_some() {
+        public_api_first(store, &mut fused)?
+    } else {
+        HashSet::new()
+    };
     let mut texts: HashMap<&str, &VectorHit> =
         signals.hits.iter().map(|h| (h.iri.as_str(), h)).collect();
     for (_, _, hit) in &walked.scored {
@@ -287,6 +294,19 @@ pub(crate) async fn ranking_stage(
             .iter()
             .map(|c| format!("{}: {} candidates", c.name, c.ranked.len())),
     );
+    if !internal.is_empty() {
+        kept.push(format!(
+            "{} internal candidates (private names, test code) ranked after the public API",
+            internal.len()
+        ));
+    }
+    let internal_mark = |iri: &str| {
+        if internal.contains(iri) {
+            " (internal)"
+        } else {
+            ""
+        }
+    };
     let mut dropped = Vec::new();
     let mut paths_seen: BTreeSet<Vec<String>> = BTreeSet::new();
     let mut returned = Vec::new();
@@ -294,11 +314,21 @@ pub(crate) async fn ranking_stage(
         if rank >= options.top_k {
             dropped.push(Dropped {
                 iri: item.iri.clone(),
-                why: format!("{} beyond top-k {}", item.describe(), options.top_k),
+                why: format!(
+                    "{}{} beyond top-k {}",
+                    item.describe(),
+                    internal_mark(&item.iri),
+                    options.top_k
+                ),
             });
             continue;
         }
-        kept.push(format!("{} {}", item.iri, item.describe()));
+        kept.push(format!(
+            "{} {}{}",
+            item.iri,
+            item.describe(),
+            internal_mark(&item.iri)
+        ));
         if item.ranks.iter().any(|(c, _)| *c == "walk")
             && let Some((nodes, _)) = evidence(&walked.adjacency, &seeds, &item.iri)
             && nodes.len() > 1
@@ -323,6 +353,25 @@ pub(crate) async fn ranking_stage(
         dropped,
     });
     Ok(())
+}
+
+/// For a code question: the fused ranking with the library's public API first
+/// and its internals (private names, definitions in test code:
+/// [`crate::functions::internal_nodes`]) after it, each part in its fused order.
+/// An agent writing code calls the public API; an internal keeps its place only
+/// when too few public candidates remain. Returns the internal nodes.
+fn public_api_first(
+    store: &Store,
+    fused: &mut Vec<Fused>,
+) -> Result<HashSet<String>, RetrieveError> {
+    let iris: Vec<&str> = fused.iter().map(|item| item.iri.as_str()).collect();
+    let internal = internal_nodes(store, &iris)?;
+    let (public, internals): (Vec<Fused>, Vec<Fused>) = std::mem::take(fused)
+        .into_iter()
+        .partition(|item| !internal.contains(&item.iri));
+    *fused = public;
+    fused.extend(internals);
+    Ok(internal)
 }
 
 /// Fused nodes as text hits: each one's embedded text when a channel saw it, else
@@ -362,4 +411,57 @@ fn node_texts(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fused(iris: &[&str]) -> Vec<Fused> {
+        iris.iter()
+            .map(|iri| Fused {
+                iri: (*iri).to_owned(),
+                score: 0.0,
+                ranks: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Private names and test helpers go after the public API, each part in
+    /// its fused order; a node without a qualified name stays public.
+    #[tokio::test]
+    async fn the_public_api_comes_before_internals() {
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(
+            "@prefix ex: <urn:ex:> .\n\
+             @prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
+             ex:helper kg:qualifiedName \"lib.core._helper\" .\n\
+             ex:fixture kg:qualifiedName \"lib.tests.test_core.make_frame\" .\n\
+             ex:mean kg:qualifiedName \"lib._stats.mean\" .\n\
+             ex:init kg:qualifiedName \"lib.core.Frame.__init__\" .\n",
+        )
+        .await;
+        let mut ranking = fused(&[
+            "urn:ex:helper",
+            "urn:ex:mean",
+            "urn:ex:fixture",
+            "urn:ex:unnamed",
+            "urn:ex:init",
+        ]);
+        let internal = public_api_first(&store, &mut ranking).expect("partition");
+        let order: Vec<&str> = ranking.iter().map(|f| f.iri.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "urn:ex:mean",
+                "urn:ex:unnamed",
+                "urn:ex:init",
+                "urn:ex:helper",
+                "urn:ex:fixture"
+            ]
+        );
+        assert_eq!(
+            internal,
+            HashSet::from(["urn:ex:helper".to_owned(), "urn:ex:fixture".to_owned()])
+        );
+    }
 }
