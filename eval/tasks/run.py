@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -58,6 +59,9 @@ def approx_tokens(text: str) -> int:
 
 #: Attempts at a retrieval while another process holds the store.
 STORE_BUSY_RETRIES = 600
+
+#: Attempts at one model request (a timeout or a refused connection is retried).
+MODEL_ATTEMPTS = 3
 
 #: Longest text of one context item in the prompt, in characters (the same for
 #: every condition).
@@ -173,10 +177,18 @@ def ask(args: argparse.Namespace, prompt: str) -> tuple[str, float]:
         data=body,
         headers={"Content-Type": "application/json"},
     )
-    started = time.monotonic()
-    with urllib.request.urlopen(request, timeout=args.model_timeout) as response:
-        reply = json.load(response)
-    return reply["choices"][0]["message"]["content"], time.monotonic() - started
+    for attempt in range(1, MODEL_ATTEMPTS + 1):
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=args.model_timeout) as response:
+                reply = json.load(response)
+            return reply["choices"][0]["message"]["content"], time.monotonic() - started
+        except (TimeoutError, ConnectionError, urllib.error.URLError) as error:
+            print(f"the model did not answer (attempt {attempt} of {MODEL_ATTEMPTS}): {error}",
+                  file=sys.stderr, flush=True)
+            last = error
+    sys.exit(f"the model at {args.model_url} did not answer after {MODEL_ATTEMPTS} attempts "
+             f"({last}); the answers so far are cached: run the same command again to resume")
 
 
 def extract_code(reply: str) -> str:
