@@ -12,10 +12,11 @@ use kgfuse_store::Store;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// These IRIs as query terms; an IRI that does not parse is an error naming it.
-pub(crate) fn iri_terms(iris: &[String]) -> Result<Vec<Term>, RetrieveError> {
+pub(crate) fn iri_terms<S: AsRef<str>>(iris: &[S]) -> Result<Vec<Term>, RetrieveError> {
     iris.iter()
         .map(|iri| {
-            NamedNode::new(iri.as_str())
+            let iri = iri.as_ref();
+            NamedNode::new(iri)
                 .map(Term::from)
                 .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
         })
@@ -33,10 +34,9 @@ pub(crate) fn internal_nodes(
     if iris.is_empty() {
         return Ok(HashSet::new());
     }
-    let owned: Vec<String> = iris.iter().map(|iri| (*iri).to_owned()).collect();
     let text = format!(
         "SELECT ?node ?qualified WHERE {{ {values} ?node <{qualified}> ?qualified }}",
-        values = sparql::values("node", &iri_terms(&owned)?),
+        values = sparql::values("node", &iri_terms(iris)?),
         qualified = kgfuse::QUALIFIED_NAME,
     );
     let solutions = sparql::run(store, text)?;
@@ -58,14 +58,7 @@ pub(crate) fn functions_info(
     store: &Store,
     iris: &[&str],
 ) -> Result<Vec<FunctionInfo>, RetrieveError> {
-    let nodes = iris
-        .iter()
-        .map(|iri| {
-            NamedNode::new(*iri)
-                .map(Term::from)
-                .map_err(|e| RetrieveError::Invalid(format!("<{iri}>: {e}")))
-        })
-        .collect::<Result<Vec<Term>, _>>()?;
+    let nodes = iri_terms(iris)?;
     let mut infos: Vec<FunctionInfo> = iris
         .iter()
         .map(|iri| FunctionInfo {

@@ -445,7 +445,7 @@ pub(crate) fn exercising(
     if functions.is_empty() {
         return Ok(Vec::new());
     }
-    let iris: Vec<String> = functions.iter().map(|(iri, _)| (*iri).to_owned()).collect();
+    let iris: Vec<&str> = functions.iter().map(|(iri, _)| *iri).collect();
     let text = format!(
         "SELECT ?case ?function (STRLEN(?code) AS ?length) ?selected WHERE {{ {functions} \
            ?case <{exercises}> ?function . OPTIONAL {{ ?case <{code}> ?code }} \
