@@ -132,7 +132,8 @@ pub fn outcome(outcome: &QueryOutcome, prefixes: &[(String, String)], max_cell: 
     }
 }
 
-/// `kgfuse why`, readable: where the triple is asserted, then one line per
+/// `kgfuse why`, readable: where the triple is asserted (and the fingerprint of each
+/// asserting file graph that records one), then one line per
 /// derivation (rule, premise, the premise's graphs).
 pub fn provenance(provenance: &kgfuse::Provenance) -> String {
     let mut out = format!("{}\n", provenance.triple);
@@ -141,6 +142,9 @@ pub fn provenance(provenance: &kgfuse::Provenance) -> String {
             "  asserted in {}\n",
             provenance.asserted_in.join(", ")
         ));
+    }
+    for (graph, fingerprint) in &provenance.fingerprints {
+        out.push_str(&format!("    {graph} fingerprint {fingerprint}\n"));
     }
     if provenance.inferred {
         out.push_str("  inferred (in the derived graph)\n");

@@ -59,14 +59,31 @@ pub fn content_hash_bytes(bytes: &[u8]) -> String {
 /// SHA-256 of everything a reader yields, read in blocks so large source files
 /// are hashed without being held in memory.
 pub fn content_hash_reader(mut reader: impl std::io::Read) -> std::io::Result<String> {
-    let mut hasher = Sha256::new();
-    let mut block = vec![0u8; 1 << 16];
-    loop {
-        let n = reader.read(&mut block)?;
-        if n == 0 {
-            return Ok(hex::encode(hasher.finalize()));
-        }
-        hasher.update(&block[..n]);
+    let mut hasher = ContentHasher::default();
+    std::io::copy(&mut reader, &mut hasher)?;
+    Ok(hasher.finish())
+}
+
+/// [`content_hash_bytes`] of everything written to it, computed as it is written
+/// (a serialisation is hashed without being held in memory).
+#[derive(Default)]
+pub struct ContentHasher(Sha256);
+
+impl ContentHasher {
+    /// The hash of what was written, as 64 lowercase hex digits.
+    pub fn finish(self) -> String {
+        hex::encode(self.0.finalize())
+    }
+}
+
+impl std::io::Write for ContentHasher {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

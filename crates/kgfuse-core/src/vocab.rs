@@ -168,6 +168,10 @@ pub mod kgfuse {
         SOURCE_FILE_PATH = "https://w3id.org/kgfuse/ontology#sourceFile";
         /// Property: SHA-256 of a source file.
         CONTENT_HASH = "https://w3id.org/kgfuse/ontology#contentHash";
+        /// Property: canonical fingerprint of a loaded RDF file's triples
+        /// (`rdfc-1.0:sha256:<hex>`, or `bytes:sha256:<hex>` when RDFC-1.0 was
+        /// out of bounds).
+        CANONICAL_HASH = "https://w3id.org/kgfuse/ontology#canonicalHash";
         /// Property: SHA-256 of the triples extracted from a source file.
         EXTRACTION_HASH = "https://w3id.org/kgfuse/ontology#extractionHash";
         /// Property: which extractor wrote a source file's graph.

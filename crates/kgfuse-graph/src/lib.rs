@@ -28,6 +28,7 @@ mod cross_products;
 mod edge;
 mod edge_index;
 mod error;
+pub mod fingerprint;
 mod format;
 mod inferred;
 mod load;

@@ -2,8 +2,12 @@
 //!
 //! A load is planned first ([`Graph::plan_load`]): every file gets a target graph and
 //! an action. Files loaded without an explicit `--graph` go to their own named graph
-//! (`file:///absolute/path`), which also records the file's path and SHA-256; loading
-//! an unchanged file again is skipped, loading a changed one replaces its graph.
+//! (`file:///absolute/path`), which also records the file's path, its SHA-256 and the
+//! [fingerprint](crate::fingerprint) of its triples; loading an unchanged file again
+//! is skipped, loading a changed one replaces its graph. A file whose bytes changed
+//! but whose triples did not (re-serialised: another order, syntax or blank-node
+//! labelling) is parsed to compare fingerprints and skipped too. Files loaded into
+//! a graph named with `--graph` record neither.
 //!
 //! Execution ([`Graph::execute_load`]) keeps a call atomic against bad input:
 //! files that replace a graph are parsed into memory first, new files stream through
@@ -16,6 +20,7 @@
 //! batches by size rather than by file.
 
 use crate::backend::Changes;
+use crate::fingerprint::{FingerprintBuilder, FingerprintLimits};
 use crate::{Graph, GraphError};
 use kgfuse_core::progress::Progress;
 use kgfuse_core::vocab::{kgfuse, w3c};
@@ -86,6 +91,11 @@ pub struct PlannedFile {
     pub content_hash: String,
     /// Planned action.
     pub action: LoadAction,
+    /// The file's [fingerprint](crate::fingerprint), when planning computed it: its
+    /// bytes changed and its graph records a canonical fingerprint. With
+    /// [`LoadAction::SkipUnchanged`] (the same triples) the load brings the graph's
+    /// recorded content hash up to date, so the next plan need not parse it.
+    pub fingerprint: Option<String>,
 }
 
 /// A planned load; see [`Graph::plan_load`].
@@ -300,6 +310,8 @@ struct NewFilesStream<'a> {
     report: &'a mut LoadReport,
     /// The file being read and the quads still to write after its parsed ones.
     current: Option<(&'a PlannedFile, FileParser<'a>)>,
+    /// The current file's quads for its fingerprint (own graphs only).
+    fingerprint: Option<FingerprintBuilder>,
     pending: std::vec::IntoIter<Quad>,
     /// The closing quads were asked for: nothing follows what is pending.
     closed: bool,
@@ -308,14 +320,19 @@ struct NewFilesStream<'a> {
 }
 
 impl NewFilesStream<'_> {
-    /// Ends the current file: its metadata is queued and its count reported.
+    /// Ends the current file: its metadata (with its fingerprint, computed from
+    /// the quads collected as it streamed) is queued and its count reported.
     fn finish_file(&mut self, file: &PlannedFile, parsed: u64) {
         let mut count = parsed;
         if self.own_graphs {
-            let metadata = file_metadata(file);
+            let fingerprint = self
+                .fingerprint
+                .take()
+                .map(|b| b.finish(&file.path.display().to_string(), &file.content_hash));
+            let metadata = file_metadata(file, fingerprint.as_deref());
             metadata.iter().for_each(|q| self.observer.quad(q.as_ref()));
-            self.pending = Vec::from(metadata).into_iter();
-            count += 3;
+            count += metadata.len() as u64;
+            self.pending = metadata.into_iter();
         }
         self.progress.finish();
         self.report.quads += count;
@@ -340,6 +357,9 @@ impl Iterator for NewFilesStream<'_> {
                 match parser.next_quad(self.progress, &mut self.report.prefixes) {
                     Some(Ok(quad)) => {
                         self.observer.quad(quad.as_ref());
+                        if let Some(fingerprint) = &mut self.fingerprint {
+                            fingerprint.add(quad.as_ref());
+                        }
                         match self.observer.due_quads(self.graph) {
                             Ok(due) if !due.is_empty() => {
                                 self.report.quads += due.len() as u64;
@@ -369,7 +389,12 @@ impl Iterator for NewFilesStream<'_> {
                 self.progress
                     .start(&format!("loading {}", file.path.display()), None);
                 match FileParser::open(file) {
-                    Ok(parser) => self.current = Some((file, parser)),
+                    Ok(parser) => {
+                        self.current = Some((file, parser));
+                        self.fingerprint = self.own_graphs.then(|| {
+                            FingerprintBuilder::new(&file.graph, FingerprintLimits::default())
+                        });
+                    }
                     Err(e) => {
                         self.failed = true;
                         return Some(Err(e));
@@ -395,8 +420,9 @@ impl Iterator for NewFilesStream<'_> {
     }
 }
 
-/// Quads describing a loaded file inside its own graph.
-fn file_metadata(file: &PlannedFile) -> [Quad; 3] {
+/// Quads describing a loaded file inside its own graph: its type, path, content
+/// hash and, when known, fingerprint.
+fn file_metadata(file: &PlannedFile, fingerprint: Option<&str>) -> Vec<Quad> {
     let graph = GraphName::NamedNode(file.graph.clone());
     let quad = |p: &str, o: oxigraph::model::Term| {
         Quad::new(
@@ -406,7 +432,7 @@ fn file_metadata(file: &PlannedFile) -> [Quad; 3] {
             graph.clone(),
         )
     };
-    [
+    let mut metadata = vec![
         quad(
             w3c::RDF_TYPE,
             NamedNodeRef::new_unchecked(kgfuse::SOURCE_FILE)
@@ -421,12 +447,21 @@ fn file_metadata(file: &PlannedFile) -> [Quad; 3] {
             kgfuse::CONTENT_HASH,
             Literal::new_simple_literal(&file.content_hash).into(),
         ),
-    ]
+    ];
+    if let Some(fingerprint) = fingerprint {
+        metadata.push(quad(
+            kgfuse::CANONICAL_HASH,
+            Literal::new_simple_literal(fingerprint).into(),
+        ));
+    }
+    metadata
 }
 
 impl Graph {
     /// Resolves formats and target graphs and decides, per file, whether it is new,
-    /// unchanged or replaces its graph. Reads each file once to hash it.
+    /// unchanged or replaces its graph. Reads each file once to hash it; a file
+    /// whose bytes changed is parsed too when its graph records a canonical
+    /// fingerprint (the same triples re-serialised are unchanged).
     pub fn plan_load(&self, request: &LoadRequest) -> Result<LoadPlan, GraphError> {
         let own_graphs = request.graph.is_none();
         if request.replace && (own_graphs || request.sources.len() != 1) {
@@ -448,22 +483,7 @@ impl Graph {
                     (graph.clone(), LoadAction::Replace)
                 }
                 Some(graph) => (graph.clone(), LoadAction::Insert),
-                None => {
-                    let graph = own_iri;
-                    let action = if !self.contains_graph(&graph)? {
-                        LoadAction::Insert
-                    } else if self.holds(
-                        Some(graph.as_ref().into()),
-                        Some(NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH)),
-                        Some(Literal::new_simple_literal(&content_hash).as_ref().into()),
-                        Some(graph.as_ref().into()),
-                    )? {
-                        LoadAction::SkipUnchanged
-                    } else {
-                        LoadAction::Replace
-                    };
-                    (graph, action)
-                }
+                None => (own_iri, LoadAction::Insert),
             };
             if files
                 .iter()
@@ -471,16 +491,62 @@ impl Graph {
             {
                 continue; // the same file named twice
             }
-            files.push(PlannedFile {
+            let mut file = PlannedFile {
                 path: source.path.clone(),
                 format,
                 graph,
                 base,
                 content_hash,
                 action,
-            });
+                fingerprint: None,
+            };
+            if own_graphs {
+                self.plan_own_graph(&mut file)?;
+            }
+            files.push(file);
         }
         Ok(LoadPlan { files, own_graphs })
+    }
+
+    /// Decides what loading a file into its own graph does: insert into a new
+    /// graph; skip when the graph records the file's content hash, or a canonical
+    /// fingerprint the file's triples still have (parsed to compute it); replace
+    /// otherwise.
+    fn plan_own_graph(&self, file: &mut PlannedFile) -> Result<(), GraphError> {
+        let graph = file.graph.as_ref();
+        file.action = if !self.contains_graph(&file.graph)? {
+            LoadAction::Insert
+        } else if self.holds(
+            Some(graph.into()),
+            Some(NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH)),
+            Some(
+                Literal::new_simple_literal(&file.content_hash)
+                    .as_ref()
+                    .into(),
+            ),
+            Some(graph.into()),
+        )? {
+            LoadAction::SkipUnchanged
+        } else {
+            match self.fingerprint_of(graph)? {
+                Some(recorded) if crate::fingerprint::is_canonical(&recorded) => {
+                    let fingerprint = fingerprint_of_file(file)?;
+                    let action = if fingerprint == recorded {
+                        tracing::info!(
+                            file = %file.path.display(),
+                            "bytes changed, triples did not (same fingerprint): unchanged"
+                        );
+                        LoadAction::SkipUnchanged
+                    } else {
+                        LoadAction::Replace
+                    };
+                    file.fingerprint = Some(fingerprint);
+                    action
+                }
+                _ => LoadAction::Replace,
+            }
+        };
+        Ok(())
     }
 
     /// Runs a plan. `observer` sees every quad written (to find subjects whose
@@ -523,6 +589,7 @@ impl Graph {
                 progress,
                 report: &mut report,
                 current: None,
+                fingerprint: None,
                 pending: Vec::new().into_iter(),
                 closed: false,
                 failed: false,
@@ -536,13 +603,22 @@ impl Graph {
             for (file, quads) in replacements {
                 changes.clear.push(file.graph.clone());
                 let mut count = quads.len() as u64;
-                changes.insert.extend(quads);
                 if plan.own_graphs {
-                    let metadata = file_metadata(file);
+                    let fingerprint = file.fingerprint.clone().unwrap_or_else(|| {
+                        crate::fingerprint::file_fingerprint(
+                            &quads,
+                            file.graph.as_ref(),
+                            FingerprintLimits::default(),
+                            &file.path.display().to_string(),
+                            &file.content_hash,
+                        )
+                    });
+                    let metadata = file_metadata(file, Some(&fingerprint));
                     metadata.iter().for_each(|q| observer.quad(q.as_ref()));
+                    count += metadata.len() as u64;
                     changes.insert.extend(metadata);
-                    count += 3;
                 }
+                changes.insert.extend(quads);
                 report.quads += count;
                 report
                     .files
@@ -550,6 +626,7 @@ impl Graph {
             }
             self.apply(&changes)?;
         }
+        self.refresh_content_hashes(plan)?;
         for file in plan
             .files
             .iter()
@@ -561,6 +638,55 @@ impl Graph {
         }
         Ok(report)
     }
+
+    /// Records the new content hash of each skipped file whose bytes changed but
+    /// whose triples did not (one quad swapped per file, in one transaction), so
+    /// loading it again is skipped on its hash without a parse. The observer is not
+    /// told: only the literal of a bookkeeping triple changes, no text nor schema.
+    fn refresh_content_hashes(&self, plan: &LoadPlan) -> Result<(), GraphError> {
+        let predicate = NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH);
+        let mut changes = Changes::default();
+        for file in plan
+            .files
+            .iter()
+            .filter(|f| f.action == LoadAction::SkipUnchanged && f.fingerprint.is_some())
+        {
+            let graph = file.graph.as_ref();
+            for quad in self.quads(
+                Some(graph.into()),
+                Some(predicate),
+                None,
+                Some(graph.into()),
+            ) {
+                changes.remove.push(quad?);
+            }
+            changes.insert.push(Quad::new(
+                file.graph.clone(),
+                predicate.into_owned(),
+                Literal::new_simple_literal(&file.content_hash),
+                GraphName::NamedNode(file.graph.clone()),
+            ));
+        }
+        if changes.insert.is_empty() {
+            return Ok(());
+        }
+        self.apply(&changes)
+    }
+}
+
+/// The fingerprint of a planned file, parsed as it would be loaded (its base IRI,
+/// its own graph), without touching the store. Past the quad limit the parse
+/// stops: the fingerprint is then the byte hash whatever follows.
+fn fingerprint_of_file(file: &PlannedFile) -> Result<String, GraphError> {
+    let mut parser = FileParser::open(file)?;
+    let mut fingerprint = FingerprintBuilder::new(&file.graph, FingerprintLimits::default());
+    let mut prefixes = Vec::new();
+    while let Some(quad) = parser.next_quad(&kgfuse_core::progress::NoProgress, &mut prefixes) {
+        if !fingerprint.add(quad?.as_ref()) {
+            break;
+        }
+    }
+    Ok(fingerprint.finish(&file.path.display().to_string(), &file.content_hash))
 }
 
 #[cfg(test)]
@@ -621,7 +747,7 @@ mod tests {
         let first = load(&graph, &[&path]).expect("load");
         assert_eq!(first.files[0].2, LoadAction::Insert);
         let size = graph.len().expect("len");
-        assert_eq!(size, 2 + 3, "two triples plus file metadata");
+        assert_eq!(size, 2 + 4, "two triples plus file metadata");
 
         let again = load(&graph, &[&path]).expect("reload");
         assert_eq!(again.files[0].2, LoadAction::SkipUnchanged);
@@ -634,7 +760,109 @@ mod tests {
         std::fs::write(&path, "<urn:a> <urn:p> <urn:z> .\n").expect("edit");
         let changed = load(&graph, &[&path]).expect("reload changed");
         assert_eq!(changed.files[0].2, LoadAction::Replace);
-        assert_eq!(graph.len().expect("len"), 1 + 3);
+        assert_eq!(graph.len().expect("len"), 1 + 4);
+    }
+
+    fn recorded(graph: &Graph, path: &Path, predicate: &str) -> Option<String> {
+        let iri = file_graph_iri(path).expect("iri");
+        graph.metadata_value(iri.as_ref(), predicate).expect("read")
+    }
+
+    #[test]
+    fn a_reserialised_file_is_unchanged_and_its_hash_brought_up_to_date() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(
+            dir.path(),
+            "d.ttl",
+            "<urn:a> <urn:p> [ <urn:q> 1 ; <urn:r> ( \"x\" \"y\" ) ] .\n",
+        );
+        let graph = Graph::in_memory().expect("store");
+        load(&graph, &[&path]).expect("load");
+        let size = graph.len().expect("len");
+        let fingerprint = recorded(&graph, &path, kgfuse::CANONICAL_HASH).expect("recorded");
+        assert!(
+            crate::fingerprint::is_canonical(&fingerprint),
+            "{fingerprint}"
+        );
+
+        // The same triples, reordered, blank nodes relabelled, as N-Triples text
+        // (Turtle reads it too, so the path keeps its extension).
+        std::fs::write(
+            &path,
+            "_:l1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l2 .\n\
+             _:n <urn:r> _:l1 .\n\
+             _:l2 <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> \"y\" .\n\
+             <urn:a> <urn:p> _:n .\n\
+             _:l1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> \"x\" .\n\
+             _:l2 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> .\n\
+             _:n <urn:q> \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n",
+        )
+        .expect("rewrite");
+        let plan = graph.plan_load(&request(&[&path])).expect("plan");
+        assert_eq!(plan.files[0].action, LoadAction::SkipUnchanged);
+        assert_eq!(
+            plan.files[0].fingerprint.as_deref(),
+            Some(fingerprint.as_str())
+        );
+        let report = graph
+            .execute_load(&plan, &mut |_: QuadRef<'_>| {}, &NoProgress)
+            .expect("reload");
+        assert_eq!(report.files[0].2, LoadAction::SkipUnchanged);
+        assert_eq!(graph.len().expect("len"), size, "nothing added");
+        let hash = hash_file(&path).expect("hash");
+        assert_eq!(
+            recorded(&graph, &path, kgfuse::CONTENT_HASH),
+            Some(hash),
+            "the new bytes' hash is recorded"
+        );
+        // Now skipped on the byte hash, without a parse.
+        let plan = graph.plan_load(&request(&[&path])).expect("plan");
+        assert_eq!(plan.files[0].action, LoadAction::SkipUnchanged);
+        assert_eq!(plan.files[0].fingerprint, None);
+
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(&path, text.replace("\"y\"", "\"z\"")).expect("edit");
+        let report = load(&graph, &[&path]).expect("reload changed");
+        assert_eq!(report.files[0].2, LoadAction::Replace);
+        let changed = recorded(&graph, &path, kgfuse::CANONICAL_HASH).expect("recorded");
+        assert!(crate::fingerprint::is_canonical(&changed));
+        assert_ne!(changed, fingerprint);
+        assert_eq!(graph.len().expect("len"), size);
+    }
+
+    #[test]
+    fn explicit_graphs_record_no_fingerprint_and_old_graphs_are_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(dir.path(), "e.nt", "<urn:a> <urn:p> \"x\" .\n");
+        let graph = Graph::in_memory().expect("store");
+        let mut req = request(&[&path]);
+        req.graph = Some(NamedNode::new("urn:target").expect("iri"));
+        load_request(&graph, &req);
+        assert_eq!(graph.file_fingerprints().expect("read"), vec![]);
+
+        // A file graph written before fingerprints: re-serialised, it is replaced
+        // (and records a fingerprint from then on).
+        load(&graph, &[&path]).expect("load");
+        let iri = file_graph_iri(&path).expect("iri");
+        graph
+            .update(
+                &format!(
+                    "DELETE WHERE {{ GRAPH {iri} {{ {iri} <{}> ?f }} }}",
+                    kgfuse::CANONICAL_HASH
+                ),
+                &crate::QueryOptions::default(),
+            )
+            .expect("forget the fingerprint");
+        std::fs::write(&path, "<urn:a>   <urn:p> \"x\" .\n").expect("rewrite");
+        let report = load(&graph, &[&path]).expect("reload");
+        assert_eq!(report.files[0].2, LoadAction::Replace);
+        let fingerprints = graph.file_fingerprints().expect("read");
+        assert_eq!(fingerprints.len(), 1);
+        assert_eq!(fingerprints[0].graph, iri.as_str());
+        assert_eq!(fingerprints[0].path, path.display().to_string());
+        assert!(crate::fingerprint::is_canonical(
+            &fingerprints[0].fingerprint
+        ));
     }
 
     #[test]

@@ -9,9 +9,10 @@ use kgfuse_entail::Schema;
 use kgfuse_graph::Premises;
 use kgfuse_graph::model::vocab::rdf;
 use kgfuse_graph::model::{
-    GraphName, NamedNode, NamedOrBlankNode, NamedOrBlankNodeRef, Quad, QuadRef, TermRef, Triple,
+    GraphName, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Quad, QuadRef,
+    TermRef, Triple,
 };
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 /// Past this many touched nodes a write rebuilds the derived graph instead of
 /// remembering each node (memory stays bounded on big loads).
@@ -60,9 +61,7 @@ impl Touched {
         if !self.enabled {
             return;
         }
-        self.schema |= kgfuse_entail::is_schema_predicate(
-            kgfuse_graph::model::NamedNodeRef::new_unchecked(predicate),
-        );
+        self.schema |= kgfuse_entail::is_schema_predicate(NamedNodeRef::new_unchecked(predicate));
         if self.overflow {
             return;
         }
@@ -477,6 +476,11 @@ pub struct Provenance {
     /// Each way RDFS entailment derives it from one asserted triple and the
     /// store's schema (empty when the store infers nothing or nothing derives it).
     pub derivations: Vec<Derivation>,
+    /// The recorded fingerprint of each graph of `asserted_in` that has one (a
+    /// file loaded into a graph of its own; see [`kgfuse_graph::fingerprint`]),
+    /// by graph; left out of JSON when none has.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: BTreeMap<String, String>,
 }
 
 /// One derivation of an inferred triple.
@@ -548,10 +552,26 @@ impl Store {
         }
         Ok(Provenance {
             triple: triple.to_string(),
+            fingerprints: self.fingerprints_of(&asserted_in)?,
             asserted_in,
             inferred,
             derivations,
         })
+    }
+
+    /// The recorded fingerprints of those of `graphs` (IRIs, or `DEFAULT`) that
+    /// have one.
+    fn fingerprints_of(&self, graphs: &[String]) -> Result<BTreeMap<String, String>, StoreError> {
+        let mut out = BTreeMap::new();
+        for label in graphs {
+            let Ok(graph) = NamedNodeRef::new(label) else {
+                continue;
+            };
+            if let Some(fingerprint) = self.graph.fingerprint_of(graph)? {
+                out.insert(label.clone(), fingerprint);
+            }
+        }
+        Ok(out)
     }
 
     fn asserting_graphs(&self, triple: &Triple) -> Result<Vec<String>, StoreError> {

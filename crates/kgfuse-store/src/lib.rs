@@ -36,6 +36,7 @@ mod validation;
 mod vector_index;
 
 pub use entailment::{Derivation, Provenance};
+pub use kgfuse_graph::fingerprint::FileFingerprint;
 pub use kgfuse_vector::{KindFilter, VectorHit, VectorIndexStatus};
 pub use ontology::OntologyStatus;
 pub use question::Question;
@@ -241,6 +242,9 @@ pub struct StoreStats {
     /// How much of the vector table the approximate index covers (`null`: no index,
     /// searches scan every row).
     pub vector_index: Option<VectorIndexStatus>,
+    /// The fingerprint each file graph records (files loaded into graphs of their
+    /// own), sorted by graph; see [`kgfuse_graph::fingerprint`].
+    pub fingerprints: Vec<FileFingerprint>,
 }
 
 /// What building [`Store::edge_index`] costs per quad of the graph (measured on
@@ -1158,6 +1162,7 @@ impl Store {
             embedder: self.config.embedder.kind.to_string(),
             dimension: self.config.embedder.dimension,
             vector_index: self.vectors.vector_index_status().await?,
+            fingerprints: self.graph.file_fingerprints()?,
         })
     }
 

@@ -86,10 +86,11 @@ pub const STAGE: &str = "text-to-sparql";
 /// grammar (the most used ones).
 const MAX_GRAMMAR_TERMS: usize = 300;
 /// kgfuse's record of loaded files: never what a question is about.
-pub const BOOKKEEPING: [&str; 5] = [
+pub const BOOKKEEPING: [&str; 6] = [
     kgfuse_core::vocab::kgfuse::SOURCE_FILE,
     kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
     kgfuse_core::vocab::kgfuse::CONTENT_HASH,
+    kgfuse_core::vocab::kgfuse::CANONICAL_HASH,
     kgfuse_core::vocab::kgfuse::EXTRACTION_HASH,
     kgfuse_core::vocab::kgfuse::EXTRACTOR,
 ];

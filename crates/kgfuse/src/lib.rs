@@ -23,6 +23,8 @@ pub use kgfuse_core::progress::{NoProgress, Progress};
 /// The text toolkit every part shares: IRIs' local names and prefixed forms,
 /// identifier words, singulars, code fences, cosine and quantiles.
 pub use kgfuse_core::{iri, math, text};
+/// Fingerprints of loaded files' triples (RDFC-1.0).
+pub use kgfuse_graph::fingerprint;
 pub use kgfuse_graph::model;
 pub use kgfuse_graph::templates::Template;
 pub use kgfuse_graph::{
@@ -44,8 +46,8 @@ pub use kgfuse_shacl::{
     ValidationResult,
 };
 pub use kgfuse_store::{
-    CheckReport, Derivation, FileValidation, LoadAction, LoadSummary, LoadedFile, Provenance,
-    Question, StoreError, StoreStats, SyncReport,
+    CheckReport, Derivation, FileFingerprint, FileValidation, LoadAction, LoadSummary, LoadedFile,
+    Provenance, Question, StoreError, StoreStats, SyncReport,
 };
 pub use kgfuse_vector::{
     EmbedError, KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,

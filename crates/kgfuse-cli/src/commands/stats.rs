@@ -1,5 +1,5 @@
-//! `kgfuse stats`: triples, graphs, vector rows, the embedder, the vector index
-//! and the nodes of each class.
+//! `kgfuse stats`: triples, graphs, vector rows, the embedder, the vector index,
+//! the file graphs' fingerprints and the nodes of each class.
 
 use super::{Ctx, print_json};
 use crate::cli::StatsArgs;
@@ -29,6 +29,9 @@ pub(crate) async fn run(args: StatsArgs, ctx: &Ctx) -> Result<ExitCode> {
         ),
         None => println!("vector index none (every search scans all rows)"),
     }
+    if !stats.fingerprints.is_empty() {
+        println!("{}", fingerprint_line(&stats.fingerprints));
+    }
     if !stats.nodes_by_class.is_empty() {
         println!("nodes by class:");
         for (class, n) in &stats.nodes_by_class {
@@ -36,4 +39,18 @@ pub(crate) async fn run(args: StatsArgs, ctx: &Ctx) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many file graphs record a fingerprint, and how many of those are canonical
+/// (RDFC-1.0) rather than the byte hash.
+fn fingerprint_line(fingerprints: &[kgfuse::FileFingerprint]) -> String {
+    let canonical = fingerprints
+        .iter()
+        .filter(|f| kgfuse::fingerprint::is_canonical(&f.fingerprint))
+        .count();
+    format!(
+        "fingerprints {} file graphs ({canonical} RDFC-1.0, {} byte hash)",
+        fingerprints.len(),
+        fingerprints.len() - canonical
+    )
 }
