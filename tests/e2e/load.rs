@@ -121,6 +121,97 @@ fn reloading_skips_unchanged_files_and_replaces_changed_ones() {
     assert_eq!(labels.replace('\r', ""), "l\nAlice\nCarol\n");
 }
 
+/// `rdfs:label`.
+const LABEL: &str = "<http://www.w3.org/2000/01/rdf-schema#label>";
+
+/// The same triples as `team.ttl` below, as N-Triples: another order, other
+/// blank-node labels.
+const TEAM_NTRIPLES: &str = "\
+_:list2 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> .
+_:skills <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> \"SPARQL\" .
+<urn:x:alice> <urn:x:skills> _:skills .
+_:address <urn:x:city> \"Lyon\" .
+<urn:x:alice> <http://www.w3.org/2000/01/rdf-schema#label> \"Alice\" .
+_:skills <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:list2 .
+_:list2 <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> \"Rust\" .
+<urn:x:alice> <urn:x:address> _:address .
+_:address <urn:x:geo> _:point .
+_:point <urn:x:lat> \"45.76\"^^<http://www.w3.org/2001/XMLSchema#decimal> .
+";
+
+#[test]
+fn a_reserialised_file_is_unchanged_by_its_fingerprint_and_an_edit_replaces_it() {
+    let k = Kgfuse::hash();
+    let path = k.file(
+        "team.ttl",
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         <urn:x:alice> rdfs:label \"Alice\" ;\n\
+           <urn:x:address> [ <urn:x:city> \"Lyon\" ; <urn:x:geo> [ <urn:x:lat> 45.76 ] ] ;\n\
+           <urn:x:skills> ( \"SPARQL\" \"Rust\" ) .\n",
+    );
+    let out = k.ok(&["load", &path]);
+    assert!(out.contains("inserted"), "{out}");
+    let stats = k.stats();
+    let triples = stats["triples"].clone();
+    let graph = format!(
+        "file://{}",
+        std::fs::canonicalize(&path).expect("path").display()
+    );
+    let recorded = |stats: &Value| -> String {
+        let entry = stats["fingerprints"]
+            .as_array()
+            .expect("fingerprints")
+            .iter()
+            .find(|f| f["graph"] == graph.as_str())
+            .unwrap_or_else(|| panic!("{graph} has no fingerprint: {stats}"));
+        assert_eq!(entry["path"], path.as_str());
+        entry["fingerprint"].as_str().expect("text").to_owned()
+    };
+    let fingerprint = recorded(&stats);
+    assert!(fingerprint.starts_with("rdfc-1.0:sha256:"), "{fingerprint}");
+    assert!(
+        k.ok(&["stats"])
+            .contains("fingerprints 1 RDFC-1.0, 0 byte hash")
+    );
+
+    // The same path, the same triples as N-Triples: unchanged, nothing written.
+    std::fs::write(&path, TEAM_NTRIPLES).expect("rewrite");
+    let again = k.ok(&["load", &path, "--format", "ntriples"]);
+    assert!(again.contains("unchanged"), "{again}");
+    let stats = k.stats();
+    assert_eq!(stats["triples"], triples, "no triple added or removed");
+    assert_eq!(recorded(&stats), fingerprint);
+
+    // `why` names the asserting graph's fingerprint.
+    let why = k.json(&["why", "<urn:x:alice>", LABEL, "\"Alice\"", "--json"]);
+    assert_eq!(
+        why["fingerprints"][graph.as_str()],
+        fingerprint.as_str(),
+        "{why}"
+    );
+    let why = k.ok(&["why", "<urn:x:alice>", LABEL, "\"Alice\""]);
+    assert!(
+        why.contains(&format!("{graph} fingerprint {fingerprint}")),
+        "{why}"
+    );
+
+    // One literal changed: replaced, with another fingerprint.
+    std::fs::write(&path, TEAM_NTRIPLES.replace("Lyon", "Paris")).expect("edit");
+    let replaced = k.ok(&["load", &path, "--format", "ntriples"]);
+    assert!(replaced.contains("replaced"), "{replaced}");
+    let stats = k.stats();
+    assert_eq!(stats["triples"], triples);
+    assert_ne!(recorded(&stats), fingerprint);
+    let city = k.ok(&[
+        "sparql",
+        "SELECT ?c WHERE { <urn:x:alice> <urn:x:address>/<urn:x:city> ?c }",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(city.replace('\r', ""), "c\nParis\n");
+    k.assert_consistent();
+}
+
 #[test]
 fn explicit_graph_and_formats_and_dump_round_trip() {
     let k = Kgfuse::hash();

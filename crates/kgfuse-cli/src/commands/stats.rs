@@ -41,16 +41,15 @@ pub(crate) async fn run(args: StatsArgs, ctx: &Ctx) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How many file graphs record a fingerprint, and how many of those are canonical
-/// (RDFC-1.0) rather than the byte hash.
+/// How many file graphs record a canonical fingerprint (RDFC-1.0), and how many
+/// the byte hash.
 fn fingerprint_line(fingerprints: &[kgfuse::FileFingerprint]) -> String {
     let canonical = fingerprints
         .iter()
         .filter(|f| kgfuse::fingerprint::is_canonical(&f.fingerprint))
         .count();
     format!(
-        "fingerprints {} file graphs ({canonical} RDFC-1.0, {} byte hash)",
-        fingerprints.len(),
+        "fingerprints {canonical} RDFC-1.0, {} byte hash (graphs of loaded files)",
         fingerprints.len() - canonical
     )
 }
