@@ -8,6 +8,7 @@
 #   make llm-serve  start it on 127.0.0.1 and print KGFUSE_LLM_BASE_URL / KGFUSE_LLM_MODEL
 #   make test-llm   the end-to-end tests against the real local model
 #   make bench   release build + benchmarks against plain Oxigraph and a Python peer
+#   make python  the Python package's wheel (release, abi3) into $(CARGO_TARGET_DIR)/wheels
 #
 # The build directory lives outside the clone so fresh checkouts reuse it.
 
@@ -20,6 +21,13 @@ export KGFUSE_PYTHON_TEST_DIR ?= $(HOME)/.cache/kgfuse/python-test
 # The official TEXT2SPARQL client (PyPI text2sparql-client) for the end-to-end test
 # of GET /text2sparql, in a venv under the target dir.
 export KGFUSE_TEXT2SPARQL_VENV ?= $(CARGO_TARGET_DIR)/text2sparql-venv
+# The Python package's test venv: pytest, langchain-core and llama-index-core at
+# the versions crates/kgfuse-python/requirements-test.txt pins.
+export KGFUSE_PYTHON_VENV ?= $(CARGO_TARGET_DIR)/python-venv
+PYTHON_TEST_REQUIREMENTS := crates/kgfuse-python/requirements-test.txt
+# maturin (PyPI) builds the wheel, in a venv of its own.
+MATURIN_VERSION := 1.16.0
+MATURIN_VENV ?= $(CARGO_TARGET_DIR)/maturin-venv
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
 # libopenblas-dev: the MiniLM encoder's large matrix products (kgfuse-encoder links it
@@ -42,7 +50,7 @@ S3RVER_VERSION := 3.7.1
 # comes from PyPI), curl for llm-serve's readiness check.
 LLM_PACKAGES := python3-venv g++ curl
 
-.PHONY: deps test-deps models build demo test test-w3c test-shacl llm llm-serve test-llm fuzz bench fmt lint
+.PHONY: deps test-deps models build demo test test-w3c test-shacl llm llm-serve test-llm fuzz bench python fmt lint
 
 ## deps: install the system packages the build needs (RocksDB bindgen, LanceDB protobuf)
 deps:
@@ -101,6 +109,13 @@ test-deps:
 	  npm install --prefix "$(SERVERS_DIR)/s3rver" --no-audit --no-fund --silent s3rver@$(S3RVER_VERSION); \
 	fi
 	@eval/text2sparql/install_client.sh "$(KGFUSE_TEXT2SPARQL_VENV)"
+	@if ! cmp -s "$(PYTHON_TEST_REQUIREMENTS)" "$(KGFUSE_PYTHON_VENV)/requirements-test.txt"; then \
+	  echo "installing the Python package's test requirements into $(KGFUSE_PYTHON_VENV)"; \
+	  rm -rf "$(KGFUSE_PYTHON_VENV)" && python3 -m venv "$(KGFUSE_PYTHON_VENV)" && \
+	  "$(KGFUSE_PYTHON_VENV)/bin/pip" install --quiet --disable-pip-version-check \
+	    -r "$(PYTHON_TEST_REQUIREMENTS)" && \
+	  cp "$(PYTHON_TEST_REQUIREMENTS)" "$(KGFUSE_PYTHON_VENV)/requirements-test.txt"; \
+	fi
 	@if ! PYTHONPATH="$(KGFUSE_PYTHON_TEST_DIR)" python3 -c 'import SPARQLWrapper, rdflib' >/dev/null 2>&1; then \
 	  echo "installing SPARQLWrapper and rdflib into $(KGFUSE_PYTHON_TEST_DIR)"; \
 	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
@@ -215,6 +230,17 @@ bench: deps models test-deps
 	"$(PEER_VENV)/bin/python" bench/peer/peer.py --data "$(CARGO_TARGET_DIR)/peer-data" \
 	  --questions bench/peer/questions.json --out "$(CARGO_TARGET_DIR)/peer-result.json" $(PEER_FILES)
 	"$(CARGO_TARGET_DIR)/release/kgfuse-bench" peer "$(CARGO_TARGET_DIR)/peer-result.json"
+
+## python: the Python package's wheel (PyO3, abi3: CPython 3.9 and later), release
+## profile, into $(CARGO_TARGET_DIR)/wheels; `pip install` it from there (README)
+python: deps
+	@if [ ! -x "$(MATURIN_VENV)/bin/maturin" ]; then \
+	  echo "installing maturin $(MATURIN_VERSION) into $(MATURIN_VENV)"; \
+	  python3 -m venv "$(MATURIN_VENV)" && \
+	  "$(MATURIN_VENV)/bin/pip" install --quiet --disable-pip-version-check maturin==$(MATURIN_VERSION); \
+	fi
+	"$(MATURIN_VENV)/bin/maturin" build --release --locked \
+	  --manifest-path crates/kgfuse-python/Cargo.toml --out "$(CARGO_TARGET_DIR)/wheels"
 
 fmt:
 	cargo fmt --all

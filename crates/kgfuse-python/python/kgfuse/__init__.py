@@ -1,0 +1,42 @@
+"""kgfuse in-process: a knowledge graph (Oxigraph) and its vectors (LanceDB) for
+LLM agents, retrieved by kgfuse's strategies.
+
+>>> import kgfuse
+>>> store = kgfuse.Store("kgfuse-data", embedder="hash")   # creates it if missing
+>>> store.load(["ontology.ttl", "data.ttl"])
+>>> context = store.retrieve("Which functions compute fees?")
+>>> rows = store.sparql("SELECT ?s WHERE { ?s a ?c } LIMIT 3")
+
+Retrievers for LangChain and LlamaIndex are in :mod:`kgfuse.langchain` and
+:mod:`kgfuse.llama_index` (install the ``langchain`` or ``llama-index`` extra).
+"""
+
+from kgfuse._native import Store, __version__
+from kgfuse.documents import ContextDocument, context_documents
+from kgfuse.errors import (
+    FileError,
+    IngestError,
+    InvalidInputError,
+    KgfuseError,
+    ModelError,
+    QueryTimeoutError,
+    RdfSyntaxError,
+    SparqlSyntaxError,
+    StoreError,
+)
+
+__all__ = [
+    "Store",
+    "__version__",
+    "ContextDocument",
+    "context_documents",
+    "KgfuseError",
+    "StoreError",
+    "InvalidInputError",
+    "SparqlSyntaxError",
+    "RdfSyntaxError",
+    "QueryTimeoutError",
+    "FileError",
+    "ModelError",
+    "IngestError",
+]
