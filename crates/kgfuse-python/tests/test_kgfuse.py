@@ -110,6 +110,37 @@ def test_a_yes_or_no_question_becomes_an_answer_document(store):
     assert documents[0].kind == "answer" and documents[0].text == "yes"
 
 
+def test_ask_answers_with_citations_or_says_the_context_is_insufficient(store):
+    answer = store.ask("Which vendors sell pumps?")
+    assert answer["status"] in {"answered", "insufficient_context"}
+    assert answer["retrieval_attempts"] >= 1
+
+
+@pytest.fixture(scope="module")
+def code_store(tmp_path_factory):
+    """A store holding the payment-fees library's code and its README."""
+    store = kgfuse.Store(tmp_path_factory.mktemp("code"), embedder="hash", offline=True)
+    fees = REPO / "fixtures/payment-fees"
+    report = store.ingest_code(fees / "payment_fees", package="payment_fees")
+    assert report["files"] >= 5 and report["written"] == report["files"]
+    assert store.ingest_docs(fees)["chunks"] > 0
+    return store
+
+
+def test_ingested_functions_come_back_as_function_documents(code_store):
+    from kgfuse.langchain import KgfuseRetriever
+
+    retriever = KgfuseRetriever(store=code_store, strategy="domain", top_k=5)
+    documents = retriever.invoke("compute the fee of a transaction from a fee rule")
+    functions = [d for d in documents if d.metadata["kind"] == "function"]
+    assert functions, [d.metadata["kind"] for d in documents]
+    names = {d.metadata["name"] for d in functions}
+    assert "compute_fee" in names, names
+    first = next(d for d in functions if d.metadata["name"] == "compute_fee")
+    assert first.metadata["package"] == "payment_fees"
+    assert first.page_content.startswith("def compute_fee(")
+
+
 def test_a_malformed_query_raises_the_documented_exception(store):
     with pytest.raises(kgfuse.SparqlSyntaxError) as raised:
         store.sparql("SELECT ?s WHERE { ?s ?p ")

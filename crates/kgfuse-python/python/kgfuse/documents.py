@@ -99,7 +99,7 @@ def _text(hit: dict[str, Any], facts: dict[str, list]) -> ContextDocument:
 
 
 def _function(function: dict[str, Any], facts: dict[str, list]) -> ContextDocument:
-    lines = [function["name"] + (function.get("signature") or "")]
+    lines = [function.get("signature") or function["name"]]
     if function.get("summary"):
         lines.append(function["summary"])
     if function.get("params"):
