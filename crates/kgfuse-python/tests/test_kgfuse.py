@@ -220,3 +220,15 @@ def test_the_gil_is_released_while_kgfuse_works(store):
     inside = [t for t in ticks if start < t < end]
     # Holding the GIL, the query would leave this thread no tick inside its run.
     assert len(inside) > 1000, (len(inside), window["end"] - window["start"])
+
+
+def test_the_type_stubs_describe_every_method_of_the_store():
+    import ast
+
+    stub = Path(kgfuse.__file__).with_name("_native.pyi")
+    tree = ast.parse(stub.read_text())
+    (store_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Store"]
+    stubbed = {n.name for n in store_class.body if isinstance(n, ast.FunctionDef)}
+    public = {name for name in dir(kgfuse.Store) if not name.startswith("_")}
+    assert public <= stubbed, public - stubbed
+    assert (Path(kgfuse.__file__).with_name("py.typed")).exists()
