@@ -166,6 +166,9 @@ def test_stats_and_check_describe_the_store(store):
     stats = store.stats()
     assert stats["triples"] > 0 and stats["vector_rows"] > 0
     assert stats["embedder"].startswith("hash")
+    # Each loaded file's graph records its canonical (RDFC-1.0) fingerprint.
+    by_graph = {f["graph"]: f["fingerprint"] for f in stats["fingerprints"]}
+    assert by_graph[ORG.resolve().as_uri()].startswith("rdfc-1.0:sha256:")
     check = store.check()
     assert check["nodes"] == check["rows"] > 0
     assert not (check["missing_rows"] or check["orphan_rows"] or check["stale_rows"])

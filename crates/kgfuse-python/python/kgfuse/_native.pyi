@@ -107,4 +107,7 @@ class Store:
         """Verify that graph and vectors agree (``kgfuse check --format json``)."""
 
     def stats(self) -> dict[str, Any]:
-        """Sizes of the store (``kgfuse stats --format json``)."""
+        """Sizes of the store (``kgfuse stats --format json``), with each loaded
+        file graph's fingerprint: ``fingerprints``, a list of ``{"graph", "path",
+        "fingerprint"}`` (``rdfc-1.0:sha256:<hex>``, the RDFC-1.0 canonical hash of
+        its triples, or ``bytes:sha256:<hex>`` past the canonicalisation limits)."""
