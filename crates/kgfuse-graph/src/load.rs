@@ -54,7 +54,9 @@ pub struct LoadRequest {
     /// Files, loaded together in one atomic call.
     pub sources: Vec<RdfSource>,
     /// Put every triple in this graph (added to what it holds) instead of one graph
-    /// per file.
+    /// per file. Such a load records no file metadata, so neither content hash nor
+    /// [fingerprint](crate::fingerprint): loading the same file again adds to the
+    /// graph again.
     pub graph: Option<NamedNode>,
     /// With `graph`: replace what the graph holds instead of adding to it, in one
     /// transaction (the Graph Store Protocol's PUT).
