@@ -9,6 +9,12 @@
 //! same triples in another order, another syntax or with other blank-node labels
 //! give the same fingerprint, and re-loading such a file is skipped.
 //!
+//! sophia's `sophia_c14n` labels the blank nodes (RDFC-1.0's hard part, given only
+//! the quads that name blank nodes); the canonical lines are written and sorted
+//! here, where a quad without blank nodes is written once as it is parsed (a test
+//! checks the document equals sophia's `normalize_with`, whose sort formats terms
+//! in every comparison: a third more CPU on a LUBM-10 load).
+//!
 //! Canonicalisation is superlinear on graphs of many blank nodes that look alike
 //! (RDFC-1.0 tries every order of such a group), and holds the file's quads in
 //! memory. Beyond [`MAX_CANONICAL_QUADS`] quads, or when RDFC-1.0 gives up at
@@ -25,7 +31,7 @@ use oxigraph::model::{
 use sophia_api::MownStr;
 use sophia_api::term::{BnodeId, IriRef, LanguageTag, SimpleTerm};
 use sophia_c14n::hash::Sha256;
-use sophia_c14n::rdfc10;
+use sophia_c14n::rdfc10::{self, C14nIdMap};
 use std::collections::HashSet;
 
 /// How a canonical fingerprint starts: the algorithm, then the hash of its output.
@@ -97,11 +103,22 @@ pub fn bytes_fingerprint(content_hash: &str) -> String {
 /// Collects the quads of one file as it is parsed and gives its fingerprint at
 /// the end. The quads are parsed into `own_graph`; those are the file's default
 /// graph.
+///
+/// A quad without blank nodes is kept as its canonical N-Quads line at once (its
+/// line does not depend on the others); one with blank nodes is kept whole until
+/// RDFC-1.0 has labelled them. At the end the lines are sorted, duplicates
+/// dropped, and hashed: the canonical N-Quads document, as sophia's
+/// `rdfc10::normalize_with` writes it (a test checks they agree), without
+/// formatting terms in every comparison of its sort.
 pub(crate) struct FingerprintBuilder {
     own_graph: oxigraph::model::NamedNode,
     limits: FingerprintLimits,
-    /// The file's quads, its own graph's as default-graph quads.
-    quads: Vec<Quad>,
+    /// Canonical lines of the quads without blank nodes so far.
+    lines: Vec<String>,
+    /// The quads with blank nodes, the file's own graph as the default graph.
+    blank: Vec<Quad>,
+    /// Where a line is written before it is kept (at its own length).
+    scratch: String,
     /// More quads than `limits.max_quads`: the quads were dropped.
     overflowed: bool,
 }
@@ -112,7 +129,9 @@ impl FingerprintBuilder {
         Self {
             own_graph: own_graph.clone(),
             limits,
-            quads: Vec::new(),
+            lines: Vec::new(),
+            blank: Vec::new(),
+            scratch: String::new(),
             overflowed: false,
         }
     }
@@ -123,9 +142,10 @@ impl FingerprintBuilder {
         if self.overflowed {
             return false;
         }
-        if self.quads.len() >= self.limits.max_quads {
+        if self.lines.len() + self.blank.len() >= self.limits.max_quads {
             self.overflowed = true;
-            self.quads = Vec::new();
+            self.lines = Vec::new();
+            self.blank = Vec::new();
             return false;
         }
         let graph_name = if quad.graph_name == GraphNameRef::NamedNode(self.own_graph.as_ref()) {
@@ -133,34 +153,54 @@ impl FingerprintBuilder {
         } else {
             quad.graph_name
         };
-        self.quads.push(Quad::new(
-            quad.subject.into_owned(),
-            quad.predicate.into_owned(),
-            quad.object.into_owned(),
-            graph_name.into_owned(),
-        ));
+        let quad = QuadRef::new(quad.subject, quad.predicate, quad.object, graph_name);
+        if has_blank_node(quad) {
+            self.blank.push(quad.into_owned());
+        } else {
+            self.scratch.clear();
+            write_line(&mut self.scratch, quad, &C14nIdMap::new());
+            self.lines.push(self.scratch.clone());
+        }
         true
     }
 
-    /// The file's fingerprint (see [`file_fingerprint`]).
-    pub(crate) fn finish(self, file: &str, content_hash: &str) -> String {
+    /// The canonical N-Quads document, line by line, or why there is none.
+    fn canonical_lines(mut self) -> Result<Vec<String>, NoCanonicalForm> {
         if self.overflowed {
-            let reason = NoCanonicalForm::TooManyQuads(self.limits.max_quads);
-            return fallback(reason, file, content_hash);
+            return Err(NoCanonicalForm::TooManyQuads(self.limits.max_quads));
         }
-        file_fingerprint(
-            &self.quads,
-            self.own_graph.as_ref(),
-            self.limits,
-            file,
-            content_hash,
-        )
+        let labels = canonical_labels(&self.blank, self.limits)?;
+        for quad in &self.blank {
+            let mut line = String::new();
+            write_line(&mut line, quad.as_ref(), &labels);
+            self.lines.push(line);
+        }
+        self.lines.sort_unstable();
+        self.lines.dedup();
+        Ok(self.lines)
+    }
+
+    /// The file's canonical fingerprint, or why there is none.
+    fn canonical(self) -> Result<String, NoCanonicalForm> {
+        let mut hasher = kgfuse_core::ContentHasher::default();
+        for line in self.canonical_lines()? {
+            std::io::Write::write_all(&mut hasher, line.as_bytes())
+                .map_err(|e| NoCanonicalForm::Canonicalization(e.to_string()))?;
+        }
+        Ok(format!("{CANONICAL_PREFIX}{}", hasher.finish()))
+    }
+
+    /// The file's fingerprint: canonical, or [`bytes_fingerprint`] of
+    /// `content_hash` when canonicalisation was out of bounds (logged with the
+    /// file's name, `file`).
+    pub(crate) fn finish(self, file: &str, content_hash: &str) -> String {
+        self.canonical()
+            .unwrap_or_else(|reason| fallback(reason, file, content_hash))
     }
 }
 
 /// The fingerprint of a file's quads, parsed into `own_graph` (its default graph):
-/// canonical, or [`bytes_fingerprint`] of `content_hash` when canonicalisation was
-/// out of bounds (logged with the file's name, `file`).
+/// see [`FingerprintBuilder::finish`].
 pub(crate) fn file_fingerprint(
     quads: &[Quad],
     own_graph: NamedNodeRef<'_>,
@@ -168,8 +208,15 @@ pub(crate) fn file_fingerprint(
     file: &str,
     content_hash: &str,
 ) -> String {
-    canonical_fingerprint(quads, Some(own_graph), limits)
-        .unwrap_or_else(|reason| fallback(reason, file, content_hash))
+    if quads.len() > limits.max_quads {
+        let reason = NoCanonicalForm::TooManyQuads(limits.max_quads);
+        return fallback(reason, file, content_hash);
+    }
+    let mut builder = FingerprintBuilder::new(&own_graph.into_owned(), limits);
+    quads.iter().for_each(|q| {
+        builder.add(q.as_ref());
+    });
+    builder.finish(file, content_hash)
 }
 
 /// The byte-hash fingerprint, logged with why the canonical one is missing.
@@ -192,32 +239,127 @@ pub fn canonical_fingerprint(
     if quads.len() > limits.max_quads {
         return Err(NoCanonicalForm::TooManyQuads(limits.max_quads));
     }
-    let own_graph = own_graph.map(GraphNameRef::NamedNode);
+    // A graph no quad is in stands for "no own graph".
+    let unused = oxigraph::model::NamedNode::new_unchecked("urn:kgfuse:no-own-graph");
+    let own_graph = own_graph.map_or(unused, NamedNodeRef::into_owned);
+    let mut builder = FingerprintBuilder::new(&own_graph, limits);
+    quads.iter().for_each(|q| {
+        builder.add(q.as_ref());
+    });
+    builder.canonical()
+}
+
+/// Whether a quad names a blank node.
+fn has_blank_node(quad: QuadRef<'_>) -> bool {
+    matches!(quad.subject, NamedOrBlankNodeRef::BlankNode(_))
+        || matches!(quad.object, TermRef::BlankNode(_))
+        || matches!(quad.graph_name, GraphNameRef::BlankNode(_))
+}
+
+/// RDFC-1.0's canonical label of every blank node of `quads` (sophia's
+/// `relabel_with`; only the quads that name blank nodes matter to it).
+fn canonical_labels(
+    quads: &[Quad],
+    limits: FingerprintLimits,
+) -> Result<C14nIdMap, NoCanonicalForm> {
+    if quads.is_empty() {
+        return Ok(C14nIdMap::new());
+    }
     let dataset: HashSet<([SimpleTerm<'_>; 3], Option<SimpleTerm<'_>>)> =
-        quads.iter().map(|q| spog(q.as_ref(), own_graph)).collect();
-    let mut hasher = kgfuse_core::ContentHasher::default();
-    rdfc10::normalize_with::<Sha256, _, _>(
-        &dataset,
-        &mut hasher,
-        limits.depth_factor,
-        limits.permutation_limit,
-    )
-    .map_err(|e| NoCanonicalForm::Canonicalization(e.to_string()))?;
-    Ok(format!("{CANONICAL_PREFIX}{}", hasher.finish()))
+        quads.iter().map(|q| spog(q.as_ref())).collect();
+    let (_, labels) =
+        rdfc10::relabel_with::<Sha256, _>(&dataset, limits.depth_factor, limits.permutation_limit)
+            .map_err(|e| NoCanonicalForm::Canonicalization(e.to_string()))?;
+    Ok(labels)
+}
+
+/// Appends a quad's canonical N-Quads line (with its end of line) to `out`, blank
+/// nodes by their canonical `labels`: the serialisation of RDFC-1.0 as sophia
+/// writes it (`_cnq::nq`).
+fn write_line(out: &mut String, quad: QuadRef<'_>, labels: &C14nIdMap) {
+    match quad.subject {
+        NamedOrBlankNodeRef::NamedNode(n) => write_iri(out, n),
+        NamedOrBlankNodeRef::BlankNode(b) => write_blank(out, b, labels),
+    }
+    out.push(' ');
+    write_iri(out, quad.predicate);
+    out.push(' ');
+    match quad.object {
+        TermRef::NamedNode(n) => write_iri(out, n),
+        TermRef::BlankNode(b) => write_blank(out, b, labels),
+        TermRef::Literal(l) => write_literal(out, l),
+    }
+    out.push(' ');
+    match quad.graph_name {
+        GraphNameRef::NamedNode(n) => {
+            write_iri(out, n);
+            out.push(' ');
+        }
+        GraphNameRef::BlankNode(b) => {
+            write_blank(out, b, labels);
+            out.push(' ');
+        }
+        GraphNameRef::DefaultGraph => {}
+    }
+    out.push_str(".\n");
+}
+
+fn write_iri(out: &mut String, iri: NamedNodeRef<'_>) {
+    out.push('<');
+    out.push_str(iri.as_str());
+    out.push('>');
+}
+
+/// A blank node by its canonical label (every blank node of the quads given to
+/// [`canonical_labels`] has one; the original label would only be a safe default).
+fn write_blank(out: &mut String, node: BlankNodeRef<'_>, labels: &C14nIdMap) {
+    out.push_str("_:");
+    match labels.get(node.as_str()) {
+        Some(label) => out.push_str(label.as_str()),
+        None => out.push_str(node.as_str()),
+    }
+}
+
+/// A literal in canonical N-Quads: the escapes of RDFC-1.0 (sophia's), the
+/// language tag in lower case, no `^^xsd:string`.
+fn write_literal(out: &mut String, literal: LiteralRef<'_>) {
+    out.push('"');
+    for c in literal.value().chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{7f}' => out.push_str("\\u007F"),
+            c if c <= '\u{1f}' => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    match literal.language() {
+        Some(language) => {
+            out.push('@');
+            out.push_str(&language.to_ascii_lowercase());
+        }
+        None if literal.datatype() == oxigraph::model::vocab::xsd::STRING => {}
+        None => {
+            out.push_str("^^");
+            write_iri(out, literal.datatype());
+        }
+    }
 }
 
 /// A quad as sophia's (subject, predicate, object) and graph name, borrowing the
-/// text of Oxigraph's terms; `default` is the graph taken as the default graph.
-fn spog<'a>(
-    quad: QuadRef<'a>,
-    default: Option<GraphNameRef<'_>>,
-) -> ([SimpleTerm<'a>; 3], Option<SimpleTerm<'a>>) {
+/// text of Oxigraph's terms.
+fn spog(quad: QuadRef<'_>) -> ([SimpleTerm<'_>; 3], Option<SimpleTerm<'_>>) {
     let subject = match quad.subject {
         NamedOrBlankNodeRef::NamedNode(n) => iri(n),
         NamedOrBlankNodeRef::BlankNode(b) => blank(b),
     };
     let graph = match quad.graph_name {
-        _ if Some(quad.graph_name) == default => None,
         GraphNameRef::NamedNode(n) => Some(iri(n)),
         GraphNameRef::BlankNode(b) => Some(blank(b)),
         GraphNameRef::DefaultGraph => None,
@@ -404,6 +546,57 @@ _:l1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l2 .
         let named = fingerprint(&named, RdfFormat::TriG);
         assert!(named.starts_with(CANONICAL_PREFIX), "{named}");
         assert_ne!(named, expected);
+    }
+
+    /// Quads that exercise the serialisation: escapes, language tags, datatypes,
+    /// named and blank graphs, duplicates, and a dozen blank nodes (`c14n1` and
+    /// `c14n10` sort as lines).
+    fn tricky_quads() -> Vec<Quad> {
+        let mut text = String::from(
+            r#"<urn:s> <urn:p> "quote \" backslash \\ newline \n return \r tab \t" .
+<urn:s> <urn:p> "bell \u0007 del \u007F backspace \b feed \f é ☃" <urn:g> .
+<urn:s> <urn:p> "Hallo"@DE-at .
+<urn:s> <urn:p> "plain"^^<http://www.w3.org/2001/XMLSchema#string> .
+<urn:s> <urn:p> "plain" .
+<urn:s> <urn:p> "1"^^<http://www.w3.org/2001/XMLSchema#integer> _:graph .
+<urn:s> <urn:p> "a" .
+<urn:s> <urn:p> "a"@en .
+<urn:s> <urn:p> "a"^^<urn:type> .
+"#,
+        );
+        for i in 0..12 {
+            text.push_str(&format!(
+                "_:n{i} <urn:next> _:n{} .\n_:n{i} <urn:rank> \"{i}\" .\n",
+                i + 1
+            ));
+        }
+        RdfParser::from_format(RdfFormat::NQuads)
+            .for_slice(text.as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("parse")
+    }
+
+    #[test]
+    fn the_lines_are_sophias_canonical_nquads() {
+        let quads = tricky_quads();
+        let dataset: HashSet<([SimpleTerm<'_>; 3], Option<SimpleTerm<'_>>)> =
+            quads.iter().map(|q| spog(q.as_ref())).collect();
+        let mut sophia = Vec::new();
+        rdfc10::normalize_with::<Sha256, _, _>(
+            &dataset,
+            &mut sophia,
+            DEPTH_FACTOR,
+            PERMUTATION_LIMIT,
+        )
+        .expect("sophia");
+        let unused = NamedNode::new("urn:unused").expect("iri");
+        let mut builder = FingerprintBuilder::new(&unused, FingerprintLimits::default());
+        for quad in quads.iter().chain(&quads) {
+            builder.add(quad.as_ref());
+        }
+        let ours = builder.canonical_lines().expect("canonical").concat();
+        assert_eq!(ours, String::from_utf8(sophia).expect("utf-8"));
+        assert!(ours.contains("_:c14n10 "), "{ours}");
     }
 
     /// Two groups of `n` blank nodes, each node linked to every node of the other
