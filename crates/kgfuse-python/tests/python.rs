@@ -66,8 +66,8 @@ fn run(python: &Path, args: &[&str], env: &[(&str, &Path)]) -> String {
     stdout
 }
 
-/// Copies the package (its Python half and the built module, named as maturin's
-/// wheel names it) into the venv's site-packages, replacing an earlier copy.
+/// Installs the package into the venv's site-packages, replacing an earlier
+/// install: its Python half and the built module, named as maturin's wheel names it.
 fn install(python: &Path, module: &Path, sources: &Path) {
     let code = "import sysconfig; print(sysconfig.get_paths()['purelib'])";
     let site = PathBuf::from(run(python, &["-c", code], &[]).trim());
@@ -81,7 +81,11 @@ fn install(python: &Path, module: &Path, sources: &Path) {
             std::fs::copy(&path, package.join(name)).expect("copy a package file");
         }
     }
-    std::fs::copy(module, package.join("_native.abi3.so")).expect("copy the module");
+    // A hard link where it can be (the dev build is ~500 MB), else a copy.
+    let installed = package.join("_native.abi3.so");
+    if std::fs::hard_link(module, &installed).is_err() {
+        std::fs::copy(module, &installed).expect("copy the module");
+    }
 }
 
 #[test]
