@@ -11,32 +11,10 @@ Retrievers for LangChain and LlamaIndex are in :mod:`kgfuse.langchain` and
 :mod:`kgfuse.llama_index` (install the ``langchain`` or ``llama-index`` extra).
 """
 
+from kgfuse import errors
 from kgfuse._native import Store, __version__
 from kgfuse.documents import ContextDocument, context_documents
-from kgfuse.errors import (
-    FileError,
-    IngestError,
-    InvalidInputError,
-    KgfuseError,
-    ModelError,
-    QueryTimeoutError,
-    RdfSyntaxError,
-    SparqlSyntaxError,
-    StoreError,
-)
+from kgfuse.errors import *  # noqa: F403 - the exception classes, listed in errors.__all__
 
-__all__ = [
-    "Store",
-    "__version__",
-    "ContextDocument",
-    "context_documents",
-    "KgfuseError",
-    "StoreError",
-    "InvalidInputError",
-    "SparqlSyntaxError",
-    "RdfSyntaxError",
-    "QueryTimeoutError",
-    "FileError",
-    "ModelError",
-    "IngestError",
-]
+__all__ = ["Store", "__version__", "ContextDocument", "context_documents", "errors"]
+__all__ += errors.__all__
