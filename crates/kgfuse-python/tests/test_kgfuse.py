@@ -235,3 +235,18 @@ def test_the_type_stubs_describe_every_method_of_the_store():
     public = {name for name in dir(kgfuse.Store) if not name.startswith("_")}
     assert public <= stubbed, public - stubbed
     assert (Path(kgfuse.__file__).with_name("py.typed")).exists()
+
+
+def test_the_narrated_example_runs_and_prints_what_it_says():
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGFUSE_LLM_")}
+    example = REPO / "examples/python_retrievers.py"
+    run = subprocess.run(
+        [sys.executable, str(example)], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert f"    {DATA}fjord-pumpeverk\n    {DATA}vistula-cast\n" in out, out
+    assert "  def compute_fee(" in out, out
+    assert "vendors in the graph: 4" in out, out
