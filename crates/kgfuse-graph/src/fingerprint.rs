@@ -111,7 +111,8 @@ pub fn bytes_fingerprint(content_hash: &str) -> String {
 /// `rdfc10::normalize_with` writes it (a test checks they agree), without
 /// formatting terms in every comparison of its sort.
 pub(crate) struct FingerprintBuilder {
-    own_graph: oxigraph::model::NamedNode,
+    /// The graph the file's default-graph triples were parsed into, if any.
+    own_graph: Option<oxigraph::model::NamedNode>,
     limits: FingerprintLimits,
     /// Canonical lines of the quads without blank nodes so far.
     lines: Vec<String>,
@@ -124,10 +125,14 @@ pub(crate) struct FingerprintBuilder {
 }
 
 impl FingerprintBuilder {
-    /// A builder for a file parsed into `own_graph`.
-    pub(crate) fn new(own_graph: &oxigraph::model::NamedNode, limits: FingerprintLimits) -> Self {
+    /// A builder for a file parsed into `own_graph` (its quads there count as the
+    /// default graph's).
+    pub(crate) fn new(
+        own_graph: Option<&oxigraph::model::NamedNode>,
+        limits: FingerprintLimits,
+    ) -> Self {
         Self {
-            own_graph: own_graph.clone(),
+            own_graph: own_graph.cloned(),
             limits,
             lines: Vec::new(),
             blank: Vec::new(),
@@ -148,10 +153,11 @@ impl FingerprintBuilder {
             self.blank = Vec::new();
             return false;
         }
-        let graph_name = if quad.graph_name == GraphNameRef::NamedNode(self.own_graph.as_ref()) {
-            GraphNameRef::DefaultGraph
-        } else {
-            quad.graph_name
+        let graph_name = match &self.own_graph {
+            Some(own) if quad.graph_name == GraphNameRef::NamedNode(own.as_ref()) => {
+                GraphNameRef::DefaultGraph
+            }
+            _ => quad.graph_name,
         };
         let quad = QuadRef::new(quad.subject, quad.predicate, quad.object, graph_name);
         if has_blank_node(quad) {
@@ -200,7 +206,7 @@ impl FingerprintBuilder {
 }
 
 /// The fingerprint of a file's quads, parsed into `own_graph` (its default graph):
-/// see [`FingerprintBuilder::finish`].
+/// canonical, or [`bytes_fingerprint`] of `content_hash` (logged with `file`).
 pub(crate) fn file_fingerprint(
     quads: &[Quad],
     own_graph: NamedNodeRef<'_>,
@@ -208,15 +214,8 @@ pub(crate) fn file_fingerprint(
     file: &str,
     content_hash: &str,
 ) -> String {
-    if quads.len() > limits.max_quads {
-        let reason = NoCanonicalForm::TooManyQuads(limits.max_quads);
-        return fallback(reason, file, content_hash);
-    }
-    let mut builder = FingerprintBuilder::new(&own_graph.into_owned(), limits);
-    quads.iter().for_each(|q| {
-        builder.add(q.as_ref());
-    });
-    builder.finish(file, content_hash)
+    canonical_fingerprint(quads, Some(own_graph), limits)
+        .unwrap_or_else(|reason| fallback(reason, file, content_hash))
 }
 
 /// The byte-hash fingerprint, logged with why the canonical one is missing.
@@ -239,13 +238,11 @@ pub fn canonical_fingerprint(
     if quads.len() > limits.max_quads {
         return Err(NoCanonicalForm::TooManyQuads(limits.max_quads));
     }
-    // A graph no quad is in stands for "no own graph".
-    let unused = oxigraph::model::NamedNode::new_unchecked("urn:kgfuse:no-own-graph");
-    let own_graph = own_graph.map_or(unused, NamedNodeRef::into_owned);
-    let mut builder = FingerprintBuilder::new(&own_graph, limits);
-    quads.iter().for_each(|q| {
-        builder.add(q.as_ref());
-    });
+    let own_graph = own_graph.map(NamedNodeRef::into_owned);
+    let mut builder = FingerprintBuilder::new(own_graph.as_ref(), limits);
+    for quad in quads {
+        builder.add(quad.as_ref());
+    }
     builder.canonical()
 }
 
@@ -479,7 +476,7 @@ mod tests {
     /// graph, blank nodes renamed.
     fn fingerprint_with(text: &str, format: RdfFormat, limits: FingerprintLimits) -> String {
         let graph = NamedNode::new(GRAPH).expect("iri");
-        let mut builder = FingerprintBuilder::new(&graph, limits);
+        let mut builder = FingerprintBuilder::new(Some(&graph), limits);
         let parser = RdfParser::from_format(format)
             .rename_blank_nodes()
             .with_default_graph(GraphName::NamedNode(graph.clone()))
@@ -589,8 +586,7 @@ _:l1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l2 .
             PERMUTATION_LIMIT,
         )
         .expect("sophia");
-        let unused = NamedNode::new("urn:unused").expect("iri");
-        let mut builder = FingerprintBuilder::new(&unused, FingerprintLimits::default());
+        let mut builder = FingerprintBuilder::new(None, FingerprintLimits::default());
         for quad in quads.iter().chain(&quads) {
             builder.add(quad.as_ref());
         }

@@ -394,7 +394,7 @@ impl Iterator for NewFilesStream<'_> {
                     Ok(parser) => {
                         self.current = Some((file, parser));
                         self.fingerprint = self.own_graphs.then(|| {
-                            FingerprintBuilder::new(&file.graph, FingerprintLimits::default())
+                            FingerprintBuilder::new(Some(&file.graph), FingerprintLimits::default())
                         });
                     }
                     Err(e) => {
@@ -681,7 +681,7 @@ impl Graph {
 /// stops: the fingerprint is then the byte hash whatever follows.
 fn fingerprint_of_file(file: &PlannedFile) -> Result<String, GraphError> {
     let mut parser = FileParser::open(file)?;
-    let mut fingerprint = FingerprintBuilder::new(&file.graph, FingerprintLimits::default());
+    let mut fingerprint = FingerprintBuilder::new(Some(&file.graph), FingerprintLimits::default());
     let mut prefixes = Vec::new();
     while let Some(quad) = parser.next_quad(&kgfuse_core::progress::NoProgress, &mut prefixes) {
         if !fingerprint.add(quad?.as_ref()) {

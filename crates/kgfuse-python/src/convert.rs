@@ -7,7 +7,8 @@
 //! `decimal.Decimal`, `bool` for the XSD numeric and boolean types, the lexical
 //! form for every other).
 
-use kgfuse::model::{Literal, Term};
+use kgfuse::model::vocab::xsd;
+use kgfuse::model::{Literal, NamedNodeRef, Term};
 use kgfuse::{LoadSummary, QueryOutcome};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
@@ -123,44 +124,44 @@ fn term_value<'py>(py: Python<'py>, term: &Term) -> PyResult<Bound<'py, PyAny>> 
 }
 
 /// XSD integer types, whose values become Python ints.
-const XSD_INTEGERS: [&str; 13] = [
-    "integer",
-    "int",
-    "long",
-    "short",
-    "byte",
-    "nonNegativeInteger",
-    "positiveInteger",
-    "nonPositiveInteger",
-    "negativeInteger",
-    "unsignedLong",
-    "unsignedInt",
-    "unsignedShort",
-    "unsignedByte",
+const XSD_INTEGERS: [NamedNodeRef<'static>; 13] = [
+    xsd::INTEGER,
+    xsd::INT,
+    xsd::LONG,
+    xsd::SHORT,
+    xsd::BYTE,
+    xsd::NON_NEGATIVE_INTEGER,
+    xsd::POSITIVE_INTEGER,
+    xsd::NON_POSITIVE_INTEGER,
+    xsd::NEGATIVE_INTEGER,
+    xsd::UNSIGNED_LONG,
+    xsd::UNSIGNED_INT,
+    xsd::UNSIGNED_SHORT,
+    xsd::UNSIGNED_BYTE,
 ];
 
 /// A literal's value: numbers and booleans typed, everything else its lexical
 /// form (also a number whose lexical form is not valid for its type).
 fn literal_value<'py>(py: Python<'py>, literal: &Literal) -> PyResult<Bound<'py, PyAny>> {
     let text = literal.value();
-    let xsd_type = literal
-        .datatype()
-        .as_str()
-        .strip_prefix("http://www.w3.org/2001/XMLSchema#");
-    let typed = match xsd_type {
-        Some(name) if XSD_INTEGERS.contains(&name) => python_call(py, "builtins", "int", text),
-        Some("decimal") => python_call(py, "decimal", "Decimal", text),
-        Some("double" | "float") => text
-            .trim()
+    let datatype = literal.datatype();
+    let typed = if XSD_INTEGERS.contains(&datatype) {
+        python_call(py, "builtins", "int", text)
+    } else if datatype == xsd::DECIMAL {
+        python_call(py, "decimal", "Decimal", text)
+    } else if datatype == xsd::DOUBLE || datatype == xsd::FLOAT {
+        text.trim()
             .parse::<f64>()
             .ok()
-            .map(|f| f.into_bound_py_any(py)),
-        Some("boolean") => match text.trim() {
+            .map(|f| f.into_bound_py_any(py))
+    } else if datatype == xsd::BOOLEAN {
+        match text.trim() {
             "true" | "1" => Some(true.into_bound_py_any(py)),
             "false" | "0" => Some(false.into_bound_py_any(py)),
             _ => None,
-        },
-        _ => None,
+        }
+    } else {
+        None
     };
     typed.unwrap_or_else(|| text.into_bound_py_any(py))
 }

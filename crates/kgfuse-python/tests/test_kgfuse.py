@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,9 @@ def test_sparql_gives_rows_as_dicts_with_typed_values(store):
     assert rows[0]["v"].startswith(DATA)
     assert all(isinstance(row["n"], int) and row["n"] >= 1 for row in rows)
     assert store.sparql(f"ASK {{ ?v <{VOCAB}basedIn> <{DATA}oslo> }}") is True
+    values = store.sparql('SELECT ?x WHERE { VALUES ?x { 1.5 true 1e3 "x"@en "7"^^<urn:t> } }')
+    typed = [(type(row["x"]), row["x"]) for row in values]
+    assert typed == [(Decimal, Decimal("1.5")), (bool, True), (float, 1000.0), (str, "x"), (str, "7")]
     triples = store.sparql(f"CONSTRUCT {{ <{DATA}oslo> ?p ?o }} WHERE {{ <{DATA}oslo> ?p ?o }}")
     assert (f"{DATA}oslo", f"{VOCAB}inCountry", f"{DATA}norway") in triples
 
