@@ -216,8 +216,8 @@ impl LanguageModel for Drafts {
     fn extract_entities(&self, text: &str) -> Result<Vec<String>, LlmError> {
         RuleBased::default().extract_entities(text)
     }
-    fn judge_relevance(&self, question: &str, item: &str) -> Result<Relevance, LlmError> {
-        RuleBased::default().judge_relevance(question, item)
+    fn judge_candidates(&self, question: &str, items: &[&str]) -> Result<Vec<Relevance>, LlmError> {
+        RuleBased::default().judge_candidates(question, items)
     }
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
         RuleBased::default().complete(system, prompt)

@@ -8,6 +8,7 @@ mod harness;
 mod architecture;
 mod ask;
 mod browser;
+mod budget;
 mod console;
 mod crash;
 mod entailment;

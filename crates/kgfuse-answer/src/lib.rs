@@ -35,7 +35,10 @@ use kgfuse_llm::{
     Claim, Draft, LanguageModel, LlmError, Passage, RuleBased, contains_instruction, content_words,
     sentences,
 };
-use kgfuse_retrieve::{RetrieveError, RetrieveOptions, Strategy, retrieve_question, sources_of};
+use kgfuse_retrieve::{
+    Depth, RetrieveError, RetrieveOptions, Strategy, Understanding, retrieve_understood,
+    sources_of, understand,
+};
 use kgfuse_store::{Question, Store};
 use metadata::{SourceFacts, related_nodes, related_terms, source_facts};
 use std::collections::{BTreeMap, BTreeSet};
@@ -232,10 +235,13 @@ async fn answer_loop(
     options: &AskOptions,
     answer: &mut Answer,
 ) -> Result<(), RetrieveError> {
-    if answer_from_rows(store, model, question, answer)? {
+    // The question is understood once, as deep as its rows need: the same
+    // understanding answers from rows and serves the first retrieval.
+    let understanding = understand(store, model, Question::new(question), Depth::Graph)?;
+    if answer_from_rows(store, &understanding, answer)? {
         return Ok(());
     }
-    let gathered = gather(store, model, question, options, answer).await?;
+    let gathered = gather(store, model, &understanding, options, answer).await?;
     answer.contradictions = gathered.selection.contradictions.clone();
     let mut context = gathered.context.clone();
     context.query = question.to_owned();
@@ -265,17 +271,17 @@ async fn answer_loop(
 /// context is insufficient. Whether it answered (or gave up) here.
 fn answer_from_rows(
     store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
+    understanding: &Understanding,
     answer: &mut Answer,
 ) -> Result<bool, RetrieveError> {
-    let found = kgfuse_retrieve::answer_by_query(store, model, question)?;
-    answer.trace.extend(found.stages);
-    let Some(rows) = found
+    let question = understanding.text();
+    answer.trace.extend(understanding.trace.iter().cloned());
+    let Some(rows) = understanding
         .answers
+        .clone()
         .filter(|r| r.answered() && kgfuse_plan::planner::answered_for_a_class(r))
     else {
-        if found.shaped {
+        if understanding.shaped {
             answer.status = AnswerStatus::InsufficientContext;
             answer.context.query = question.to_owned();
             answer.knowledge_gap = Some(
@@ -338,31 +344,33 @@ fn rows_as_text(rows: &AnswerSet, name_of: impl Fn(&str) -> Option<String>) -> S
 }
 
 /// Retrieval rounds: retrieve, rank, assess; when weak, expand once and rewrite,
-/// up to `max_retrieval_attempts` retrievals.
+/// up to `max_retrieval_attempts` retrievals. The first retrieval reads the
+/// question's understanding; a rewritten query is understood offline (the
+/// rewrite itself is offline too), so the rounds add no model call.
 async fn gather(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &str,
+    understanding: &Understanding,
     options: &AskOptions,
     answer: &mut Answer,
 ) -> Result<Gathered, RetrieveError> {
     let today = options.today.clone().unwrap_or_else(today_utc);
+    let question = understanding.text();
     // One embedding of the question serves the first retrieval and the loop's
     // own similarity; a rewritten query is embedded when it is searched.
-    let asked = Question::new(question);
-    let question_vector = store.vector_of(&asked)?;
+    let question_vector = store.vector_of(&understanding.question)?;
     let mut gathered = Gathered {
         context: FusedContext::default(),
         pool: BTreeMap::new(),
         selection: Selection::default(),
         quality: Quality::Missing,
     };
-    let mut rewritten_query: Option<Question> = None;
+    let mut rewritten_query: Option<Understanding> = None;
     let mut expanded = false;
     for attempt in 1..=options.max_retrieval_attempts.max(1) {
         answer.retrieval_attempts = attempt;
-        let query = rewritten_query.as_ref().unwrap_or(&asked);
-        gathered.context = retrieve_question(store, model, query, &options.retrieve).await?;
+        let query = rewritten_query.as_ref().unwrap_or(understanding);
+        gathered.context = retrieve_understood(store, model, query, &options.retrieve).await?;
         let found = candidates_of(store, &gathered.context, question_vector).await?;
         answer.trace.push(stage(
             &format!("retrieve #{attempt}"),
@@ -411,7 +419,7 @@ async fn gather(
         if !gathered.quality.needs_more() || attempt == options.max_retrieval_attempts {
             break;
         }
-        let rewritten = rewrite(store, model, question, &gathered)?;
+        let rewritten = rewrite(store, question, &gathered)?;
         if rewritten == query.text() {
             answer.trace.push(stage(
                 "rewrite",
@@ -426,7 +434,12 @@ async fn gather(
         answer
             .trace
             .push(stage("rewrite", vec![rewritten.clone()], Vec::new()));
-        rewritten_query = Some(Question::new(rewritten));
+        rewritten_query = Some(understand(
+            store,
+            &RuleBased::default(),
+            Question::new(rewritten),
+            options.retrieve.strategy.depth(),
+        )?);
     }
     Ok(gathered)
 }
@@ -451,13 +464,9 @@ fn reselect(
 }
 
 /// The question rewritten with the labels and aliases of the entities the kept
-/// passages (else the three best candidates) mention.
-fn rewrite(
-    store: &Store,
-    model: &dyn LanguageModel,
-    question: &str,
-    gathered: &Gathered,
-) -> Result<String, RetrieveError> {
+/// passages (else the three best candidates) mention, offline
+/// ([`RuleBased::rewrite_query`]: the related terms that add content words).
+fn rewrite(store: &Store, question: &str, gathered: &Gathered) -> Result<String, RetrieveError> {
     let mut basis: Vec<String> = gathered
         .selection
         .kept
@@ -472,7 +481,7 @@ fn rewrite(
             .collect();
     }
     let terms = related_terms(store, &basis)?;
-    Ok(model.rewrite_query(question, &terms)?)
+    Ok(RuleBased::default().rewrite_query(question, &terms)?)
 }
 
 /// Why the context cannot answer, when that is clear before asking the model:
@@ -1187,7 +1196,11 @@ mod tests {
         fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
             Ok(Vec::new())
         }
-        fn judge_relevance(&self, _: &str, _: &str) -> Result<kgfuse_llm::Relevance, LlmError> {
+        fn judge_candidates(
+            &self,
+            _: &str,
+            _: &[&str],
+        ) -> Result<Vec<kgfuse_llm::Relevance>, LlmError> {
             Err(LlmError::Service("not used".into()))
         }
         fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {

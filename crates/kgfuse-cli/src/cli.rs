@@ -411,6 +411,10 @@ pub(crate) struct RetrieveArgs {
     /// with --offline the other stages still use the offline model.
     #[arg(long)]
     pub(crate) expand: bool,
+    /// unified: when the configured LLM's plan does not answer, also ask it for a
+    /// SPARQL query of its own (text-to-SPARQL: up to three more requests).
+    #[arg(long)]
+    pub(crate) model_query: bool,
     /// Use the offline rule-based model even when an LLM is configured
     /// (KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL).
     #[arg(long)]

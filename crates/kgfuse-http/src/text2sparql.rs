@@ -6,7 +6,8 @@
 //! retrieval finds it (`FusedContext::answers`: the model's plan when a model
 //! is configured and its plan answers, else the offline planner's, or for a
 //! lookup the best query graph's answer column), without the rest of the
-//! retrieval ([`kgfuse::Engine::answer_by_query`]); when no query returned
+//! retrieval ([`kgfuse::Engine::understand`]: with a model, one reading
+//! request and at most one repair); when no query returned
 //! rows, a query that matches nothing. The
 //! dataset IRI names the store being served: `kgfuse serve --dataset IRI`
 //! lists the IRIs it answers for (any, when none is given).
@@ -78,7 +79,7 @@ pub(crate) async fn get(
     let _permit = state.permit().await.map_err(ApiError::into_json)?;
     let engine = state.engine.clone();
     let asked = question.clone();
-    let answering = tokio::task::spawn_blocking(move || engine.answer_by_query(&asked));
+    let answering = tokio::task::spawn_blocking(move || engine.understand(&asked));
     let found = tokio::time::timeout(state.config.request_timeout, answering)
         .await
         .map_err(|_| {

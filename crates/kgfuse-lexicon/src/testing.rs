@@ -5,7 +5,9 @@
 
 use kgfuse_core::config::StoreConfig;
 use kgfuse_core::progress::NoProgress;
-use kgfuse_llm::{Draft, LanguageModel, LlmError, Passage, PlanRequest, Relevance, SparqlRequest};
+use kgfuse_llm::{
+    Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance, SparqlRequest,
+};
 use kgfuse_store::Store;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -75,14 +77,14 @@ async fn in_dir(dir: &TempDir, files: &[PathBuf]) -> Store {
     Store::open(&data, &NoProgress).await.expect("reopen")
 }
 
-/// A language model that answers `generate_sparql` and `fill_plan` from scripts
+/// A language model that answers `generate_sparql` and `read_question` from scripts
 /// (the last reply repeats) and remembers every request. Without a plan script
 /// it cannot fill plans.
 pub struct Scripted {
     replies: Mutex<VecDeque<String>>,
     requests: Mutex<Vec<SparqlRequest>>,
     plans: Mutex<VecDeque<String>>,
-    plan_requests: Mutex<Vec<PlanRequest>>,
+    plan_requests: Mutex<Vec<ReadingRequest>>,
 }
 
 impl Scripted {
@@ -103,8 +105,8 @@ impl Scripted {
         model
     }
 
-    /// Every `fill_plan` request so far.
-    pub fn plan_requests(&self) -> Vec<PlanRequest> {
+    /// Every `read_question` request so far.
+    pub fn plan_requests(&self) -> Vec<ReadingRequest> {
         self.plan_requests.lock().expect("lock").clone()
     }
 
@@ -124,11 +126,14 @@ impl LanguageModel for Scripted {
     fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
         Ok(Vec::new())
     }
-    fn judge_relevance(&self, _: &str, _: &str) -> Result<Relevance, LlmError> {
-        Ok(Relevance {
-            relevant: true,
-            why: "scripted".into(),
-        })
+    fn judge_candidates(&self, _: &str, items: &[&str]) -> Result<Vec<Relevance>, LlmError> {
+        Ok(items
+            .iter()
+            .map(|_| Relevance {
+                relevant: true,
+                why: "scripted".into(),
+            })
+            .collect())
     }
     fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
         Err(LlmError::Service("not scripted".into()))
@@ -144,12 +149,12 @@ impl LanguageModel for Scripted {
         let mut replies = self.replies.lock().expect("lock");
         next(&mut replies).ok_or_else(|| LlmError::Service("script exhausted".into()))
     }
-    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
+    fn read_question(&self, request: &ReadingRequest) -> Result<String, LlmError> {
         let mut plans = self.plans.lock().expect("lock");
         if plans.is_empty() {
             return Err(LlmError::Unsupported {
                 model: self.name().to_owned(),
-                task: "fill a query plan".to_owned(),
+                task: "read a question".to_owned(),
             });
         }
         self.plan_requests

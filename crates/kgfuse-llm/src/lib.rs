@@ -157,7 +157,7 @@ pub struct SparqlRequest {
     pub grammar: Option<String>,
 }
 
-/// An entity the question names, for a plan request.
+/// An entity the question names, for a reading request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanEntity {
     /// Its name, as the plan writes it.
@@ -166,10 +166,11 @@ pub struct PlanEntity {
     pub classes: Vec<String>,
 }
 
-/// What filling a query plan gives the model: a menu to choose from, not a
-/// language to write.
+/// What reading a question gives the model: a menu to choose from, not a
+/// language to write. The reply says in one JSON object what kind of question
+/// it is, the names it mentions and a query plan (`prompts/read_question.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlanRequest {
+pub struct ReadingRequest {
     /// The user's question.
     pub question: String,
     /// The store's classes and properties as the plan names them, with how the
@@ -179,9 +180,9 @@ pub struct PlanRequest {
     pub schema: String,
     /// Entities linked in the question.
     pub entities: Vec<PlanEntity>,
-    /// The previous plan and what went wrong with it, when repairing.
+    /// The previous reply and what went wrong with its plan, when repairing.
     pub previous: Option<(String, String)>,
-    /// A GBNF grammar of the plan's JSON over the schema's and the entities'
+    /// A GBNF grammar of the reply's JSON over the schema's and the entities'
     /// names. Ignored by models that cannot take one.
     pub grammar: Option<String>,
 }
@@ -226,8 +227,10 @@ pub trait LanguageModel: Send + Sync {
     /// first appearance, without duplicates.
     fn extract_entities(&self, text: &str) -> Result<Vec<String>, LlmError>;
 
-    /// Whether `item` (a function, chunk or fact, as text) helps answer `question`.
-    fn judge_relevance(&self, question: &str, item: &str) -> Result<Relevance, LlmError>;
+    /// Whether each of `items` (functions, chunks or facts, as text) helps
+    /// answer `question`: one [`Relevance`] per item, in order, from one request
+    /// however many items there are (none without items).
+    fn judge_candidates(&self, question: &str, items: &[&str]) -> Result<Vec<Relevance>, LlmError>;
 
     /// Free-text completion of `prompt` under `system` instructions.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError>;
@@ -260,14 +263,15 @@ pub trait LanguageModel: Send + Sync {
     /// callers use template queries instead.
     fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError>;
 
-    /// A query plan for the request's question, as the JSON text of the form
-    /// `prompts/fill_plan.md` describes. Offline models return
-    /// [`LlmError::Unsupported`] and callers plan offline instead.
-    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
+    /// The request's question read in one reply: its kind, the names it
+    /// mentions and a query plan, as the JSON text `prompts/read_question.md`
+    /// describes. Offline models return [`LlmError::Unsupported`] and callers
+    /// read the question offline instead.
+    fn read_question(&self, request: &ReadingRequest) -> Result<String, LlmError> {
         let _ = request;
         Err(LlmError::Unsupported {
             model: self.name().to_owned(),
-            task: "fill a query plan".to_owned(),
+            task: "read a question".to_owned(),
         })
     }
 

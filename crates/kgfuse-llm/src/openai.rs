@@ -14,7 +14,7 @@ mod prompt;
 mod reply;
 
 use crate::{
-    Draft, LanguageModel, LlmError, Passage, PlanRequest, Relevance, SparqlRequest, Usage,
+    Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance, SparqlRequest, Usage,
 };
 use cache::ResponseCache;
 use kgfuse_openai::{ClientConfig, JsonClient, PostError, excerpt};
@@ -249,9 +249,9 @@ const EXTRACT_ENTITIES: Task = Task {
     name: "extract_entities",
     form: r#"{"entities": ["<entity>", ...]}"#,
 };
-const JUDGE_RELEVANCE: Task = Task {
-    name: "judge_relevance",
-    form: r#"{"relevant": true or false, "why": "<short reason>"}"#,
+const JUDGE_CANDIDATES: Task = Task {
+    name: "judge_candidates",
+    form: r#"{"relevant": [<item numbers>], "why": "<short reason>"}"#,
 };
 const REWRITE_QUERY: Task = Task {
     name: "rewrite_query",
@@ -265,9 +265,9 @@ const GENERATE_SPARQL: Task = Task {
     name: "generate_sparql",
     form: r#"{"sparql": "<one SELECT or ASK query>"}"#,
 };
-const FILL_PLAN: Task = Task {
-    name: "fill_plan",
-    form: r#"{"answer": "rows" or "yes/no", "class": "<class>" or null, "where": [...], ...}"#,
+const READ_QUESTION: Task = Task {
+    name: "read_question",
+    form: r#"{"kind": "facts", "explanation" or "both", "names": [...], "answer": "rows" or "yes/no", "class": "<class>" or null, "where": [...], ...}"#,
 };
 
 /// One chat message.
@@ -660,12 +660,15 @@ impl LanguageModel for OpenAiChat {
         )
     }
 
-    /// `prompts/judge_relevance.md`.
-    fn judge_relevance(&self, question: &str, item: &str) -> Result<Relevance, LlmError> {
+    /// `prompts/judge_candidates.md`: every item in one request; none without items.
+    fn judge_candidates(&self, question: &str, items: &[&str]) -> Result<Vec<Relevance>, LlmError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
         self.ask_json(
-            &JUDGE_RELEVANCE,
-            prompt::judge_relevance(question, item),
-            reply::relevance,
+            &JUDGE_CANDIDATES,
+            prompt::judge_candidates(question, items),
+            |answer| reply::judgements(answer, items.len()),
         )
     }
 
@@ -733,22 +736,22 @@ impl LanguageModel for OpenAiChat {
         )
     }
 
-    /// `prompts/fill_plan.md`, the reply held to the request's grammar when
+    /// `prompts/read_question.md`, the reply held to the request's grammar when
     /// the server takes one, else asked for in JSON mode; the reply's JSON
     /// object as text.
-    fn fill_plan(&self, request: &PlanRequest) -> Result<String, LlmError> {
-        let prompt = prompt::fill_plan(request);
+    fn read_question(&self, request: &ReadingRequest) -> Result<String, LlmError> {
+        let prompt = prompt::read_question(request);
         if let Some(grammar) = &request.grammar
             && let Some(reply) = self.chat_with_grammar(&prompt, grammar)?
         {
             return reply::json_text(&reply).map_err(|problem| {
                 LlmError::Service(format!(
-                    "fill_plan: the grammar-held reply is not a JSON object ({problem}); it began {:?}",
+                    "read_question: the grammar-held reply is not a JSON object ({problem}); it began {:?}",
                     excerpt(&reply, 120)
                 ))
             });
         }
-        self.ask_json(&FILL_PLAN, prompt, reply::json_text)
+        self.ask_json(&READ_QUESTION, prompt, reply::json_text)
     }
 
     fn usage(&self) -> Usage {
@@ -1179,14 +1182,14 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_is_asked_with_the_schema_first_held_to_its_grammar_and_read_as_json() {
-        let plan = r#"{"answer": "rows", "class": "Film"}"#;
+    fn a_question_is_read_with_the_schema_first_held_to_its_grammar_and_read_as_json() {
+        let plan = r#"{"kind": "facts", "names": [], "answer": "rows", "class": "Film"}"#;
         let server = FakeServer::start(vec![
             Reply::content(plan),
             Reply::content(&format!("Here it is: {plan}")),
         ]);
         let model = client(&server);
-        let request = PlanRequest {
+        let request = ReadingRequest {
             question: "Which films are there?".to_owned(),
             schema: "Classes: Film\nProperties:\n- title: Film -> text".to_owned(),
             entities: vec![crate::PlanEntity {
@@ -1197,17 +1200,17 @@ mod tests {
             previous: None,
         };
         let expected: Value = serde_json::from_str(plan).expect("json");
-        let read: Value =
-            serde_json::from_str(&model.fill_plan(&request).expect("a plan")).expect("json text");
+        let read: Value = serde_json::from_str(&model.read_question(&request).expect("a reading"))
+            .expect("json text");
         assert_eq!(read, expected);
         // A repair carries the failed plan and why; the reply's object is read
         // out of the prose around it.
-        let repair = PlanRequest {
+        let repair = ReadingRequest {
             previous: Some((plan.to_owned(), "it finds nothing".to_owned())),
             ..request
         };
-        let read: Value =
-            serde_json::from_str(&model.fill_plan(&repair).expect("a plan")).expect("json text");
+        let read: Value = serde_json::from_str(&model.read_question(&repair).expect("a reading"))
+            .expect("json text");
         assert_eq!(read, expected);
         let received = server.received();
         assert!(received[0].body.get("grammar").is_some());
@@ -1231,7 +1234,7 @@ mod tests {
     fn fenced_json_with_prose_around_it_is_accepted() {
         let server = FakeServer::start(vec![
             Reply::content(
-                "Sure! Here is my judgement:\n```json\n{\"relevant\": true, \"why\": \"it switches the high beam\"}\n```\nLet me know {if} you need more.",
+                "Sure! Here is my judgement:\n```json\n{\"relevant\": [1], \"why\": \"it switches the high beam\"}\n```\nLet me know {if} you need more.",
             ),
             Reply::content(
                 "Entities found: {\"entities\": [\"EngineData\", \"decode_signal\"]} — that is all.",
@@ -1239,18 +1242,19 @@ mod tests {
         ]);
         let model = client(&server);
         let relevance = model
-            .judge_relevance(
+            .judge_candidates(
                 "How do I turn on the high beam?",
-                "set_headlight_mode(high)",
+                &["lock_doors()", "set_headlight_mode(high)"],
             )
             .expect("judge");
         assert_eq!(
-            relevance,
+            relevance[1],
             Relevance {
                 relevant: true,
                 why: "it switches the high beam".to_owned()
             }
         );
+        assert!(!relevance[0].relevant);
         assert_eq!(
             model
                 .extract_entities("How does decode_signal read EngineData?")
@@ -1340,7 +1344,7 @@ mod tests {
         config.max_retries = 3;
         let model = OpenAiChat::new(config).expect("client");
         let error = model
-            .judge_relevance("question", "item")
+            .judge_candidates("question", &["item"])
             .expect_err("always 500");
         let LlmError::Http { status, message } = &error else {
             panic!("expected an HTTP error, got {error:?}");
@@ -1373,13 +1377,13 @@ mod tests {
     fn token_usage_is_summed() {
         let server = FakeServer::start(vec![
             Reply::content_with_tokens(r#"{"label": 0}"#, 120, 7),
-            Reply::content_with_tokens(r#"{"relevant": false, "why": "unrelated"}"#, 80, 12),
+            Reply::content_with_tokens(r#"{"relevant": [], "why": "unrelated"}"#, 80, 12),
         ]);
         let model = client(&server);
         assert_eq!(model.usage(), Usage::default());
         model.classify("lamps", &LABELS).expect("classify");
         let after_one = model.usage();
-        model.judge_relevance("lamps", "fees").expect("judge");
+        model.judge_candidates("lamps", &["fees"]).expect("judge");
         assert_eq!(
             model.usage(),
             Usage {

@@ -195,19 +195,24 @@ impl LanguageModel for RuleBased {
         Ok(out)
     }
 
-    /// Relevant when the item shares at least `relevance_overlap` of the question's
-    /// content words.
-    fn judge_relevance(&self, question: &str, item: &str) -> Result<Relevance, LlmError> {
+    /// An item is relevant when it shares at least `relevance_overlap` of the
+    /// question's content words.
+    fn judge_candidates(&self, question: &str, items: &[&str]) -> Result<Vec<Relevance>, LlmError> {
         let q = content_words(question);
-        let share = overlap(&q, &content_words(item));
-        Ok(Relevance {
-            relevant: share >= self.relevance_overlap,
-            why: format!(
-                "shares {:.0}% of the question's content words (threshold {:.0}%)",
-                share * 100.0,
-                self.relevance_overlap * 100.0
-            ),
-        })
+        Ok(items
+            .iter()
+            .map(|item| {
+                let share = overlap(&q, &content_words(item));
+                Relevance {
+                    relevant: share >= self.relevance_overlap,
+                    why: format!(
+                        "shares {:.0}% of the question's content words (threshold {:.0}%)",
+                        share * 100.0,
+                        self.relevance_overlap * 100.0
+                    ),
+                }
+            })
+            .collect())
     }
 
     fn complete(&self, _system: &str, _prompt: &str) -> Result<String, LlmError> {
@@ -362,19 +367,17 @@ mod tests {
     fn relevance_and_classification_use_word_overlap() {
         let model = RuleBased::default();
         let question = "Write a function to activate high-beam headlights on bus 1";
-        assert!(
-            model
-                .judge_relevance(
-                    question,
-                    "set_headlight_mode: switch headlights between low and high beam"
-                )
-                .expect("judge")
-                .relevant
-        );
-        let unrelated = model
-            .judge_relevance(question, "lock_doors: lock every door of the vehicle")
+        let judged = model
+            .judge_candidates(
+                question,
+                &[
+                    "set_headlight_mode: switch headlights between low and high beam",
+                    "lock_doors: lock every door of the vehicle",
+                ],
+            )
             .expect("judge");
-        assert!(!unrelated.relevant, "{}", unrelated.why);
+        assert!(judged[0].relevant, "{}", judged[0].why);
+        assert!(!judged[1].relevant, "{}", judged[1].why);
         assert_eq!(
             model
                 .classify(

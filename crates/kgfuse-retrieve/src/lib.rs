@@ -19,7 +19,6 @@
 //! - [`Strategy::Auto`]: the default; today it runs `unified`, whose node
 //!   ranking fuses the other strategies' channels (see [`Strategy::Auto`]).
 
-mod dispatch;
 mod expansion;
 mod functions;
 mod fusion;
@@ -27,12 +26,12 @@ mod sources;
 mod strategies;
 
 pub use expansion::Expander;
+pub use kgfuse_understand::{Depth, Understanding, understand};
 pub use sources::sources_of;
 pub use strategies::domain::DomainOptions;
 pub use strategies::domain::case_base::{self, CaseBaseOptions, CaseBaseReport};
 pub use strategies::neighborhood::NeighborhoodOptions;
 pub use strategies::paths::PathLimits;
-pub use strategies::unified::{RowsAnswer, answer_by_query};
 use strategies::{bm25, domain, flat, hybrid, neighborhood, paths, unified};
 
 use kgfuse_core::context::{FusedContext, TraceStage};
@@ -147,6 +146,16 @@ impl Strategy {
             .ok_or_else(|| UnknownStrategy(name.split_whitespace().collect::<Vec<_>>().join(" ")))
     }
 
+    /// How much of a question the strategy needs worked out: `unified` (and
+    /// `auto`) read its linked terms, query graphs and plans, and a real
+    /// model's reading; the others search by its words.
+    pub fn depth(self) -> Depth {
+        match self {
+            Self::Unified | Self::Auto => Depth::Graph,
+            _ => Depth::Words,
+        }
+    }
+
     /// Name used on the command line and in `FusedContext::strategy`.
     pub fn name(self) -> &'static str {
         match self {
@@ -222,6 +231,11 @@ pub struct RetrieveOptions {
     /// Model-assisted retrieval: this model's hypothetical snippet is searched
     /// with the question (see [`Expander`]); `None` searches with the question alone.
     pub expand_with: Option<Expander>,
+    /// `unified` with a real model: also ask the model for a SPARQL query of
+    /// its own (text-to-SPARQL, `kgfuse-text2sparql`) when its plan did not
+    /// answer: one more request and up to two repairs, beyond the model-call
+    /// budget of an understanding. Off by default.
+    pub model_query: bool,
 }
 
 impl Default for RetrieveOptions {
@@ -234,6 +248,7 @@ impl Default for RetrieveOptions {
             domain: DomainOptions::default(),
             exclude: BTreeSet::new(),
             expand_with: None,
+            model_query: false,
         }
     }
 }
@@ -294,75 +309,75 @@ fn drop_excluded(context: &mut FusedContext, exclude: &BTreeSet<String>) {
     });
 }
 
-/// Retrieves context for `question`.
+/// Retrieves context for `question`: understands it as far as the strategy
+/// needs ([`Strategy::depth`]), then retrieves.
 pub async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
-    retrieve_question(store, model, &Question::new(question), options).await
+    retrieve_question(store, model, Question::new(question), options).await
 }
 
-/// [`retrieve`] for a [`Question`] that may already carry its embedding (the
-/// answer loop embeds its question once for retrieval and its own searches).
-/// Every stage that searches by the question uses the same embedding.
+/// [`retrieve`] for a [`Question`] that may already carry its embedding.
+/// With [`RetrieveOptions::expand_with`], the model's hypothetical snippet is
+/// understood and searched with the question.
 pub async fn retrieve_question(
     store: &Store,
     model: &dyn LanguageModel,
-    question: &Question,
+    question: Question,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
+    check(question.text(), options)?;
     let Some(expander) = &options.expand_with else {
-        return retrieve_as_asked(store, model, question, options).await;
+        let understanding = understand(store, model, question, options.strategy.depth())?;
+        return retrieve_understood(store, model, &understanding, options).await;
     };
-    if question.text().trim().is_empty() {
-        return Err(RetrieveError::Invalid("the question is empty".into()));
-    }
     let (expanded, stage) = expansion::expand(expander, question.text());
-    let mut context = retrieve_as_asked(store, model, &expanded, options).await?;
+    let understanding = understand(store, model, expanded, options.strategy.depth())?;
+    let mut context = retrieve_understood(store, model, &understanding, options).await?;
     context.query = question.text().to_owned();
     context.trace.insert(0, stage);
     Ok(context)
 }
 
-/// [`retrieve_question`] for the question as it stands (expanded or not).
-async fn retrieve_as_asked(
-    store: &Store,
-    model: &dyn LanguageModel,
-    question: &Question,
-    options: &RetrieveOptions,
-) -> Result<FusedContext, RetrieveError> {
-    let text = question.text();
-    if text.trim().is_empty() {
+/// The request's own checks, before anything is worked out.
+fn check(question: &str, options: &RetrieveOptions) -> Result<(), RetrieveError> {
+    if question.trim().is_empty() {
         return Err(RetrieveError::Invalid("the question is empty".into()));
     }
     if options.top_k == 0 {
         return Err(RetrieveError::Invalid("top-k must be at least 1".into()));
     }
+    Ok(())
+}
+
+/// Retrieves context for a question already understood (the answer loop
+/// understands its question once for its rows and its retrieval). The
+/// understanding must be as deep as the strategy needs ([`Strategy::depth`]).
+pub async fn retrieve_understood(
+    store: &Store,
+    model: &dyn LanguageModel,
+    understanding: &Understanding,
+    options: &RetrieveOptions,
+) -> Result<FusedContext, RetrieveError> {
+    check(understanding.text(), options)?;
+    if options.strategy.depth() == Depth::Graph && understanding.depth == Depth::Words {
+        return Err(RetrieveError::Invalid(format!(
+            "the question was understood to its words only; `{}` needs it linked to the graph",
+            options.strategy.name()
+        )));
+    }
     // Excluded nodes are held out of every search, not only of the result, so
     // none of them seeds a walk or takes a slot another node would have had.
     let holding_out;
     let question = if options.exclude.is_empty() {
-        question
+        &understanding.question
     } else {
-        holding_out = question.holding_out(&options.exclude);
+        holding_out = understanding.question.holding_out(&options.exclude);
         &holding_out
     };
-    // The model's entity extraction, once per retrieval: dispatch and `unified`
-    // share it, and a failure is told in the trace rather than dropped.
-    let (entities, extraction_failed) = match model.extract_entities(text) {
-        Ok(entities) => (entities, None),
-        Err(error) => (
-            Vec::new(),
-            Some(format!(
-                "{} entity extraction failed: {error}",
-                model.name()
-            )),
-        ),
-    };
-    let (dispatch, mut dispatch_stage) = dispatch::dispatch(text, &entities, model);
-    dispatch_stage.kept.extend(extraction_failed);
     let (strategy, auto_stage) = match options.strategy {
         Strategy::Auto => {
             let stage = TraceStage {
@@ -378,6 +393,7 @@ async fn retrieve_as_asked(
         }
         other => (other, None),
     };
+    let text = understanding.text();
     let mut context = match strategy {
         Strategy::Bm25 => bm25::retrieve(store, question, options.top_k)?,
         Strategy::Flat => flat::retrieve(store, question, options.top_k).await?,
@@ -385,7 +401,7 @@ async fn retrieve_as_asked(
         Strategy::Paths => paths::retrieve(store, text, options.top_k, options.paths).await?,
         // Auto became Unified above; the arm only keeps the match exhaustive.
         Strategy::Unified | Strategy::Auto => {
-            unified::retrieve(store, model, question, &entities, dispatch, options).await?
+            unified::retrieve(store, model, understanding, question, options).await?
         }
         Strategy::Neighborhood => {
             neighborhood::retrieve(store, question, options.top_k, options.neighborhood).await?
@@ -410,8 +426,10 @@ async fn retrieve_as_asked(
     }
     context.query = text.to_owned();
     context.strategy = strategy.name().to_owned();
-    context.dispatch = dispatch;
-    context.trace.insert(0, dispatch_stage);
+    context.dispatch = understanding.dispatch;
+    let mut trace = understanding.trace.clone();
+    trace.append(&mut context.trace);
+    context.trace = trace;
     Ok(context)
 }
 
@@ -484,78 +502,117 @@ mod tests {
         assert_eq!(stage.dropped.len(), 2);
     }
 
-    /// A model whose entity extraction fails, counting its calls.
+    /// A real (not offline) model that counts every call and reads every
+    /// question the same way: a factual question whose plan names no class.
     #[derive(Default)]
-    struct FailingExtraction {
-        offline: kgfuse_llm::RuleBased,
-        calls: std::sync::atomic::AtomicUsize,
+    struct Counting {
+        calls: std::sync::Mutex<Vec<&'static str>>,
     }
 
-    impl LanguageModel for FailingExtraction {
+    impl Counting {
+        fn called(&self, task: &'static str) {
+            self.calls.lock().expect("lock").push(task);
+        }
+        fn taken(&self) -> Vec<&'static str> {
+            std::mem::take(&mut *self.calls.lock().expect("lock"))
+        }
+    }
+
+    impl LanguageModel for Counting {
         fn name(&self) -> &str {
-            "failing-extraction"
+            "counting"
         }
-        fn is_offline(&self) -> bool {
-            true
-        }
-        fn classify(&self, text: &str, labels: &[&str]) -> Result<Option<usize>, LlmError> {
-            self.offline.classify(text, labels)
+        fn classify(&self, _: &str, _: &[&str]) -> Result<Option<usize>, LlmError> {
+            self.called("classify");
+            Ok(None)
         }
         fn extract_entities(&self, _: &str) -> Result<Vec<String>, LlmError> {
-            self.calls
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Err(LlmError::Service("the extraction service is down".into()))
+            self.called("extract_entities");
+            Ok(Vec::new())
         }
-        fn judge_relevance(
+        fn judge_candidates(
             &self,
-            question: &str,
-            item: &str,
-        ) -> Result<kgfuse_llm::Relevance, LlmError> {
-            self.offline.judge_relevance(question, item)
+            _: &str,
+            items: &[&str],
+        ) -> Result<Vec<kgfuse_llm::Relevance>, LlmError> {
+            self.called("judge_candidates");
+            Ok(items
+                .iter()
+                .map(|_| kgfuse_llm::Relevance {
+                    relevant: true,
+                    why: "counted".into(),
+                })
+                .collect())
         }
-        fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
-            self.offline.complete(system, prompt)
+        fn complete(&self, _: &str, _: &str) -> Result<String, LlmError> {
+            self.called("complete");
+            Err(LlmError::Service("not used".into()))
         }
-        fn rewrite_query(&self, question: &str, terms: &[String]) -> Result<String, LlmError> {
-            self.offline.rewrite_query(question, terms)
+        fn rewrite_query(&self, question: &str, _: &[String]) -> Result<String, LlmError> {
+            self.called("rewrite_query");
+            Ok(question.to_owned())
         }
         fn draft_answer(
             &self,
-            question: &str,
-            passages: &[kgfuse_llm::Passage],
+            _: &str,
+            _: &[kgfuse_llm::Passage],
         ) -> Result<kgfuse_llm::Draft, LlmError> {
-            self.offline.draft_answer(question, passages)
+            self.called("draft_answer");
+            Err(LlmError::Service("not used".into()))
         }
-        fn generate_sparql(&self, request: &kgfuse_llm::SparqlRequest) -> Result<String, LlmError> {
-            self.offline.generate_sparql(request)
+        fn generate_sparql(&self, _: &kgfuse_llm::SparqlRequest) -> Result<String, LlmError> {
+            self.called("generate_sparql");
+            Err(LlmError::Service("not used".into()))
+        }
+        fn read_question(&self, _: &kgfuse_llm::ReadingRequest) -> Result<String, LlmError> {
+            self.called("read_question");
+            Ok(
+                r#"{"kind": "both", "names": ["remote work"], "answer": "rows", "class": null}"#
+                    .into(),
+            )
         }
     }
 
-    /// `unified` asks the model for the question's entities once (dispatch and
-    /// the entity stage share the reply), and a failed extraction is in the trace.
+    /// The model-call budget of a retrieval: the strategies that search by the
+    /// words ask a model nothing (but `domain`, its package pick and gate);
+    /// `unified` (and `auto`) ask for one reading (a plan that asks for nothing
+    /// is not repaired); nothing else. The reading's kind
+    /// and names are the retrieval's dispatch and entities.
     #[tokio::test]
-    async fn a_retrieval_asks_for_entities_once_and_tells_a_failure() {
+    async fn a_retrieval_asks_a_model_for_its_reading_and_nothing_else() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
         let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
-        let model = FailingExtraction::default();
-        let options = RetrieveOptions {
-            strategy: Strategy::Unified,
-            ..RetrieveOptions::default()
-        };
-        let context = retrieve(&store, &model, "Who approves remote work?", &options)
-            .await
-            .expect("a failed extraction does not fail the retrieval");
-        assert_eq!(model.calls.load(std::sync::atomic::Ordering::Relaxed), 1);
-        let dispatch = &context.trace[0];
-        assert_eq!(dispatch.stage, "dispatch");
-        assert!(
-            dispatch
-                .kept
-                .iter()
-                .any(|line| line.contains("entity extraction failed: ")),
-            "{:?}",
-            dispatch.kept
-        );
+        let model = Counting::default();
+        for strategy in Strategy::ALL {
+            let options = RetrieveOptions {
+                strategy,
+                ..RetrieveOptions::default()
+            };
+            let context = retrieve(&store, &model, "Who approves remote work?", &options)
+                .await
+                .expect("retrieve");
+            let calls = model.taken();
+            if strategy.depth() == Depth::Graph {
+                assert_eq!(calls, ["read_question"], "{}", strategy.name());
+                assert_eq!(context.dispatch, kgfuse_core::context::Dispatch::Hybrid);
+                let dispatch = &context.trace[0];
+                assert_eq!(dispatch.stage, "dispatch");
+                assert!(
+                    dispatch.kept.contains(&"entity: remote work".to_owned()),
+                    "{:?}",
+                    dispatch.kept
+                );
+            } else if strategy == Strategy::Domain {
+                // DomAgent's package pick, then its gate in one request.
+                let allowed = ["classify", "judge_candidates"];
+                assert!(
+                    calls.len() <= 2 && calls.iter().zip(allowed).all(|(c, a)| *c == a),
+                    "{calls:?}"
+                );
+            } else {
+                assert!(calls.is_empty(), "{}: {calls:?}", strategy.name());
+            }
+        }
     }
 }

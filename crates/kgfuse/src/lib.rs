@@ -38,8 +38,8 @@ pub use kgfuse_llm::{
     RuleBased, SparqlRequest, Usage,
 };
 pub use kgfuse_retrieve::{
-    CaseBaseOptions, CaseBaseReport, DomainOptions, Expander, NeighborhoodOptions, PathLimits,
-    RetrieveOptions, Strategy, UnknownStrategy,
+    CaseBaseOptions, CaseBaseReport, Depth, DomainOptions, Expander, NeighborhoodOptions,
+    PathLimits, RetrieveOptions, Strategy, Understanding, UnknownStrategy,
 };
 pub use kgfuse_shacl::{
     KGFUSE_SHAPES, KGFUSE_SHAPES_NAME, Report as ValidationReport, ShaclError, Shapes,
@@ -457,12 +457,21 @@ impl Engine {
         kgfuse_answer::ask(&self.store, self.model.as_ref(), question, options).await
     }
 
-    /// The question's answer as rows, and nothing else of a retrieval: linking,
-    /// the query graphs, the offline planner and, with a real model, the model
-    /// planner ([`kgfuse_retrieve::answer_by_query`]). Blocking.
-    pub fn answer_by_query(&self, question: &str) -> Result<kgfuse_retrieve::RowsAnswer, Error> {
-        kgfuse_retrieve::answer_by_query(&self.store, self.model.as_ref(), question)
-            .map_err(Error::from)
+    /// The question worked out once, and nothing else of a retrieval: its
+    /// words, linking, the query graphs, the offline planner and, with a real
+    /// model, the model's one reading ([`kgfuse_retrieve::understand`]); its
+    /// `answers` are the question's answer as rows. Blocking.
+    pub fn understand(&self, question: &str) -> Result<Understanding, Error> {
+        if question.trim().is_empty() {
+            return Err(Error::Invalid("the question is empty".into()));
+        }
+        kgfuse_retrieve::understand(
+            &self.store,
+            self.model.as_ref(),
+            Question::new(question),
+            Depth::Graph,
+        )
+        .map_err(|e| Error::from(kgfuse_retrieve::RetrieveError::from(e)))
     }
 
     /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.

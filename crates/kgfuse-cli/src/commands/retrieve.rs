@@ -30,6 +30,7 @@ pub(crate) async fn run(args: RetrieveArgs, ctx: &Ctx) -> Result<ExitCode> {
         },
         exclude: args.exclude.into_iter().collect(),
         expand_with: expander(args.expand)?,
+        model_query: args.model_query,
     };
     let context = engine.retrieve(&args.question, &options).await?;
     if args.output.is_json() {

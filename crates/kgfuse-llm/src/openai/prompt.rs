@@ -4,17 +4,17 @@
 //! (`system`, `user`, and for SPARQL `repair`); `{{placeholder}}`s are replaced
 //! verbatim. Retrieved text is fenced as data with [`fence`].
 
-use crate::{Passage, PlanEntity, PlanRequest, SparqlEntity, SparqlRequest};
+use crate::{Passage, PlanEntity, ReadingRequest, SparqlEntity, SparqlRequest};
 
 const CLASSIFY: &str = include_str!("../../prompts/classify.md");
 const EXTRACT_ENTITIES: &str = include_str!("../../prompts/extract_entities.md");
-const JUDGE_RELEVANCE: &str = include_str!("../../prompts/judge_relevance.md");
+const JUDGE_CANDIDATES: &str = include_str!("../../prompts/judge_candidates.md");
 const REWRITE_QUERY: &str = include_str!("../../prompts/rewrite_query.md");
 const DRAFT_ANSWER: &str = include_str!("../../prompts/draft_answer.md");
 const GENERATE_SPARQL: &str = include_str!("../../prompts/generate_sparql.md");
 const GENERATE_SPARQL_CONSTRAINED: &str =
     include_str!("../../prompts/generate_sparql_constrained.md");
-const FILL_PLAN: &str = include_str!("../../prompts/fill_plan.md");
+const READ_QUESTION: &str = include_str!("../../prompts/read_question.md");
 const HYPOTHETICAL_SNIPPET: &str = include_str!("../../prompts/hypothetical_snippet.md");
 
 /// A system and a user message, ready to send.
@@ -152,10 +152,17 @@ pub(crate) fn extract_entities(text: &str) -> ChatPrompt {
     build(EXTRACT_ENTITIES, &[("text", text)])
 }
 
-/// `judge_relevance.md`: the item escaped for its `<item>` fence.
-pub(crate) fn judge_relevance(question: &str, item: &str) -> ChatPrompt {
-    let item = escape_fence(item.trim(), "item");
-    build(JUDGE_RELEVANCE, &[("question", question), ("item", &item)])
+/// `judge_candidates.md`: each item fenced as `<item n="N">`, numbered from 0.
+pub(crate) fn judge_candidates(question: &str, items: &[&str]) -> ChatPrompt {
+    let fenced: Vec<String> = items
+        .iter()
+        .enumerate()
+        .map(|(n, item)| fence("item", &format!(" n=\"{n}\""), item))
+        .collect();
+    build(
+        JUDGE_CANDIDATES,
+        &[("question", question), ("items", &fenced.join("\n"))],
+    )
 }
 
 /// `rewrite_query.md`.
@@ -212,14 +219,14 @@ fn repair(template: &str, attempt: &str, previous: Option<&(String, String)>) ->
     format!("\n{filled}\n")
 }
 
-/// `fill_plan.md`: the schema first (the same for every question over a
+/// `read_question.md`: the schema first (the same for every question over a
 /// store, so a server keeping the prompt prefix reads it once), then the
 /// entities, the failed plan when repairing, and the question.
-pub(crate) fn fill_plan(request: &PlanRequest) -> ChatPrompt {
+pub(crate) fn read_question(request: &ReadingRequest) -> ChatPrompt {
     let entities = bullet_list(request.entities.iter().map(plan_entity_line));
-    let repair = repair(FILL_PLAN, "previous_plan", request.previous.as_ref());
+    let repair = repair(READ_QUESTION, "previous_plan", request.previous.as_ref());
     build(
-        FILL_PLAN,
+        READ_QUESTION,
         &[
             ("schema", request.schema.trim()),
             ("entities", &entities),
@@ -330,16 +337,16 @@ mod tests {
         let prompts = [
             classify("text", &["a", "b"]),
             extract_entities("text"),
-            judge_relevance("q", "item"),
+            judge_candidates("q", &["item", "other"]),
             rewrite_query("q", &["term".to_owned()]),
             draft_answer("q", &[passage]),
             generate_sparql(&request),
             generate_sparql(&SparqlRequest::default()),
-            fill_plan(&PlanRequest {
+            read_question(&ReadingRequest {
                 question: "Who?".into(),
                 schema: "Classes: A".into(),
                 previous: Some(("{}".into(), "it finds nothing".into())),
-                ..PlanRequest::default()
+                ..ReadingRequest::default()
             }),
         ];
         for prompt in prompts {

@@ -126,19 +126,43 @@ pub(crate) fn entities(reply: &str) -> Result<Vec<String>, String> {
 }
 
 #[derive(Deserialize)]
-struct RelevanceReply {
-    relevant: bool,
+struct JudgementReply {
+    relevant: Vec<usize>,
     #[serde(default)]
     why: String,
 }
 
-/// `{"relevant": bool, "why": str}`.
-pub(crate) fn relevance(reply: &str) -> Result<Relevance, String> {
-    let parsed: RelevanceReply = parse_object(reply)?;
-    Ok(Relevance {
-        relevant: parsed.relevant,
-        why: parsed.why.trim().to_owned(),
-    })
+/// `{"relevant": [item numbers], "why": str}` over `items` items: one
+/// [`Relevance`] per item, every number below `items`.
+pub(crate) fn judgements(reply: &str, items: usize) -> Result<Vec<Relevance>, String> {
+    let parsed: JudgementReply = parse_object(reply)?;
+    if let Some(n) = parsed.relevant.iter().find(|&&n| n >= items) {
+        return Err(format!(
+            "there is no item {n}; the items are 0 to {}",
+            items.saturating_sub(1)
+        ));
+    }
+    let why = parsed.why.trim();
+    Ok((0..items)
+        .map(|n| {
+            let relevant = parsed.relevant.contains(&n);
+            Relevance {
+                relevant,
+                why: if why.is_empty() {
+                    if relevant {
+                        "judged relevant"
+                    } else {
+                        "judged not relevant"
+                    }
+                    .to_owned()
+                } else if relevant {
+                    why.to_owned()
+                } else {
+                    format!("not among the relevant items ({why})")
+                },
+            }
+        })
+        .collect())
 }
 
 #[derive(Deserialize)]

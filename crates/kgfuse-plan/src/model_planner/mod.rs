@@ -1,18 +1,22 @@
-//! The model planner: a language model fills a [`QueryPlan`] by choosing among
-//! the store's own names, and kgfuse runs it like an offline plan.
+//! The model planner: a language model reads a question in one reply (its
+//! kind, the names it mentions, and a [`QueryPlan`] chosen among the store's
+//! own names), and kgfuse runs the plan like an offline plan.
 //!
 //! 1. **Menu** ([`menu::Menu`]): the store's classes and properties under short
 //!    names, with how the data uses each (read once per store).
 //! 2. **Entities**: the linked mentions' candidates, by name, with their classes.
-//! 3. **Fill**: the model writes the plan as JSON held to a grammar over those
-//!    names ([`LanguageModel::fill_plan`]); it cannot name a term the store lacks.
+//! 3. **Read**: the model writes its reading as JSON held to a grammar over
+//!    those names ([`LanguageModel::read_question`]); it cannot name a term the
+//!    store lacks. An "explanation" has no plan to run.
 //! 4. **Run**: the reply is read into a plan ([`reply::plan`]), compiled, checked
 //!    and run read-only with a row cap ([`planner::run`]).
 //! 5. **Feedback** (`judge`): a plan that leaves out what the question's words
 //!    ask for (checked before it runs), an unreadable plan, a refused or failed
 //!    query, no rows, a count of nothing, a "no" or a negation that excludes
 //!    nothing goes back to the model once with the reason and the walks the
-//!    data has to the plan's entities; the second plan runs.
+//!    data has to the plan's entities; the second plan runs. That repair is the
+//!    only second request: a reply that is not JSON at all is the model
+//!    client's to re-ask once ([`kgfuse_llm::OpenAiChat`]).
 //!
 //! The caller keeps the offline planner's answer when the model's has none.
 
@@ -24,9 +28,9 @@ use crate::cues::Cues;
 use crate::plan::{Constraint, Form, Grouping, QueryPlan, SetFunction, Value};
 use crate::planner::probe::{self, Start};
 use crate::planner::{self, Run};
-use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
+use kgfuse_core::context::{AnswerSet, Dispatch, Dropped, TraceStage};
 use kgfuse_lexicon::linking::Linked;
-use kgfuse_llm::{LanguageModel, LlmError, PlanEntity, PlanRequest};
+use kgfuse_llm::{LanguageModel, LlmError, PlanEntity, ReadingRequest};
 use kgfuse_store::Store;
 use menu::Menu;
 use reply::Names;
@@ -37,31 +41,48 @@ use std::time::Instant;
 pub const STAGE: &str = "model plan";
 /// `AnswerSet::source` of the model planner's answers.
 pub const SOURCE: &str = "model";
-/// Plans asked of the model per question: the first, and one repair.
+/// Readings asked of the model per question: the first, and one repair of its plan.
 const ATTEMPTS: usize = 2;
 /// Most entities shown to the model.
 const MAX_ENTITIES: usize = 12;
 
-/// The model's answer to `question`, with the trace of its attempts. `None`
-/// for an offline model, when the model fails, or when neither plan answers.
-pub fn answer(
+/// What a model read in a question.
+#[derive(Debug, Clone, Default)]
+pub struct ModelReading {
+    /// The answer of the model's plan, when one answered.
+    pub answers: Option<AnswerSet>,
+    /// The kind of question the model says it is (`None` when it gave no reading).
+    pub dispatch: Option<Dispatch>,
+    /// Names the question mentions, as the model spelled them.
+    pub names: Vec<String>,
+    /// The model's attempts (empty for a model that reads no questions).
+    pub trace: TraceStage,
+}
+
+/// The model's reading of `question` (kind, names, a plan) and the answer of
+/// its plan, from one request and at most one repair. Nothing is asked of an
+/// offline model; a model that fails is told in the trace.
+pub fn read(
     store: &Store,
     model: &dyn LanguageModel,
     question: &str,
+    cues: &Cues,
     linked: &Linked,
-) -> Result<(Option<AnswerSet>, TraceStage), PlanError> {
-    let mut trace = TraceStage {
-        stage: STAGE.into(),
-        ..TraceStage::default()
+) -> Result<ModelReading, PlanError> {
+    let mut reading = ModelReading {
+        trace: TraceStage {
+            stage: STAGE.into(),
+            ..TraceStage::default()
+        },
+        ..ModelReading::default()
     };
     if model.is_offline() {
-        return Ok((None, trace));
+        return Ok(reading);
     }
     let menu = Menu::of(store)?;
-    let cues = Cues::of(question);
     let (entities, iris) = entities(linked, &menu);
     let names: Vec<String> = entities.iter().map(|e| e.name.clone()).collect();
-    let mut request = PlanRequest {
+    let mut request = ReadingRequest {
         question: question.to_owned(),
         schema: menu.text.clone(),
         grammar: Some(menu.grammar(&names)),
@@ -72,30 +93,48 @@ pub fn answer(
         menu: &menu,
         entities: &iris,
     };
+    let trace = &mut reading.trace;
     for attempt in 1..=ATTEMPTS {
         let started = Instant::now();
-        let reply = match model.fill_plan(&request) {
+        let reply = match model.read_question(&request) {
             Ok(reply) => reply,
-            Err(LlmError::Unsupported { .. }) => return Ok((None, trace)),
+            Err(LlmError::Unsupported { .. }) => return Ok(reading),
             Err(error) => {
                 trace.dropped.push(Dropped {
                     iri: model.name().to_owned(),
-                    why: format!("no plan: {error}"),
+                    why: format!("no reading: {error}"),
                 });
-                return Ok((None, trace));
+                return Ok(reading);
             }
         };
         trace.kept.push(format!(
-            "plan {attempt} ({:.1} s): {reply}",
+            "reading {attempt} ({:.1} s): {reply}",
             started.elapsed().as_secs_f64()
         ));
+        if attempt == 1 {
+            let gist = reply::gist(&reply);
+            reading.dispatch = gist.dispatch;
+            reading.names.clone_from(&gist.names);
+            if reading.dispatch == Some(Dispatch::Semantic) || gist.no_plan {
+                trace.kept.push(
+                    if gist.no_plan {
+                        "the plan asks for nothing: no plan to run"
+                    } else {
+                        "an explanation: no plan to run"
+                    }
+                    .into(),
+                );
+                return Ok(reading);
+            }
+        }
         let last = attempt == ATTEMPTS;
         let why = match reply::plan(&reply, &names) {
             Err(why) => why,
-            Ok(plan) => match judge(store, &cues, &menu, &plan, last)? {
+            Ok(plan) => match judge(store, cues, &menu, &plan, last)? {
                 Ok(set) => {
                     trace.kept.push(format!("answered: {}", set.query));
-                    return Ok((Some(set), trace));
+                    reading.answers = Some(set);
+                    return Ok(reading);
                 }
                 Err(why) => why,
             },
@@ -106,7 +145,7 @@ pub fn answer(
         });
         request.previous = Some((reply, why));
     }
-    Ok((None, trace))
+    Ok(reading)
 }
 
 /// The entities the model may name (each name once, with every node it may
@@ -311,6 +350,17 @@ mod tests {
     use kgfuse_lexicon::linking::link;
     use kgfuse_lexicon::testing::{Scripted, with_turtle};
 
+    /// The reading's answer and trace.
+    fn answer(
+        store: &Store,
+        model: &dyn LanguageModel,
+        question: &str,
+        linked: &Linked,
+    ) -> Result<(Option<AnswerSet>, TraceStage), PlanError> {
+        let reading = read(store, model, question, &Cues::of(question), linked)?;
+        Ok((reading.answers, reading.trace))
+    }
+
     const SHOP: &str = r#"
 @prefix ex: <http://ex.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -440,6 +490,40 @@ ex:rug a ex:Item ; rdfs:label "Wool rug" ; ex:price 120 ; ex:seller ex:olaf .
             .clone()
             .expect("the repair");
         assert!(why.contains("excludes nothing"), "{why}");
+    }
+
+    /// One reply carries the kind and the names beside the plan; an
+    /// explanation has no plan to run, so nothing is repaired.
+    #[tokio::test]
+    async fn a_reading_gives_the_kind_and_names_and_an_explanation_runs_no_plan() {
+        let (_dir, store) = with_turtle(SHOP).await;
+        let question = "How many items does Anna Berg sell?";
+        let linked = link(&store, question).expect("linked");
+        let model = Scripted::with_plans(&[
+            r#"{"kind": "facts", "names": ["Anna Berg", " Anna Berg", ""], "answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
+        ]);
+        let reading = read(&store, &model, question, &Cues::of(question), &linked).expect("read");
+        assert_eq!(reading.dispatch, Some(Dispatch::Factual));
+        assert_eq!(reading.names, ["Anna Berg"]);
+        assert_eq!(
+            reading.answers.expect("an answer").rows,
+            vec![vec![Some("2".to_owned())]]
+        );
+        assert_eq!(model.plan_requests().len(), 1);
+
+        let question = "Explain how Anna Berg prices an item";
+        let linked = link(&store, question).expect("linked");
+        let model = Scripted::with_plans(&[
+            r#"{"kind": "explanation", "names": ["Anna Berg"], "answer": "rows", "class": null}"#,
+        ]);
+        let reading = read(&store, &model, question, &Cues::of(question), &linked).expect("read");
+        assert_eq!(reading.dispatch, Some(Dispatch::Semantic));
+        assert!(reading.answers.is_none());
+        assert_eq!(
+            model.plan_requests().len(),
+            1,
+            "no repair of an explanation"
+        );
     }
 
     #[test]

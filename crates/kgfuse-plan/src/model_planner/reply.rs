@@ -1,12 +1,14 @@
-//! A model's plan, as the JSON `prompts/fill_plan.md` describes, read into a
-//! [`QueryPlan`] over the menu's IRIs. Every name is looked up; an unknown one
-//! is an error the model is told about.
+//! A model's reading, as the JSON `prompts/read_question.md` describes: its
+//! gist (the kind of question, the names it mentions) and its plan, read into a
+//! [`QueryPlan`] over the menu's IRIs. Every name of the plan is looked up; an
+//! unknown one is an error the model is told about.
 
 use super::menu::Menu;
 use crate::plan::{
     Aggregation, Column, Comparison, Constraint, Form, Grouping, Measure, Order, Path, QueryPlan,
     SetFunction, SortKey, Step, Value,
 };
+use kgfuse_core::context::Dispatch;
 use kgfuse_core::vocab::XSD;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -57,6 +59,59 @@ struct Having {
 struct OrderBy {
     by: String,
     desc: bool,
+}
+
+/// What a reading says of its question besides the plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gist {
+    /// `kind`: "facts", "explanation" or "both"; `None` when missing or unknown.
+    pub dispatch: Option<Dispatch>,
+    /// `names`, trimmed, each once, in the reply's order.
+    pub names: Vec<String>,
+    /// The plan asks for nothing: no class, no condition, no grouping.
+    pub no_plan: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct GistReply {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    class: Option<serde_json::Value>,
+    #[serde(default, rename = "where")]
+    conditions: Vec<serde_json::Value>,
+    #[serde(default)]
+    group: Option<serde_json::Value>,
+}
+
+/// The reply's gist; a reply without one (or not JSON) has an empty gist.
+pub fn gist(reply: &str) -> Gist {
+    let Ok(parsed) = serde_json::from_str::<GistReply>(reply) else {
+        return Gist::default();
+    };
+    let dispatch = match parsed.kind.as_deref().map(str::trim) {
+        Some("facts") => Some(Dispatch::Factual),
+        Some("explanation") => Some(Dispatch::Semantic),
+        Some("both") => Some(Dispatch::Hybrid),
+        _ => None,
+    };
+    let mut names: Vec<String> = Vec::new();
+    for name in parsed.names {
+        let name = name.trim();
+        if !name.is_empty() && !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    let no_plan = parsed.class.is_none_or(|c| c.is_null())
+        && parsed.conditions.is_empty()
+        && parsed.group.is_none();
+    Gist {
+        dispatch,
+        names,
+        no_plan,
+    }
 }
 
 /// The names a reply may use: the menu's, and the question's entities (a name

@@ -70,7 +70,7 @@ pub struct Planned {
 
 /// What the planner read about a question, computed once and passed down.
 struct Reading<'a> {
-    cues: Cues,
+    cues: &'a Cues,
     linked: &'a Linked,
     lexicon: &'a Lexicon,
     /// The answer's classes (any of them).
@@ -95,17 +95,16 @@ struct ClassWords {
 /// those) or names nothing of the store.
 pub fn plans(
     store: &Store,
-    question: &str,
+    cues: &Cues,
     linked: &Linked,
 ) -> Result<(Vec<Planned>, TraceStage), PlanError> {
     let lexicon = Lexicon::of(store)?;
-    let cues = Cues::of(question);
     let mut trace = TraceStage {
         stage: STAGE.into(),
         ..TraceStage::default()
     };
-    let (mut answer, mut related) = classes(&cues, linked);
-    if let Some(counted) = counted_class(&lexicon, &cues, linked) {
+    let (mut answer, mut related) = classes(cues, linked);
+    if let Some(counted) = counted_class(&lexicon, cues, linked) {
         if answer.is_empty() {
             answer = counted.classes;
         } else if related.is_none() {
@@ -313,11 +312,11 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
         .linked
         .mentions
         .iter()
-        .filter(|m| !m.qualifier && !is_number_mention(&reading.cues, m))
+        .filter(|m| !m.qualifier && !is_number_mention(reading.cues, m))
         .collect();
     for (i, mention) in mentions.iter().enumerate() {
         let nodes: Vec<String> = mention.candidates.iter().map(|c| c.iri.clone()).collect();
-        let negated = negated(&reading.cues, &mention.words);
+        let negated = negated(reading.cues, &mention.words);
         // With no class, the answer is the entity the question asks about
         // ("Is Anna a member of Sales?" walks from Anna).
         if reading.answer.is_empty() && i == 0 {
@@ -436,7 +435,7 @@ fn shape(
     constraints: Vec<Constraint>,
     trace: &mut TraceStage,
 ) -> Option<QueryPlan> {
-    let cues = &reading.cues;
+    let cues = reading.cues;
     let mut plan = QueryPlan {
         form: if cues.ask { Form::Ask } else { Form::Select },
         classes: reading.answer.clone(),
@@ -569,7 +568,7 @@ fn any_use(property: &str) -> PropertyUse {
 
 /// Counts ("how many"), set functions ("average rate"), grouping ("per X").
 fn aggregation(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
-    let cues = &reading.cues;
+    let cues = reading.cues;
     let group = match cues.per {
         Some(at) => Some(group_by(reading, at)?),
         None => None,
@@ -630,7 +629,7 @@ fn group_by(reading: &Reading, at: usize) -> Option<Path> {
 /// Superlatives and top-N: by a measure of the answer, or by how many related
 /// nodes it has ("the most students").
 fn order(reading: &Reading, plan: &mut QueryPlan, trace: &mut TraceStage) -> Option<()> {
-    let cues = &reading.cues;
+    let cues = reading.cues;
     plan.limit = cues.limit;
     plan.offset = cues.offset;
     let Some(superlative) = &cues.superlative else {
@@ -720,7 +719,7 @@ fn columns(reading: &Reading, plan: &mut QueryPlan) {
     }
     columns.extend(attributes);
     if let Some(aggregation) = &plan.aggregation
-        && (asks_for_a_number(&reading.cues) || columns.is_empty())
+        && (asks_for_a_number(reading.cues) || columns.is_empty())
     {
         columns.extend((0..aggregation.measures.len()).map(Column::Measure));
     }
@@ -1147,7 +1146,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
 
     fn answer_on(store: &Store, question: &str) -> AnswerSet {
         let linked = link(store, question).expect("link");
-        let (planned, mut trace) = plans(store, question, &linked).expect("plans");
+        let (planned, mut trace) = plans(store, &Cues::of(question), &linked).expect("plans");
         let set = answer(store, &planned, &mut trace).expect("answer");
         set.unwrap_or_else(|| {
             panic!(
@@ -1247,7 +1246,7 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
         let (_dir, store) = kgfuse_lexicon::testing::with_turtle(SHOP).await;
         let question = "Which suppliers are located in Bergen?";
         let linked = link(&store, question).expect("link");
-        let (planned, _) = plans(&store, question, &linked).expect("plans");
+        let (planned, _) = plans(&store, &Cues::of(question), &linked).expect("plans");
         // A class is named, so a plan is made: it lists, it does not count.
         assert!(
             planned.iter().all(|p| p.plan.aggregation.is_none()),

@@ -14,8 +14,11 @@
 //! 3. **Gate.** Offline, a candidate is dropped when it is in a package that was not
 //!    chosen, when its similarity is more than `gate_margin` below the best one, or
 //!    when it has no structural tie (a call either way, the same module or class, a
-//!    case exercising both) to a kept function. A real model judges each candidate
-//!    ([`LanguageModel::judge_relevance`]). Every drop has its reason in the trace.
+//!    case exercising both) to a kept function. A real model judges the
+//!    candidates of the chosen packages, all in one request
+//!    ([`LanguageModel::judge_candidates`]). Every drop has its reason in the trace.
+//!
+//! With a real model the strategy makes two requests: the package pick and the gate.
 //! 4. **Cases.** The case-base cases (selected for coverage at index time) that
 //!    exercise the kept functions, the most exercised kept functions first.
 
@@ -581,9 +584,10 @@ pub(crate) async fn shortlist(
 }
 
 /// The refinement gate; returns the kept candidates (best first) and its trace.
-/// A real model judges each candidate's relevance; offline, a candidate is kept
-/// when it is the best one, or within `gate_margin` of it and structurally tied
-/// (call, module or class, shared case) to one already kept.
+/// A real model judges the candidates in the chosen packages, all in one
+/// request; offline, a candidate is kept when it is the best one, or within
+/// `gate_margin` of it and structurally tied (call, module or class, shared
+/// case) to one already kept.
 fn gate(
     model: &dyn LanguageModel,
     question: &str,
@@ -606,6 +610,11 @@ fn gate(
         .iter()
         .find(|c| c.package.is_some())
         .map_or(0.0, |c| c.score);
+    let mut judged = if model.is_offline() {
+        None
+    } else {
+        Some(judge(model, question, candidates).into_iter())
+    };
     for candidate in candidates {
         if candidate.package.is_none() {
             gate.drop(
@@ -615,14 +624,35 @@ fn gate(
                     candidate.score
                 ),
             );
-        } else if model.is_offline() {
-            gate.offline(candidate, best, options);
+        } else if let Some(judgements) = judged.as_mut() {
+            match judgements.next() {
+                Some(judgement) => gate.judged(model.name(), candidate, judgement),
+                None => gate.keep(candidate, "kept: not judged".into()),
+            }
         } else {
-            gate.judged(model, question, candidate);
+            gate.offline(candidate, best, options);
         }
     }
     gate.tie_the_rest();
     Ok(gate.finish(top_k))
+}
+
+/// A real model's judgement of every candidate in a chosen package, in
+/// order, from one request; when the request fails, each says so.
+fn judge(
+    model: &dyn LanguageModel,
+    question: &str,
+    candidates: &[Candidate],
+) -> Vec<Result<kgfuse_llm::Relevance, String>> {
+    let items: Vec<&str> = candidates
+        .iter()
+        .filter(|c| c.package.is_some())
+        .map(|c| c.text.as_str())
+        .collect();
+    match model.judge_candidates(question, &items) {
+        Ok(judgements) => judgements.into_iter().map(Ok).collect(),
+        Err(error) => items.iter().map(|_| Err(error.to_string())).collect(),
+    }
 }
 
 /// The gate's state while it walks the candidates.
@@ -660,11 +690,16 @@ impl<'c> Gate<'c> {
     }
 
     /// A real model's relevance judgement decides; a failed judgement keeps.
-    fn judged(&mut self, model: &dyn LanguageModel, question: &str, candidate: &'c Candidate) {
-        match model.judge_relevance(question, &candidate.text) {
+    fn judged(
+        &mut self,
+        model: &str,
+        candidate: &'c Candidate,
+        judgement: Result<kgfuse_llm::Relevance, String>,
+    ) {
+        match judgement {
             Ok(relevance) if relevance.relevant => self.keep(candidate, relevance.why),
-            Ok(relevance) => self.drop(candidate, format!("{}: {}", model.name(), relevance.why)),
-            Err(e) => self.keep(candidate, format!("kept: {} failed: {e}", model.name())),
+            Ok(relevance) => self.drop(candidate, format!("{model}: {}", relevance.why)),
+            Err(e) => self.keep(candidate, format!("kept: {model} failed: {e}")),
         }
     }
 

@@ -1,16 +1,19 @@
-//! `unified`: the unified context retriever's iterative refinement.
+//! `unified`: the unified context retriever's iterative refinement, on a
+//! question understood once ([`Understanding`], `kgfuse-understand`): its
+//! linked terms, the query graphs and plans with their answer set, and a real
+//! model's reading come from there; this strategy asks a model nothing more
+//! (unless [`RetrieveOptions::model_query`] asks for a query of its own).
 //!
 //! 1. vector retrieval gives the unstructured side (chunks with their sources);
-//! 2. entity linking ([`kgfuse_lexicon::linking`]): the question's mentions to nodes (partial
-//!    names, inflections, identifiers, ties broken by the rest of the question),
-//!    classes and properties; the entities are the linked nodes, then nodes whose
-//!    label is a spelling of a name the language model extracts, then the best hits;
-//! 3. generated SPARQL: the offline query graphs ([`kgfuse_plan::query_graphs`]: 1-3 joins
-//!    from the linked entities along linked properties to nodes of the linked
-//!    class), a real model's text-to-SPARQL query, and templates (outgoing and
-//!    incoming facts of every entity, class membership; a second round for nodes
-//!    the first round ties to two entities); every query is parsed and checked
-//!    against the loaded ontology and the data before it runs;
+//! 2. the entities: the understanding's linked nodes, then nodes whose label
+//!    is a spelling of a name the question mentions (the model's reading's
+//!    names, else the offline extraction's), then the best hits;
+//! 3. generated SPARQL: the understanding's query graphs and answer set
+//!    (`queries.rs`), optionally a real model's text-to-SPARQL query, and
+//!    templates (outgoing and incoming facts of every entity, class membership;
+//!    a second round for nodes the first round ties to two entities); every
+//!    query is parsed and checked against the loaded ontology and the data
+//!    before it runs;
 //! 4. paths between pairs of entities (up to `MAX_PAIR_HOPS` edges) become evidence;
 //! 5. one fact ranking under a bounded budget: rows the constructed query and the
 //!    model's query agree on first, then the better-supported query's rows (mean
@@ -20,6 +23,7 @@
 //!    budget cut.
 //!
 //! 6. one fused node ranking (channels.rs), the functions of a code question;
+//!    its `domain` channel is DomAgent's offline half;
 //! 7. for a code question, worked examples: the cases nearest the question and
 //!    those that exercise the returned functions, fused.
 //!
@@ -27,16 +31,17 @@
 //! the two sides are never merged into one string.
 //!
 //! [`retrieve`] below runs the stages in this order; each file holds a group:
-//! `entities.rs` (1, 2), `queries.rs` (3a, 3b: query graphs, plans, a model's
-//! query), `reads.rs` (3c templates, 4 paths: the graph reads), `channels.rs`
-//! (6: the fused node ranking and its channels), `facts.rs` (5: the fact
-//! ranking and budget), `cases.rs` (7: worked examples).
+//! `entities.rs` (1, 2), `queries.rs` (3: the understanding's answers, a
+//! model's query), `reads.rs` (3 templates, 4 paths: the graph reads),
+//! `channels.rs` (6: the fused node ranking and its channels), `facts.rs` (5:
+//! the fact ranking and budget), `cases.rs` (7: worked examples).
 //!
-//! The graph reads of stages 3 (query graphs, templates), 4 (the walks around
-//! the entities) and the fused ranking's walk and gate depend only on the linked
-//! entities and the question, so they are read together, round by round
+//! The graph reads of stages 3 (templates), 4 (the walks around the entities)
+//! and the fused ranking's walk and gate depend only on the entities and the
+//! question, so they are read together, round by round
 //! ([`kgfuse_graph::Graph::read_in_rounds`]): on a SPARQL server a retrieval
-//! costs five requests (docs/scaling-out.md, "Round trips").
+//! costs five requests beside the understanding's (docs/scaling-out.md,
+//! "Round trips").
 
 mod cases;
 pub(crate) mod channels;
@@ -50,61 +55,58 @@ use crate::{RetrieveError, RetrieveOptions, domain};
 use channels::{Signals, WalkStart, Walked, ranking_stage};
 use entities::*;
 use facts::*;
-use kgfuse_core::context::{AnswerSet, Dispatch, Dropped, Fact, FusedContext, TraceStage};
+use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{kgfuse, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};
 use kgfuse_lexicon::lexicon::Lexicon;
-use kgfuse_lexicon::linking::{self, Linked};
+use kgfuse_lexicon::linking::Linked;
 use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_lexicon::sparql::{OneRead, Rejected, Solutions, run_checked, values, with_values};
-use kgfuse_llm::LanguageModel;
-use kgfuse_plan::cues::Cues;
-use kgfuse_plan::query_graphs::{Constructed, Construction};
-use kgfuse_plan::{model_planner, planner};
+use kgfuse_llm::{LanguageModel, RuleBased};
+use kgfuse_plan::planner;
 use kgfuse_store::{KindFilter, Question, Store, VectorHit};
 use kgfuse_text2sparql::{
     Grounding, QuestionEntity, TextToSparqlOptions, entity_labels, text_to_sparql,
 };
+use kgfuse_understand::Understanding;
 use queries::*;
-pub use queries::{RowsAnswer, answer_by_query};
 use reads::*;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
-/// Runs the strategy, stage by stage.
+/// Runs the strategy, stage by stage, on a question understood to
+/// [`kgfuse_understand::Depth::Graph`] (its linked terms, query graphs and
+/// answer set come from the [`Understanding`]); `question` is the question
+/// holding out the request's excluded nodes.
 pub(crate) async fn retrieve(
     store: &Store,
     model: &dyn LanguageModel,
+    understanding: &Understanding,
     question: &Question,
-    named: &[String],
-    dispatch: Dispatch,
     options: &RetrieveOptions,
 ) -> Result<FusedContext, RetrieveError> {
     let top_k = options.top_k;
     let mut context = FusedContext::default();
-    let mut lexical = LexicalStages::start(store, question);
     let hits = vector_stage(store, question, top_k, &mut context).await?;
-    let linked = lexical.linked()?;
-    context.trace.push(linked.trace());
+    let linked = &understanding.linked;
     let mut rejected = Vec::new();
     let entities = entity_stage(
         store,
         question,
-        named,
+        &understanding.names,
         &hits,
-        &linked,
+        linked,
         &mut context,
         &mut rejected,
     )?;
     let holds_code = crate::holds_code(store)?;
     let code = channels::asks_for_code(store, holds_code, question, &hits)?;
-    let shortlist = domain_shortlist(store, model, question, holds_code, options).await?;
+    let shortlist = domain_shortlist(store, question, holds_code, options).await?;
     let read = graph_reads(
         store,
-        model,
         question,
         &entities,
         code.is_some(),
@@ -112,27 +114,14 @@ pub(crate) async fn retrieve(
         options,
     )
     .await?;
-    let domain_functions = domain_ranking(
-        shortlist,
-        model,
-        question.text(),
-        options,
-        read.ties.as_ref(),
-    )?;
-    let (constructed, by_model) = answers_stage(
-        store,
-        model,
-        question.text(),
-        &linked,
-        lexical,
-        &mut context,
-        &mut rejected,
-    )?;
+    let domain_functions = domain_ranking(shortlist, question.text(), options, read.ties.as_ref())?;
+    answers_stage(understanding, &mut context, &mut rejected);
+    let constructed = &understanding.constructed;
     // A model whose plan answered has written this question's query.
-    let generated = if by_model {
-        Vec::new()
+    let generated = if options.model_query && !understanding.answered_by_model() {
+        model_query_stage(store, model, question, linked, &entities, &mut context).await?
     } else {
-        model_query_stage(store, model, question, &linked, &entities, &mut context).await?
+        Vec::new()
     };
     let template = read.templates.finish(&mut context, &mut rejected);
     ontology_check_stage(&rejected, &mut context);
@@ -140,7 +129,7 @@ pub(crate) async fn retrieve(
     let signals = Signals {
         question,
         hits: &hits,
-        linked: &linked,
+        linked,
         answers: &constructed.facts,
         code: code.as_deref(),
         holds_code,
@@ -148,17 +137,17 @@ pub(crate) async fn retrieve(
     };
     ranking_stage(store, &signals, options, read.walked, &mut context).await?;
     let sources = FactSources {
-        constructed: constructed.facts,
+        constructed: constructed.facts.clone(),
         generated,
         paths: path_facts,
         template,
     };
-    let relevance = Relevance::new(store, &linked, &entities)?;
+    let relevance = Relevance::new(store, linked, &entities)?;
     facts_stage(
         sources,
         &relevance,
         code.is_some(),
-        dispatch,
+        understanding.dispatch,
         top_k,
         &mut context,
     );
@@ -173,7 +162,6 @@ pub(crate) async fn retrieve(
 /// and at the ranking's seeds, over the edge index when there is one.
 async fn graph_reads<'a>(
     store: &'a Store,
-    model: &dyn LanguageModel,
     question: &Question,
     entities: &[NamedNode],
     asks_for_code: bool,
@@ -182,7 +170,7 @@ async fn graph_reads<'a>(
 ) -> Result<GraphReads<'a>, RetrieveError> {
     let index = store.edge_index()?;
     let ties = match shortlist {
-        Some(shortlist) => shortlist.read_ties(store, model, index.as_deref())?,
+        Some(shortlist) => shortlist.read_ties(store, &RuleBased::default(), index.as_deref())?,
         None => OneRead::new(store, None),
     };
     let path_from = if asks_for_code {
@@ -200,9 +188,11 @@ async fn graph_reads<'a>(
 
 /// The `domain` channel's first half (stage 6), when the store holds code:
 /// DomAgent's package choice and candidates, before its gate reads the graph.
+/// The channel is DomAgent's offline half (package choice by similarity, the
+/// gate by structure): `unified` asks a model nothing beyond its reading of
+/// the question; `--strategy domain` is where a model chooses and judges.
 async fn domain_shortlist(
     store: &Store,
-    model: &dyn LanguageModel,
     question: &Question,
     holds_code: bool,
     options: &RetrieveOptions,
@@ -212,7 +202,14 @@ async fn domain_shortlist(
     }
     let depth = channels::depth(options);
     Ok(Some(
-        domain::shortlist(store, model, question, depth, options.domain).await?,
+        domain::shortlist(
+            store,
+            &RuleBased::default(),
+            question,
+            depth,
+            options.domain,
+        )
+        .await?,
     ))
 }
 
@@ -220,7 +217,6 @@ async fn domain_shortlist(
 /// other stages; empty when the store holds no code.
 fn domain_ranking(
     shortlist: Option<domain::Shortlist>,
-    model: &dyn LanguageModel,
     question: &str,
     options: &RetrieveOptions,
     ties: Option<&Solutions>,
@@ -229,7 +225,7 @@ fn domain_ranking(
         return Ok(Vec::new());
     };
     shortlist.ranked_functions(
-        model,
+        &RuleBased::default(),
         question,
         channels::depth(options),
         options.domain,
@@ -342,25 +338,50 @@ mod tests {
     const VALID: &str = "```sparql\nSELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }\n```";
     const VALID_TEXT: &str = "SELECT ?x ?o WHERE { ?x a ex:Employee ; ex:worksFor ?o }";
 
+    /// `unified` on `question` understood to the graph.
+    async fn unified(
+        store: &Store,
+        model: &dyn LanguageModel,
+        question: &str,
+        options: &RetrieveOptions,
+    ) -> FusedContext {
+        let understanding = kgfuse_understand::understand(
+            store,
+            model,
+            Question::new(question),
+            kgfuse_understand::Depth::Graph,
+        )
+        .expect("understood");
+        retrieve(
+            store,
+            model,
+            &understanding,
+            &understanding.question,
+            options,
+        )
+        .await
+        .expect("unified")
+    }
+
+    /// With `model_query`, a model's own query joins the facts, with its trace;
+    /// without, the model is asked nothing beyond its reading.
     #[tokio::test]
     async fn unified_adds_the_generated_query_its_facts_and_its_trace() {
-        use kgfuse_core::context::Dispatch;
         let (_dir, store) =
             kgfuse_lexicon::testing::with_turtle(kgfuse_lexicon::testing::EMPLOYEES).await;
         let model = kgfuse_lexicon::testing::Scripted::new(&[INVENTED, VALID]);
-        let context = retrieve(
+        let options = RetrieveOptions {
+            top_k: 4,
+            model_query: true,
+            ..RetrieveOptions::default()
+        };
+        let context = unified(
             &store,
             &model,
-            &Question::new("Who works for which organisation?"),
-            &[],
-            Dispatch::Factual,
-            &RetrieveOptions {
-                top_k: 4,
-                ..RetrieveOptions::default()
-            },
+            "Who works for which organisation?",
+            &options,
         )
-        .await
-        .expect("unified");
+        .await;
         assert!(
             context.sparql.iter().any(|q| q == VALID_TEXT),
             "{:?}",
@@ -397,24 +418,38 @@ mod tests {
         let model = kgfuse_lexicon::testing::Scripted::new(&[
             "SELECT ?name WHERE { ?x ex:worksFor ex:acme ; rdfs:label ?name }",
         ]);
-        let context = retrieve(
+        let context = unified(
             &store,
             &model,
-            &Question::new("What are the names of Acme's employees?"),
-            &[],
-            Dispatch::Factual,
-            &RetrieveOptions {
-                top_k: 4,
-                ..RetrieveOptions::default()
-            },
+            "What are the names of Acme's employees?",
+            &options,
         )
-        .await
-        .expect("unified");
+        .await;
         let stage = context
             .trace
             .iter()
             .find(|s| s.stage == kgfuse_text2sparql::STAGE)
             .expect("text-to-sparql stage");
         assert!(stage.kept.iter().any(|k| k == "?name = Alice"), "{stage:?}");
+
+        let model = kgfuse_lexicon::testing::Scripted::new(&[VALID]);
+        let options = RetrieveOptions {
+            model_query: false,
+            ..options
+        };
+        let context = unified(
+            &store,
+            &model,
+            "Who works for which organisation?",
+            &options,
+        )
+        .await;
+        assert!(model.requests().is_empty());
+        assert!(
+            context
+                .trace
+                .iter()
+                .all(|s| s.stage != kgfuse_text2sparql::STAGE)
+        );
     }
 }
