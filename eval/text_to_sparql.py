@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Text-to-SPARQL with a language model, measured on a question set with gold
 answers (e.g. eval/lubm/lubm1.jsonl): execution accuracy, answer-in-context and
-seconds per question of `kgfuse retrieve --strategy unified`.
+seconds per question of `kgfuse retrieve --strategy unified --model-query` (the
+model's own query beside its plan's).
 
 The model is whatever KGFUSE_LLM_BASE_URL / KGFUSE_LLM_MODEL name (none: the
 offline model, which writes no query; its constructed queries still answer into
@@ -53,7 +54,8 @@ def evaluate(data, item):
     gold = set(item.get("gold_answers") or item["gold"])
     started = time.monotonic()
     context = json.loads(
-        kgfuse(data, "retrieve", item["query"], "--strategy", "unified", "--format", "json")
+        kgfuse(data, "retrieve", item["query"], "--strategy", "unified", "--model-query",
+               "--format", "json")
     )
     seconds = time.monotonic() - started
     stage = next((s for s in context["trace"] if s["stage"] == "text-to-sparql"), None)

@@ -140,6 +140,12 @@ def result_values(base, query):
     return values, None
 
 
+def shown(values, most=20):
+    """The answer's values for the per-question lines: how many, and the first
+    `most` in sorted order (enough to see a change, short enough to read)."""
+    return {"count": len(values), "first": sorted(values)[:most]}
+
+
 def set_f(predicted, gold):
     relevant = {k for k, v in gold.items() if v > 0}
     if not relevant or not predicted:
@@ -187,14 +193,16 @@ def evaluate_set(set_name, scratch, out_dir, model=False):
             predicted, error = result_values(base, answer["query"])
             p, r, f = set_f(predicted, truth)
             lines = [(systems[0], {"id": ident, "shape": shape, "question": text, "query": answer["query"],
-                                   "precision": p, "recall": r, "f": f, "seconds": seconds, "error": error})]
+                                   "values": shown(predicted), "precision": p, "recall": r, "f": f,
+                                   "seconds": seconds, "error": error})]
             if not model:
                 context = get_json(f"{base}/retrieve", {"question": text, "strategy": "unified"})
                 query = baseline_query(context)
                 predicted, error = answer_column(base, query)
                 p, r, f = set_f(predicted, truth)
                 lines.append(("query graphs", {"id": ident, "shape": shape, "question": text, "query": query,
-                                               "precision": p, "recall": r, "f": f, "error": error}))
+                                               "values": shown(predicted), "precision": p, "recall": r,
+                                               "f": f, "error": error}))
             for system, line in lines:
                 rows[system].append(line)
                 files[system].write(json.dumps(line) + "\n")

@@ -137,8 +137,9 @@ fn ureq_get(url: &str) -> bool {
     reply.starts_with("HTTP/1.1 200") || reply.starts_with("HTTP/1.0 200")
 }
 
-/// `kgfuse retrieve QUESTION --strategy unified --format json` on
-/// `fixtures/org` with the local model; `None` when none is installed.
+/// `kgfuse retrieve QUESTION --strategy unified --model-query --format json`
+/// on `fixtures/org` with the local model (its reading, and its own query when
+/// the reading's plan does not answer); `None` when none is installed.
 fn unified_on_org(question: &str) -> Option<Value> {
     let model = LocalModel::start()?;
     let k = Kgfuse::hash();
@@ -150,6 +151,7 @@ fn unified_on_org(question: &str) -> Option<Value> {
             question,
             "--strategy",
             "unified",
+            "--model-query",
             "--format",
             "json",
         ],
@@ -199,7 +201,7 @@ fn local_llm_writes_a_grammar_held_query_that_parses_and_names_only_known_terms(
 }
 
 #[test]
-fn local_llm_fills_a_plan_held_to_the_stores_names() {
+fn local_llm_reads_the_question_held_to_the_stores_names() {
     let Some(context) = unified_on_org("How many vendors are in Norway?") else {
         return;
     };
@@ -209,11 +211,19 @@ fn local_llm_fills_a_plan_held_to_the_stores_names() {
         .expect("kept")
         .iter()
         .filter_map(Value::as_str)
-        .filter(|k| k.starts_with("plan "))
+        .filter(|k| k.starts_with("reading "))
         .collect();
     assert!(!plans.is_empty(), "the model was asked: {trace:#}");
-    // The grammar holds even the tiny model to a plan of the asked form over
-    // the store's names: whatever went wrong, it was never the form or a name.
+    // The grammar holds even the tiny model to a reading of the asked form
+    // over the store's names: whatever went wrong, it was never the form or a
+    // name; and its kind is the retrieval's dispatch.
+    assert!(
+        stage(&context, "dispatch")["kept"][0]
+            .as_str()
+            .is_some_and(|k| k.starts_with("openai:")),
+        "{:#}",
+        stage(&context, "dispatch")
+    );
     for dropped in trace["dropped"].as_array().into_iter().flatten() {
         let why = dropped["why"].as_str().unwrap_or("");
         assert!(!why.contains("not of the form asked"), "{why}");

@@ -137,8 +137,25 @@ fn paths_follow_the_dependency_graph_and_refuse_questions_without_tags() {
         "json",
     ]);
     assert_eq!(auto["strategy"], "unified");
-    // Stages in order: dispatch, then auto's note, then unified's own.
-    assert_eq!(auto["trace"][1]["stage"], "auto");
+    // Stages in order: the understanding's (dispatch first, then linking, the
+    // query graphs and plans), then auto's note, then unified's own.
+    let names: Vec<&str> = auto["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert_eq!(names[0], "dispatch");
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or_else(|| panic!("no {name} stage: {names:?}"))
+    };
+    assert!(
+        at("linking") < at("auto") && at("auto") + 1 == at("vector"),
+        "{names:?}"
+    );
     assert_eq!(
         auto["functions"][0]["name"], "average_fee",
         "{}",
