@@ -2,7 +2,7 @@
 //! dates, what supersedes it and what it conflicts with. Read from the graph with
 //! fixed queries whose only inputs are IRIs bound through `VALUES`.
 
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql::{cell_is_true, cell_text};
 use kgfuse_lexicon::sparql::{run, values};
@@ -96,13 +96,13 @@ pub(crate) fn source_facts(
              }}",
             values = values("item", &terms),
             part_of = w3c::DCTERMS_IS_PART_OF,
-            stated_in = kgfuse::STATED_IN,
-            document = kgfuse::DOCUMENT,
+            stated_in = kg::STATED_IN,
+            document = kg::DOCUMENT,
             title = w3c::DCTERMS_TITLE,
             label = w3c::RDFS_LABEL,
-            authority = kgfuse::AUTHORITY,
-            effective = kgfuse::EFFECTIVE_DATE,
-            until = kgfuse::VALID_UNTIL,
+            authority = kg::AUTHORITY,
+            effective = kg::EFFECTIVE_DATE,
+            until = kg::VALID_UNTIL,
             owl = kgfuse_core::vocab::OWL,
             rdfs = kgfuse_core::vocab::RDFS,
             rdf = kgfuse_core::vocab::RDF,
@@ -138,8 +138,8 @@ pub(crate) fn source_facts(
                UNION {{ ?other <{conflicts}> ?node BIND(\"conflict\" AS ?kind) }} \
              }}",
             values = values("node", &node_terms),
-            supersedes = kgfuse::SUPERSEDES,
-            conflicts = kgfuse::CONFLICTS_WITH,
+            supersedes = kg::SUPERSEDES,
+            conflicts = kg::CONFLICTS_WITH,
         ),
     )?;
     let mut superseded: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -188,7 +188,7 @@ pub(crate) fn related_terms(store: &Store, items: &[String]) -> Result<Vec<Strin
                {{ ?entity <{label}> ?term }} UNION {{ ?entity <{alt}> ?term }} \
              }} LIMIT 64",
             values = values("item", &terms),
-            mentions = kgfuse::MENTIONS,
+            mentions = kg::MENTIONS,
             label = w3c::RDFS_LABEL,
             alt = w3c::SKOS_ALT_LABEL,
         ),
@@ -221,10 +221,10 @@ pub(crate) fn related_nodes(
                         BIND(CONCAT(\"mentions/\", STR(?hop)) AS ?via) }} \
              }} LIMIT 200",
             values = values("item", &terms),
-            mentions = kgfuse::MENTIONS,
-            escalates = kgfuse::ESCALATES_TO,
-            requires = kgfuse::REQUIRES,
-            applies = kgfuse::APPLIES_TO,
+            mentions = kg::MENTIONS,
+            escalates = kg::ESCALATES_TO,
+            requires = kg::REQUIRES,
+            applies = kg::APPLIES_TO,
         ),
     )?;
     Ok(solutions

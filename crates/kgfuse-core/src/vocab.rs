@@ -44,7 +44,7 @@ macro_rules! terms {
 }
 
 /// Full IRIs of kgfuse ontology terms.
-pub mod kgfuse {
+pub mod kg {
     terms! {
         /// Class: a package or crate.
         PACKAGE = "https://w3id.org/kgfuse/ontology#Package";
@@ -187,6 +187,17 @@ pub mod kgfuse {
         /// Property: case calls a function matched by name only.
         EXERCISES_BY_NAME = "https://w3id.org/kgfuse/ontology#exercisesByName";
     }
+
+    /// kgfuse's record of loaded files (what a file's graph says about the
+    /// file): never what a question is about.
+    pub const FILE_RECORD: [&str; 6] = [
+        SOURCE_FILE,
+        SOURCE_FILE_PATH,
+        CONTENT_HASH,
+        CANONICAL_HASH,
+        EXTRACTION_HASH,
+        EXTRACTOR,
+    ];
 }
 
 /// Full IRIs of the W3C and Dublin Core terms kgfuse uses directly.
@@ -201,6 +212,12 @@ pub mod w3c {
     pub const DCTERMS_IS_PART_OF: &str = "http://purl.org/dc/terms/isPartOf";
     /// `rdfs:subClassOf`.
     pub const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+    /// `rdfs:domain`.
+    pub const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
+    /// `rdfs:range`.
+    pub const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
+    /// `owl:equivalentClass`.
+    pub const OWL_EQUIVALENT_CLASS: &str = "http://www.w3.org/2002/07/owl#equivalentClass";
     /// `skos:prefLabel`.
     pub const SKOS_PREF_LABEL: &str = "http://www.w3.org/2004/02/skos/core#prefLabel";
     /// `skos:altLabel`.

@@ -138,7 +138,7 @@ fn methods_are_functions_in_the_kgfuse_vocabulary() {
     let method = Triple::new(
         iri("m"),
         rdf::TYPE,
-        NamedNode::new_unchecked(kgfuse_core::vocab::kgfuse::METHOD),
+        NamedNode::new_unchecked(kgfuse_core::vocab::kg::METHOD),
     );
     let types: Vec<String> = schema
         .expand(&method)
@@ -146,7 +146,7 @@ fn methods_are_functions_in_the_kgfuse_vocabulary() {
         .map(|i| i.triple.object.to_string())
         .collect();
     assert!(
-        types.contains(&format!("<{}>", kgfuse_core::vocab::kgfuse::FUNCTION)),
+        types.contains(&format!("<{}>", kgfuse_core::vocab::kg::FUNCTION)),
         "{types:?}"
     );
 }

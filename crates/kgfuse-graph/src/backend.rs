@@ -1,5 +1,5 @@
 //! Where the graph lives: an embedded Oxigraph store (the default) or a SPARQL
-//! server ([`crate::remote`]). Everything else in this crate reads and writes
+//! server ([`kgfuse_remote`]). Everything else in this crate reads and writes
 //! through the few operations here, so both backends give the same answers.
 
 use crate::edge::{Edge, End};

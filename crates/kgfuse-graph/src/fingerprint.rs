@@ -23,7 +23,7 @@
 //! unchanged, as before fingerprints.
 
 use crate::{Graph, GraphError};
-use kgfuse_core::vocab::kgfuse;
+use kgfuse_core::vocab::kg;
 use oxigraph::model::{
     BlankNodeRef, GraphName, GraphNameRef, LiteralRef, NamedNodeRef, NamedOrBlankNode,
     NamedOrBlankNodeRef, Quad, QuadRef, Term, TermRef,
@@ -413,12 +413,12 @@ impl Graph {
     /// The fingerprint recorded in a file's own graph; `None` for any other graph
     /// (one loaded with `--graph`, or a file graph written before fingerprints).
     pub fn fingerprint_of(&self, graph: NamedNodeRef<'_>) -> Result<Option<String>, GraphError> {
-        self.metadata_value(graph, kgfuse::CANONICAL_HASH)
+        self.metadata_value(graph, kg::CANONICAL_HASH)
     }
 
     /// Every file graph that records a fingerprint, sorted by graph.
     pub fn file_fingerprints(&self) -> Result<Vec<FileFingerprint>, GraphError> {
-        let predicate = NamedNodeRef::new_unchecked(kgfuse::CANONICAL_HASH);
+        let predicate = NamedNodeRef::new_unchecked(kg::CANONICAL_HASH);
         let mut out = Vec::new();
         for quad in self.quads(None, Some(predicate), None, None) {
             let quad = quad?;
@@ -433,7 +433,7 @@ impl Graph {
             out.push(FileFingerprint {
                 graph: graph.as_str().to_owned(),
                 path: self
-                    .metadata_value(graph.as_ref(), kgfuse::SOURCE_FILE_PATH)?
+                    .metadata_value(graph.as_ref(), kg::SOURCE_FILE_PATH)?
                     .unwrap_or_default(),
                 fingerprint: fingerprint.value().to_owned(),
             });

@@ -222,7 +222,7 @@ impl Graph {
 mod ontology_tests {
     use super::*;
     use kgfuse_core::progress::NoProgress;
-    use kgfuse_core::vocab::{KGFUSE, kgfuse};
+    use kgfuse_core::vocab::{KGFUSE, kg};
 
     fn ontology() -> Graph {
         let graph = Graph::in_memory().expect("store");
@@ -242,7 +242,7 @@ mod ontology_tests {
     #[test]
     fn every_vocabulary_constant_is_declared_in_the_ontology() {
         let graph = ontology();
-        for (name, iri) in kgfuse::ALL {
+        for (name, iri) in kg::ALL {
             let declared = graph
                 .query(
                     &format!(

@@ -23,7 +23,7 @@ use crate::backend::Changes;
 use crate::fingerprint::{FingerprintBuilder, FingerprintLimits};
 use crate::{Graph, GraphError};
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use oxigraph::io::{RdfFormat, RdfParseError, RdfParser};
 use oxigraph::model::{GraphName, Literal, NamedNode, NamedNodeRef, Quad, QuadRef};
 use std::fs::File;
@@ -437,22 +437,22 @@ fn file_metadata(file: &PlannedFile, fingerprint: Option<&str>) -> Vec<Quad> {
     let mut metadata = vec![
         quad(
             w3c::RDF_TYPE,
-            NamedNodeRef::new_unchecked(kgfuse::SOURCE_FILE)
+            NamedNodeRef::new_unchecked(kg::SOURCE_FILE)
                 .into_owned()
                 .into(),
         ),
         quad(
-            kgfuse::SOURCE_FILE_PATH,
+            kg::SOURCE_FILE_PATH,
             Literal::new_simple_literal(file.path.display().to_string()).into(),
         ),
         quad(
-            kgfuse::CONTENT_HASH,
+            kg::CONTENT_HASH,
             Literal::new_simple_literal(&file.content_hash).into(),
         ),
     ];
     if let Some(fingerprint) = fingerprint {
         metadata.push(quad(
-            kgfuse::CANONICAL_HASH,
+            kg::CANONICAL_HASH,
             Literal::new_simple_literal(fingerprint).into(),
         ));
     }
@@ -520,7 +520,7 @@ impl Graph {
             LoadAction::Insert
         } else if self.holds(
             Some(graph.into()),
-            Some(NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH)),
+            Some(NamedNodeRef::new_unchecked(kg::CONTENT_HASH)),
             Some(
                 Literal::new_simple_literal(&file.content_hash)
                     .as_ref()
@@ -646,7 +646,7 @@ impl Graph {
     /// loading it again is skipped on its hash without a parse. The observer is not
     /// told: only the literal of a bookkeeping triple changes, no text nor schema.
     fn refresh_content_hashes(&self, plan: &LoadPlan) -> Result<(), GraphError> {
-        let predicate = NamedNodeRef::new_unchecked(kgfuse::CONTENT_HASH);
+        let predicate = NamedNodeRef::new_unchecked(kg::CONTENT_HASH);
         let mut changes = Changes::default();
         for file in plan
             .files
@@ -781,7 +781,7 @@ mod tests {
         let graph = Graph::in_memory().expect("store");
         load(&graph, &[&path]).expect("load");
         let size = graph.len().expect("len");
-        let fingerprint = recorded(&graph, &path, kgfuse::CANONICAL_HASH).expect("recorded");
+        let fingerprint = recorded(&graph, &path, kg::CANONICAL_HASH).expect("recorded");
         assert!(
             crate::fingerprint::is_canonical(&fingerprint),
             "{fingerprint}"
@@ -813,7 +813,7 @@ mod tests {
         assert_eq!(graph.len().expect("len"), size, "nothing added");
         let hash = hash_file(&path).expect("hash");
         assert_eq!(
-            recorded(&graph, &path, kgfuse::CONTENT_HASH),
+            recorded(&graph, &path, kg::CONTENT_HASH),
             Some(hash),
             "the new bytes' hash is recorded"
         );
@@ -826,7 +826,7 @@ mod tests {
         std::fs::write(&path, text.replace("\"y\"", "\"z\"")).expect("edit");
         let report = load(&graph, &[&path]).expect("reload changed");
         assert_eq!(report.files[0].2, LoadAction::Replace);
-        let changed = recorded(&graph, &path, kgfuse::CANONICAL_HASH).expect("recorded");
+        let changed = recorded(&graph, &path, kg::CANONICAL_HASH).expect("recorded");
         assert!(crate::fingerprint::is_canonical(&changed));
         assert_ne!(changed, fingerprint);
         assert_eq!(graph.len().expect("len"), size);
@@ -850,7 +850,7 @@ mod tests {
             .update(
                 &format!(
                     "DELETE WHERE {{ GRAPH {iri} {{ {iri} <{}> ?f }} }}",
-                    kgfuse::CANONICAL_HASH
+                    kg::CANONICAL_HASH
                 ),
                 &crate::QueryOptions::default(),
             )

@@ -7,7 +7,7 @@
 
 use crate::backend::Changes;
 use crate::{Graph, GraphError};
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use oxigraph::model::{
     GraphName, Literal, NamedNode, NamedNodeRef, NamedOrBlankNode, Quad, Term, Triple,
 };
@@ -64,7 +64,7 @@ impl Graph {
     /// Every graph written from an extracted source, by graph IRI.
     pub fn stored_sources(&self) -> Result<BTreeMap<NamedNode, StoredSource>, GraphError> {
         let mut out = BTreeMap::new();
-        let extractor = NamedNodeRef::new_unchecked(kgfuse::EXTRACTOR);
+        let extractor = NamedNodeRef::new_unchecked(kg::EXTRACTOR);
         for quad in self.quads(None, Some(extractor), None, None) {
             let quad = quad?;
             let (
@@ -81,10 +81,10 @@ impl Graph {
             out.insert(
                 g.clone(),
                 StoredSource {
-                    path: literal_of(self, g.as_ref(), kgfuse::SOURCE_FILE_PATH)?
+                    path: literal_of(self, g.as_ref(), kg::SOURCE_FILE_PATH)?
                         .unwrap_or_default(),
                     extractor: name.value().to_owned(),
-                    extraction_hash: literal_of(self, g.as_ref(), kgfuse::EXTRACTION_HASH)?
+                    extraction_hash: literal_of(self, g.as_ref(), kg::EXTRACTION_HASH)?
                         .unwrap_or_default(),
                 },
             );
@@ -93,7 +93,7 @@ impl Graph {
     }
 
     /// Replaces the graphs of `sources` with their triples and drops the graphs in
-    /// `drop`, in one transaction (remote: see [`crate::remote`]). Returns the number of quads written.
+    /// `drop`, in one transaction (remote: see [`kgfuse_remote`]). Returns the number of quads written.
     pub fn write_sources(
         &self,
         sources: &[SourceGraph],
@@ -155,22 +155,22 @@ impl SourceGraph {
         let metadata = [
             meta(
                 w3c::RDF_TYPE,
-                NamedNode::new_unchecked(kgfuse::SOURCE_FILE).into(),
+                NamedNode::new_unchecked(kg::SOURCE_FILE).into(),
             ),
             meta(
-                kgfuse::SOURCE_FILE_PATH,
+                kg::SOURCE_FILE_PATH,
                 Literal::new_simple_literal(&self.path).into(),
             ),
             meta(
-                kgfuse::CONTENT_HASH,
+                kg::CONTENT_HASH,
                 Literal::new_simple_literal(&self.content_hash).into(),
             ),
             meta(
-                kgfuse::EXTRACTION_HASH,
+                kg::EXTRACTION_HASH,
                 Literal::new_simple_literal(&self.extraction_hash).into(),
             ),
             meta(
-                kgfuse::EXTRACTOR,
+                kg::EXTRACTOR,
                 Literal::new_simple_literal(&self.extractor).into(),
             ),
         ];

@@ -16,14 +16,15 @@
 
 use crate::{Graph, GraphError};
 use kgfuse_core::iri::compact;
+use kgfuse_core::vocab::w3c::{
+    OWL_EQUIVALENT_CLASS, RDF_TYPE, RDFS_DOMAIN, RDFS_RANGE, RDFS_SUBCLASS_OF,
+};
 use oxigraph::model::{
     GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Term, TermRef,
 };
 use spargebra::algebra::{GraphPattern, PropertyPathExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 
 /// Namespaces whose terms are always known.
 const BUILT_IN: [&str; 4] = [
@@ -377,14 +378,6 @@ fn known_terms_query(terms: &[(Kind, NamedNode)]) -> String {
     )
 }
 
-/// `rdfs:domain`.
-const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
-/// `rdfs:range`.
-const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
-/// `rdfs:subClassOf`.
-const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
-/// `owl:equivalentClass`, followed both ways like a pair of `rdfs:subClassOf`.
-const OWL_EQUIVALENT_CLASS: &str = "http://www.w3.org/2002/07/owl#equivalentClass";
 /// Classes every resource belongs to: a domain or range naming one constrains nothing.
 const UNIVERSAL_CLASSES: [&str; 2] = [
     "http://www.w3.org/2000/01/rdf-schema#Resource",

@@ -1,6 +1,6 @@
 //! A small builder for the triples of one source file.
 
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use oxrdf::{Literal, NamedNode, Triple};
 
 /// Percent-encodes everything but unreserved characters and a few safe path
@@ -71,6 +71,6 @@ impl Triples {
     /// `rdfs:label`, `kgfuse:name` in one go.
     pub(crate) fn named(&mut self, subject: &NamedNode, label: &str, name: &str) {
         self.text(subject, w3c::RDFS_LABEL, label);
-        self.text(subject, kgfuse::NAME, name);
+        self.text(subject, kg::NAME, name);
     }
 }

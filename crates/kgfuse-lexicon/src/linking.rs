@@ -18,7 +18,7 @@
 //! 4. **Classes and properties** are linked the same way, a class also by its head
 //!    noun ("students" -> graduate student, undergraduate student).
 
-use crate::LexiconError;
+use crate::RetrieveError;
 use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
 use crate::lexicon::{Lexicon, NameMatch, Role};
 use crate::sparql::cell_text;
@@ -180,7 +180,7 @@ fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
 }
 
 /// Links the question.
-pub fn link(store: &Store, question: &str) -> Result<Linked, LexiconError> {
+pub fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
     let lexicon = Lexicon::of(store)?;
     let terms = analyze_question(question);
     let mut linked = Linked {
@@ -478,7 +478,7 @@ fn neighbour_terms<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, LexiconError> {
+) -> Result<NeighbourTerms<'a>, RetrieveError> {
     match store.edge_index()? {
         Some(index) => Ok(neighbour_terms_in(&index, lexicon, groups)),
         None => neighbour_terms_queried(store, lexicon, groups),
@@ -537,7 +537,7 @@ fn neighbour_terms_queried<'a>(
     store: &Store,
     lexicon: &'a Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, LexiconError> {
+) -> Result<NeighbourTerms<'a>, RetrieveError> {
     let mut asked = Vec::new();
     let mut texts = Vec::new();
     for (i, group) in groups.iter().enumerate().filter(|(_, g)| is_tied(g)) {

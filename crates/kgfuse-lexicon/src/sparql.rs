@@ -7,7 +7,7 @@
 //! parsed before it runs, and the parsed query is what executes, so a label such as
 //! `x" } ; DROP ALL #` stays one literal value.
 
-use crate::LexiconError;
+use crate::RetrieveError;
 use kgfuse_graph::model::Term;
 use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds, parse_query};
 use kgfuse_store::Store;
@@ -87,11 +87,11 @@ impl Rejected {
 pub fn run_checked(
     store: &Store,
     text: String,
-) -> Result<Result<Solutions, Rejected>, LexiconError> {
+) -> Result<Result<Solutions, Rejected>, RetrieveError> {
     let mut outcomes = run_checked_all(store, vec![text])?;
     outcomes
         .pop()
-        .ok_or_else(|| LexiconError::Invalid("no outcome for the query".into()))
+        .ok_or_else(|| RetrieveError::Invalid("no outcome for the query".into()))
 }
 
 /// [`run_checked`] for several queries of one stage, in order: the ones that
@@ -100,7 +100,7 @@ pub fn run_checked(
 pub fn run_checked_all(
     store: &Store,
     texts: Vec<String>,
-) -> Result<Vec<Result<Solutions, Rejected>>, LexiconError> {
+) -> Result<Vec<Result<Solutions, Rejected>>, RetrieveError> {
     let options = store.query_options();
     let mut outcomes: Vec<Option<Result<Solutions, Rejected>>> = Vec::new();
     let mut runnable = Vec::new();
@@ -125,7 +125,7 @@ pub fn run_checked_all(
 }
 
 /// Parses and runs a generated SELECT.
-pub fn run(store: &Store, text: String) -> Result<Solutions, LexiconError> {
+pub fn run(store: &Store, text: String) -> Result<Solutions, RetrieveError> {
     run_with(store, text, store.query_options())
 }
 
@@ -133,7 +133,7 @@ pub fn run(store: &Store, text: String) -> Result<Solutions, LexiconError> {
 /// scans), without the store's query timeout: its time grows with the store,
 /// not with a question, and a timeout would leave every question of a large
 /// store unanswerable.
-pub fn run_whole_store(store: &Store, text: String) -> Result<Solutions, LexiconError> {
+pub fn run_whole_store(store: &Store, text: String) -> Result<Solutions, RetrieveError> {
     let options = QueryOptions {
         timeout: None,
         ..store.query_options()
@@ -141,7 +141,7 @@ pub fn run_whole_store(store: &Store, text: String) -> Result<Solutions, Lexicon
     run_with(store, text, options)
 }
 
-fn run_with(store: &Store, text: String, options: QueryOptions) -> Result<Solutions, LexiconError> {
+fn run_with(store: &Store, text: String, options: QueryOptions) -> Result<Solutions, RetrieveError> {
     let parsed = parse_query(&text, &options)?;
     let outcome = store.graph().query_algebra(parsed, &[], &options)?;
     Ok(Solutions::of(text, outcome))
@@ -149,7 +149,7 @@ fn run_with(store: &Store, text: String, options: QueryOptions) -> Result<Soluti
 
 /// [`run`] for several queries of one stage, together
 /// ([`kgfuse_graph::Graph::select_many`]: one round trip to a remote graph).
-pub fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions>, LexiconError> {
+pub fn run_all(store: &Store, texts: Vec<String>) -> Result<Vec<Solutions>, RetrieveError> {
     let options = store.query_options();
     let parsed = texts
         .iter()
@@ -196,7 +196,7 @@ impl OneRead {
 
     /// The answer, read now if not known yet (for a stage that reads nothing
     /// else).
-    pub fn finish_alone(self, store: &Store) -> Result<Option<Solutions>, LexiconError> {
+    pub fn finish_alone(self, store: &Store) -> Result<Option<Solutions>, RetrieveError> {
         match (self.answer, self.text) {
             (Some(answer), _) => Ok(Some(answer)),
             (None, Some(text)) => run(store, text).map(Some),

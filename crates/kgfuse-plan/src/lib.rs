@@ -16,35 +16,4 @@ pub mod plan;
 pub mod planner;
 pub mod query_graphs;
 
-use kgfuse_store::StoreError;
-
-/// Errors of linking, query construction and text-to-SPARQL.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PlanError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The graph failed (a generated query, say).
-    #[error(transparent)]
-    Graph(#[from] kgfuse_graph::GraphError),
-    /// The request is unusable.
-    #[error("{0}")]
-    Invalid(String),
-    /// The language model failed.
-    #[error(transparent)]
-    Model(#[from] kgfuse_llm::LlmError),
-}
-
-/// The lexicon's and linking's errors keep their kind.
-impl From<kgfuse_lexicon::LexiconError> for PlanError {
-    fn from(error: kgfuse_lexicon::LexiconError) -> Self {
-        use kgfuse_lexicon::LexiconError;
-        match error {
-            LexiconError::Store(e) => Self::Store(e),
-            LexiconError::Graph(e) => Self::Graph(e),
-            LexiconError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
-        }
-    }
-}
+pub use kgfuse_lexicon::RetrieveError;

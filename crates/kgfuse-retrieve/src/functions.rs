@@ -4,7 +4,7 @@
 use crate::RetrieveError;
 use kgfuse_core::context::FunctionInfo;
 use kgfuse_core::text::first_paragraph;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql;
 use kgfuse_lexicon::sparql::cell_text;
@@ -37,7 +37,7 @@ pub(crate) fn internal_nodes(
     let text = format!(
         "SELECT ?node ?qualified WHERE {{ {values} ?node <{qualified}> ?qualified }}",
         values = sparql::values("node", &iri_terms(iris)?),
-        qualified = kgfuse::QUALIFIED_NAME,
+        qualified = kg::QUALIFIED_NAME,
     );
     let solutions = sparql::run(store, text)?;
     Ok(solutions
@@ -82,33 +82,33 @@ pub(crate) fn functions_info(
            OPTIONAL {{ ?node <{returns}> ?returns }} OPTIONAL {{ ?node <{code}> ?code }} \
            OPTIONAL {{ ?node <{in_module}> ?m . ?m <{qualified}> ?module }} \
            OPTIONAL {{ ?node <{in_package}> ?p . ?p <{qualified}> ?package }} }}",
-        name = kgfuse::NAME,
-        signature = kgfuse::SIGNATURE,
-        returns = kgfuse::RETURNS,
-        code = kgfuse::CODE,
-        in_module = kgfuse::IN_MODULE,
-        in_package = kgfuse::IN_PACKAGE,
-        qualified = kgfuse::QUALIFIED_NAME,
+        name = kg::NAME,
+        signature = kg::SIGNATURE,
+        returns = kg::RETURNS,
+        code = kg::CODE,
+        in_module = kg::IN_MODULE,
+        in_package = kg::IN_PACKAGE,
+        qualified = kg::QUALIFIED_NAME,
         comment = w3c::RDFS_COMMENT,
     );
     let params = format!(
         "SELECT ?node ?name ?type ?default WHERE {{ {values} ?node <{has}> ?p . ?p <{name}> ?name . \
            OPTIONAL {{ ?p <{position}> ?pos }} OPTIONAL {{ ?p <{ptype}> ?type }} \
            OPTIONAL {{ ?p <{default}> ?default }} }} ORDER BY ?node ?pos",
-        has = kgfuse::HAS_PARAMETER,
-        name = kgfuse::NAME,
-        position = kgfuse::POSITION,
-        ptype = kgfuse::PARAMETER_TYPE,
-        default = kgfuse::DEFAULT_VALUE,
+        has = kg::HAS_PARAMETER,
+        name = kg::NAME,
+        position = kg::POSITION,
+        ptype = kg::PARAMETER_TYPE,
+        default = kg::DEFAULT_VALUE,
     );
     let links = format!(
         "SELECT ?node ?callee ?sibling ?knowledge WHERE {{ {values} \
            {{ ?node <{calls}> ?callee }} UNION \
            {{ ?owner <{has_function}> ?node . ?owner <{has_function}> ?sibling FILTER(?sibling != ?node) }} UNION \
            {{ ?node <{knowledge}> ?knowledge }} }}",
-        calls = kgfuse::CALLS,
-        has_function = kgfuse::HAS_FUNCTION,
-        knowledge = kgfuse::KNOWLEDGE,
+        calls = kg::CALLS,
+        has_function = kg::HAS_FUNCTION,
+        knowledge = kg::KNOWLEDGE,
     );
     let [main, params, links]: [sparql::Solutions; 3] =
         sparql::run_all(store, vec![main, params, links])?
@@ -227,9 +227,9 @@ fn memberships(
             "SELECT ?function ?package WHERE {{ {values} VALUES ?kind {{ <{f}> <{m}> }} \
                ?function <{in_package}> ?package ; a ?kind }}",
             values = sparql::values(bound, &nodes),
-            f = kgfuse::FUNCTION,
-            m = kgfuse::METHOD,
-            in_package = kgfuse::IN_PACKAGE,
+            f = kg::FUNCTION,
+            m = kg::METHOD,
+            in_package = kg::IN_PACKAGE,
         ),
     )?;
     let mut out: BTreeMap<String, String> = BTreeMap::new();
@@ -254,9 +254,9 @@ pub(crate) fn functions_by_package(
         format!(
             "SELECT ?function ?package WHERE {{ VALUES ?kind {{ <{f}> <{m}> }} \
                ?function a ?kind ; <{in_package}> ?package }}",
-            f = kgfuse::FUNCTION,
-            m = kgfuse::METHOD,
-            in_package = kgfuse::IN_PACKAGE,
+            f = kg::FUNCTION,
+            m = kg::METHOD,
+            in_package = kg::IN_PACKAGE,
         ),
     )?;
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -39,58 +39,7 @@ use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Question, Store, StoreError};
 use std::collections::BTreeSet;
 
-/// Errors of a retrieval.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RetrieveError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The graph failed (a generated query, say).
-    #[error(transparent)]
-    Graph(#[from] kgfuse_graph::GraphError),
-    /// The request is unusable.
-    #[error("{0}")]
-    Invalid(String),
-    /// The language model failed.
-    #[error(transparent)]
-    Model(#[from] kgfuse_llm::LlmError),
-}
-
-/// Linking's and query construction's errors keep their kind.
-impl From<kgfuse_plan::PlanError> for RetrieveError {
-    fn from(error: kgfuse_plan::PlanError) -> Self {
-        use kgfuse_plan::PlanError;
-        match error {
-            PlanError::Store(e) => Self::Store(e),
-            PlanError::Graph(e) => Self::Graph(e),
-            PlanError::Model(e) => Self::Model(e),
-            PlanError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
-        }
-    }
-}
-
-/// The lexicon's and linking's errors keep their kind (as query construction's do).
-impl From<kgfuse_lexicon::LexiconError> for RetrieveError {
-    fn from(error: kgfuse_lexicon::LexiconError) -> Self {
-        kgfuse_plan::PlanError::from(error).into()
-    }
-}
-
-/// Text-to-SPARQL's errors keep their kind.
-impl From<kgfuse_text2sparql::TextToSparqlError> for RetrieveError {
-    fn from(error: kgfuse_text2sparql::TextToSparqlError) -> Self {
-        use kgfuse_text2sparql::TextToSparqlError;
-        match error {
-            TextToSparqlError::Store(e) => Self::Store(e),
-            TextToSparqlError::Graph(e) => Self::Graph(e),
-            TextToSparqlError::Model(e) => Self::Model(e),
-            TextToSparqlError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
-        }
-    }
-}
+pub use kgfuse_lexicon::{RetrieveError, TimedOut};
 
 /// A retrieval strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -256,8 +205,8 @@ impl Default for RetrieveOptions {
 /// Whether the store has any function or method.
 pub(crate) fn holds_code(store: &Store) -> Result<bool, RetrieveError> {
     Ok(store.graph().has_instances(&[
-        kgfuse_core::vocab::kgfuse::FUNCTION,
-        kgfuse_core::vocab::kgfuse::METHOD,
+        kgfuse_core::vocab::kg::FUNCTION,
+        kgfuse_core::vocab::kg::METHOD,
     ])?)
 }
 

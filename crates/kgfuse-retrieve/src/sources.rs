@@ -2,7 +2,7 @@
 //! the small conversions every strategy shares.
 
 use kgfuse_core::context::{SourceRef, TextHit};
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{QueryOutcome, parse_query};
 use kgfuse_lexicon::sparql::{cell_text, values};
@@ -66,9 +66,9 @@ fn source_rows(store: &Store, nodes: &[Term]) -> Vec<(String, SourceRef)> {
            OPTIONAL {{ {{ ?doc <{has_chunk}> ?node }} UNION {{ ?node <{part_of}> ?doc }} \
                       OPTIONAL {{ ?doc <{title}> ?title }} }} \
          }}",
-        chunk_id = kgfuse::CHUNK_ID,
-        section = kgfuse::SECTION,
-        has_chunk = kgfuse::HAS_CHUNK,
+        chunk_id = kg::CHUNK_ID,
+        section = kg::SECTION,
+        has_chunk = kg::HAS_CHUNK,
         part_of = w3c::DCTERMS_IS_PART_OF,
         title = w3c::DCTERMS_TITLE,
         values = values("node", nodes),

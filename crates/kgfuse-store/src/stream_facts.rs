@@ -210,7 +210,7 @@ mod tests {
             "{prefixes}ex:Student rdfs:subClassOf ex:Person .\n\
              ex:old a <{}> ; rdfs:label \"old label\" .\n\
              ex:typed a ex:Student .\n",
-            kgfuse_core::vocab::kgfuse::FUNCTION
+            kgfuse_core::vocab::kg::FUNCTION
         );
         load_text(&store, dir.path(), "before.ttl", &before).await;
         let mut large = prefixes.to_owned();

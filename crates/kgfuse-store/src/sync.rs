@@ -5,7 +5,7 @@ use crate::{Store, StoreError};
 use kgfuse_core::content_hash;
 use kgfuse_core::iri::local_name;
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{KGFUSE, WELL_KNOWN_PREFIXES, kgfuse};
+use kgfuse_core::vocab::{KGFUSE, WELL_KNOWN_PREFIXES, kg};
 use kgfuse_graph::TextLiteral;
 use kgfuse_vector::{VectorRow, embed_in_batches};
 use std::collections::{BTreeMap, HashMap};
@@ -44,20 +44,20 @@ pub(crate) fn compose(mut literals: Vec<TextLiteral>) -> Option<NodeText> {
 
 /// Order in which kgfuse types name a node's kind (most specific first).
 const KIND_PRIORITY: &[&str] = &[
-    kgfuse::METHOD,
-    kgfuse::FUNCTION,
-    kgfuse::PARAMETER,
-    kgfuse::CLASS,
-    kgfuse::MODULE,
-    kgfuse::PACKAGE,
-    kgfuse::CASE,
-    kgfuse::KNOWLEDGE_UNIT,
-    kgfuse::INPUT_TAG,
-    kgfuse::OUTPUT_TAG,
-    kgfuse::CHUNK,
-    kgfuse::POLICY,
-    kgfuse::DOCUMENT,
-    kgfuse::SOURCE_FILE,
+    kg::METHOD,
+    kg::FUNCTION,
+    kg::PARAMETER,
+    kg::CLASS,
+    kg::MODULE,
+    kg::PACKAGE,
+    kg::CASE,
+    kg::KNOWLEDGE_UNIT,
+    kg::INPUT_TAG,
+    kg::OUTPUT_TAG,
+    kg::CHUNK,
+    kg::POLICY,
+    kg::DOCUMENT,
+    kg::SOURCE_FILE,
 ];
 
 /// Short kind of a node from its types: `Function` for kgfuse types,
@@ -435,7 +435,7 @@ mod tests {
     #[test]
     fn kinds_prefer_specific_kgfuse_types() {
         let t = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(kind_of(&t(&[kgfuse::FUNCTION, kgfuse::METHOD])), "Method");
+        assert_eq!(kind_of(&t(&[kg::FUNCTION, kg::METHOD])), "Method");
         assert_eq!(
             kind_of(&t(&["http://www.w3.org/2002/07/owl#Class"])),
             "owl:Class"

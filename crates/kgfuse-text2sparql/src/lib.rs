@@ -31,6 +31,7 @@
 use grammar::{GrammarEntity, GrammarTerms, select_ask_grammar, written_term};
 use kgfuse_core::context::{Dropped, Fact, TraceStage};
 use kgfuse_core::iri::local_name;
+use kgfuse_core::vocab::kg::FILE_RECORD;
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{
@@ -48,36 +49,7 @@ use std::time::Duration;
 
 pub mod grammar;
 
-/// Errors of text-to-SPARQL; a model's failure keeps its kind.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TextToSparqlError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] kgfuse_store::StoreError),
-    /// The graph failed (a generated query, say).
-    #[error(transparent)]
-    Graph(#[from] GraphError),
-    /// The request is unusable.
-    #[error("{0}")]
-    Invalid(String),
-    /// The language model failed.
-    #[error(transparent)]
-    Model(#[from] LlmError),
-}
-
-/// The lexicon's errors keep their kind.
-impl From<kgfuse_lexicon::LexiconError> for TextToSparqlError {
-    fn from(error: kgfuse_lexicon::LexiconError) -> Self {
-        use kgfuse_lexicon::LexiconError;
-        match error {
-            LexiconError::Store(e) => Self::Store(e),
-            LexiconError::Graph(e) => Self::Graph(e),
-            LexiconError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
-        }
-    }
-}
+pub use kgfuse_lexicon::RetrieveError;
 
 /// Name of the trace stage a text-to-SPARQL run reports in.
 pub const STAGE: &str = "text-to-sparql";
@@ -85,15 +57,6 @@ pub const STAGE: &str = "text-to-sparql";
 /// Most properties, and most classes, a generated query may name through the
 /// grammar (the most used ones).
 const MAX_GRAMMAR_TERMS: usize = 300;
-/// kgfuse's record of loaded files: never what a question is about.
-pub const BOOKKEEPING: [&str; 6] = [
-    kgfuse_core::vocab::kgfuse::SOURCE_FILE,
-    kgfuse_core::vocab::kgfuse::SOURCE_FILE_PATH,
-    kgfuse_core::vocab::kgfuse::CONTENT_HASH,
-    kgfuse_core::vocab::kgfuse::CANONICAL_HASH,
-    kgfuse_core::vocab::kgfuse::EXTRACTION_HASH,
-    kgfuse_core::vocab::kgfuse::EXTRACTOR,
-];
 /// Most used properties, and classes, named after the slice.
 const USED_TERMS_SHOWN: usize = 40;
 
@@ -119,8 +82,6 @@ const ONTOLOGY_KIND_FILTER: KindFilter<'static> = KindFilter::OneOf(&[
     "owl:DatatypeProperty",
 ]);
 
-const RDFS_DOMAIN: &str = "http://www.w3.org/2000/01/rdf-schema#domain";
-const RDFS_RANGE: &str = "http://www.w3.org/2000/01/rdf-schema#range";
 
 /// What the slice says about each term, in this order.
 const DESCRIBED: [&str; 6] = [
@@ -128,8 +89,8 @@ const DESCRIBED: [&str; 6] = [
     w3c::RDFS_LABEL,
     w3c::RDFS_COMMENT,
     w3c::RDFS_SUBCLASS_OF,
-    RDFS_DOMAIN,
-    RDFS_RANGE,
+    w3c::RDFS_DOMAIN,
+    w3c::RDFS_RANGE,
 ];
 
 /// Most values of one predicate shown per term.
@@ -270,14 +231,14 @@ pub async fn text_to_sparql(
     question: &Question,
     grounding: &Grounding,
     options: &TextToSparqlOptions,
-) -> Result<TextToSparql, TextToSparqlError> {
+) -> Result<TextToSparql, RetrieveError> {
     let known = known_terms(store)?;
     let request = sparql_request(store, question, grounding, options, &known).await?;
     generate_check_repair(store, model, request, options, &known)
 }
 
 /// The store's classes and properties (bookkeeping left out), once per store state.
-fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, TextToSparqlError> {
+fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, RetrieveError> {
     Ok(store.derived("text-to-sparql/known-terms", || {
         store
             .graph()
@@ -285,8 +246,8 @@ fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, TextToSparql
             .map(|mut known| {
                 known
                     .properties
-                    .retain(|p| !BOOKKEEPING.contains(&p.as_str()));
-                known.classes.retain(|c| !BOOKKEEPING.contains(&c.as_str()));
+                    .retain(|p| !FILE_RECORD.contains(&p.as_str()));
+                known.classes.retain(|c| !FILE_RECORD.contains(&c.as_str()));
                 known
             })
     })?)
@@ -301,7 +262,7 @@ async fn sparql_request(
     grounding: &Grounding,
     options: &TextToSparqlOptions,
     known: &KnownTerms,
-) -> Result<SparqlRequest, TextToSparqlError> {
+) -> Result<SparqlRequest, RetrieveError> {
     let Grounding { entities, named } = grounding;
     let prefixes = store.query_options().prefixes;
     let slice = ontology_slice(store, question, options.slice_size, known).await?;
@@ -368,7 +329,7 @@ fn generate_check_repair(
     mut request: SparqlRequest,
     options: &TextToSparqlOptions,
     known: &KnownTerms,
-) -> Result<TextToSparql, TextToSparqlError> {
+) -> Result<TextToSparql, RetrieveError> {
     let mut out = TextToSparql {
         trace: TraceStage {
             stage: STAGE.to_owned(),
@@ -456,7 +417,7 @@ fn accept(
     text: String,
     run: Run,
     options: &TextToSparqlOptions,
-) -> Result<(), TextToSparqlError> {
+) -> Result<(), RetrieveError> {
     out.facts = facts_of(store, &run, options.row_limit)?;
     // The query that ran: the model's text, unless it was changed before running.
     let ran = match &run.note {
@@ -665,10 +626,10 @@ fn named_chain(
     entity: &QuestionEntity,
     named: &[String],
     known: &KnownTerms,
-) -> Result<Option<Chain>, TextToSparqlError> {
+) -> Result<Option<Chain>, RetrieveError> {
     let properties: Vec<&String> = named
         .iter()
-        .filter(|iri| known.properties.contains(iri) && !BOOKKEEPING.contains(&iri.as_str()))
+        .filter(|iri| known.properties.contains(iri) && !FILE_RECORD.contains(&iri.as_str()))
         .collect();
     let Ok(start) = NamedNode::new(entity.iri.as_str()) else {
         return Ok(None);
@@ -726,7 +687,7 @@ type Uses = (Vec<String>, Vec<String>);
 
 /// For each entity, the properties of the triples it is the subject of and of
 /// those it is the object of, most used first (kgfuse's bookkeeping left out).
-fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, TextToSparqlError> {
+fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, RetrieveError> {
     let terms: Vec<Term> = entities
         .iter()
         .filter_map(|e| NamedNode::new(e.iri.as_str()).ok())
@@ -753,7 +714,7 @@ fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, 
             else {
                 continue;
             };
-            if BOOKKEEPING.contains(&property.as_str()) {
+            if FILE_RECORD.contains(&property.as_str()) {
                 continue;
             }
             for (i, _) in entities.iter().enumerate().filter(|(_, q)| q.iri == entity) {
@@ -775,7 +736,7 @@ fn entity_uses(store: &Store, entities: &[QuestionEntity]) -> Result<Vec<Uses>, 
 pub fn entity_labels(
     store: &Store,
     nodes: &[NamedNode],
-) -> Result<Vec<(String, String)>, TextToSparqlError> {
+) -> Result<Vec<(String, String)>, RetrieveError> {
     if nodes.is_empty() {
         return Ok(Vec::new());
     }
@@ -820,7 +781,7 @@ async fn ontology_slice(
     question: &Question,
     size: usize,
     known: &KnownTerms,
-) -> Result<Vec<NamedNode>, TextToSparqlError> {
+) -> Result<Vec<NamedNode>, RetrieveError> {
     if size == 0 {
         return Ok(Vec::new());
     }
@@ -882,7 +843,7 @@ async fn ontology_slice(
 fn descriptions(
     store: &Store,
     terms: &[NamedNode],
-) -> Result<BTreeMap<(String, String), Vec<Term>>, TextToSparqlError> {
+) -> Result<BTreeMap<(String, String), Vec<Term>>, RetrieveError> {
     let mut described: BTreeMap<(String, String), Vec<Term>> = BTreeMap::new();
     if terms.is_empty() {
         return Ok(described);
@@ -942,7 +903,7 @@ fn vocabulary_text(
     slice: &[NamedNode],
     known: &KnownTerms,
     prefixes: &[(String, String)],
-) -> Result<String, TextToSparqlError> {
+) -> Result<String, RetrieveError> {
     let mut terms: Vec<NamedNode> = slice.to_vec();
     for iri in known
         .properties
@@ -1183,7 +1144,7 @@ fn check_and_run(
     prefixes: &[(String, String)],
     options: &TextToSparqlOptions,
     known: &KnownTerms,
-) -> Result<Result<Run, String>, TextToSparqlError> {
+) -> Result<Result<Run, String>, RetrieveError> {
     if text.is_empty() {
         return Ok(Err("the reply holds no query".to_owned()));
     }
@@ -1424,7 +1385,7 @@ fn certain_patterns(
 
 /// The facts an accepted SELECT's rows assert (see [`TextToSparql::facts`]), at most
 /// `limit`.
-fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, TextToSparqlError> {
+fn facts_of(store: &Store, run: &Run, limit: usize) -> Result<Vec<Fact>, RetrieveError> {
     let spargebra::Query::Select { pattern, .. } = &run.query else {
         return Ok(Vec::new());
     };

@@ -35,7 +35,7 @@ use kgfuse_lexicon::linking::{self, Linked};
 use kgfuse_llm::{LanguageModel, RuleBased};
 use kgfuse_plan::cues::Cues;
 use kgfuse_plan::query_graphs::{Constructed, Construction};
-use kgfuse_plan::{PlanError, model_planner, planner};
+use kgfuse_plan::{RetrieveError, model_planner, planner};
 use kgfuse_store::{Question, Store};
 
 /// How much of a question to work out: what a strategy needs of it.
@@ -101,10 +101,10 @@ pub fn understand(
     model: &dyn LanguageModel,
     question: Question,
     depth: Depth,
-) -> Result<Understanding, PlanError> {
+) -> Result<Understanding, RetrieveError> {
     let text = question.text().trim();
     if text.is_empty() {
-        return Err(PlanError::Invalid("the question is empty".into()));
+        return Err(RetrieveError::Invalid("the question is empty".into()));
     }
     let cues = Cues::of(text);
     let offline_names = names_stage(text);
@@ -169,7 +169,7 @@ fn names_stage(text: &str) -> Vec<String> {
 /// Stage 2: linking on a thread of its own while the question is embedded
 /// here (MiniLM: 6-11 ms); both are kept. When no thread can be started,
 /// one after the other.
-fn linking_stage(store: &Store, question: &Question) -> Result<Linked, PlanError> {
+fn linking_stage(store: &Store, question: &Question) -> Result<Linked, RetrieveError> {
     std::thread::scope(|scope| {
         let linking = std::thread::Builder::new()
             .name("kgfuse-linking".into())
@@ -199,7 +199,7 @@ fn query_stage(
     store: &Store,
     cues: &Cues,
     linked: &Linked,
-) -> Result<(Constructed, OfflinePlans), PlanError> {
+) -> Result<(Constructed, OfflinePlans), RetrieveError> {
     let mut construction = Construction::new(store, linked);
     store
         .graph()

@@ -6,7 +6,7 @@
 use kgfuse_graph::GraphError;
 use kgfuse_ingest::IngestError;
 use kgfuse_llm::LlmError;
-use kgfuse_retrieve::RetrieveError;
+use kgfuse_retrieve::{RetrieveError, TimedOut};
 use kgfuse_store::StoreError;
 use kgfuse_vector::EmbedError;
 
@@ -90,15 +90,15 @@ impl From<EmbedError> for Error {
 }
 
 /// Retrieval has no failure of its own kind: each of its errors arrives as the
-/// part that failed (the store or graph, the model) or as the caller's input.
+/// part that failed (the store or graph, the model) or as the caller's input;
+/// a timeout as the query's or the model's own timeout error.
 impl From<RetrieveError> for Error {
     fn from(error: RetrieveError) -> Self {
         match error {
             RetrieveError::Store(e) => Self::Store(e),
-            RetrieveError::Graph(e) => e.into(),
-            RetrieveError::Model(e) => Self::Model(e),
+            RetrieveError::Graph(e) | RetrieveError::Timeout(TimedOut::Query(e)) => e.into(),
+            RetrieveError::Model(e) | RetrieveError::Timeout(TimedOut::Model(e)) => Self::Model(e),
             RetrieveError::Invalid(why) => Self::Invalid(why),
-            other => Self::Invalid(other.to_string()),
         }
     }
 }

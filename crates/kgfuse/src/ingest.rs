@@ -8,7 +8,7 @@
 //! on large trees.
 
 use crate::{Engine, Error, Progress, QueryOutcome};
-use kgfuse_core::vocab::kgfuse;
+use kgfuse_core::vocab::kg;
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{SourceGraph, StoredSource};
 use kgfuse_ingest::ExtractedSource;
@@ -283,8 +283,8 @@ impl Engine {
             report.triples += source.triples.len();
             for triple in &source.triples {
                 match triple.predicate.as_str() {
-                    kgfuse::CALLS => report.calls += 1,
-                    kgfuse::CALLS_BY_NAME => report.calls_by_name += 1,
+                    kg::CALLS => report.calls += 1,
+                    kg::CALLS_BY_NAME => report.calls_by_name += 1,
                     _ => {}
                 }
             }
@@ -346,7 +346,7 @@ impl Engine {
         // each symbol with its owner (5.8 s at 100,000 functions, dev build).
         let graphs = format!(
             "SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s <{}> ?q }} }}",
-            kgfuse::QUALIFIED_NAME
+            kg::QUALIFIED_NAME
         );
         let QueryOutcome::Solutions { rows, .. } = self.sparql(&graphs)? else {
             return Ok(Vec::new());
@@ -363,8 +363,8 @@ impl Engine {
              OPTIONAL {{ ?class <{has}> ?s . ?class <{q}> ?owner . \
                          FILTER(STRSTARTS(STR(?class), \"{CODE_BASE}\")) }} \
              FILTER(STRSTARTS(STR(?s), \"{CODE_BASE}\")) }}",
-            q = kgfuse::QUALIFIED_NAME,
-            has = kgfuse::HAS_FUNCTION,
+            q = kg::QUALIFIED_NAME,
+            has = kg::HAS_FUNCTION,
         );
         let QueryOutcome::Solutions { rows, .. } = self.sparql(&query)? else {
             return Ok(Vec::new());
@@ -417,13 +417,13 @@ impl Engine {
                ?s <http://www.w3.org/2000/01/rdf-schema#label>|<http://www.w3.org/2004/02/skos/core#prefLabel>|<http://www.w3.org/2004/02/skos/core#altLabel> ?label . \
                FILTER(isIRI(?s)) \
                FILTER NOT EXISTS {{ ?s a ?excluded . VALUES ?excluded {{ <{}> <{}> <{}> <{}> <{}> <{}> <{}> }} }} }}",
-            kgfuse::CHUNK,
-            kgfuse::PARAMETER,
-            kgfuse::CASE,
-            kgfuse::METHOD,
-            kgfuse::SOURCE_FILE,
-            kgfuse::KNOWLEDGE_UNIT,
-            kgfuse::DOCUMENT,
+            kg::CHUNK,
+            kg::PARAMETER,
+            kg::CASE,
+            kg::METHOD,
+            kg::SOURCE_FILE,
+            kg::KNOWLEDGE_UNIT,
+            kg::DOCUMENT,
         );
         let QueryOutcome::Solutions { rows, .. } = self.sparql(&query)? else {
             return Ok(Vec::new());

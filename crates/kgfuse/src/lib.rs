@@ -471,7 +471,7 @@ impl Engine {
             Question::new(question),
             Depth::Graph,
         )
-        .map_err(|e| Error::from(kgfuse_retrieve::RetrieveError::from(e)))
+        .map_err(Error::from)
     }
 
     /// Retrieves a [`FusedContext`] with a given language model for the judgement steps.

@@ -16,7 +16,7 @@
 
 use anyhow::{Context, Result, anyhow};
 use kgfuse_core::progress::NoProgress;
-use kgfuse_core::vocab::kgfuse;
+use kgfuse_core::vocab::kg;
 use kgfuse_graph::{
     Graph, LoadRequest, QueryOptions, QueryOutcome, RdfSource, ReadOnlyOptions, ResultsFormat,
 };
@@ -246,9 +246,9 @@ fn insert(graph: &Graph, path: &Path, into: Option<NamedNode>) -> Result<()> {
 fn delete_file_metadata(graph: &Graph) -> Result<()> {
     let update = format!(
         "DELETE WHERE {{ GRAPH ?g {{ ?g a <{}> ; <{}> ?path ; <{}> ?hash }} }}",
-        kgfuse::SOURCE_FILE,
-        kgfuse::SOURCE_FILE_PATH,
-        kgfuse::CONTENT_HASH
+        kg::SOURCE_FILE,
+        kg::SOURCE_FILE_PATH,
+        kg::CONTENT_HASH
     );
     Ok(graph.update(&update, &QueryOptions::default())?)
 }

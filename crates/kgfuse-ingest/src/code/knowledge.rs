@@ -17,7 +17,7 @@
 //! and tag names as literals of `kgfuse:consumes` / `kgfuse:produces`.
 
 use crate::IngestError;
-use kgfuse_core::vocab::kgfuse;
+use kgfuse_core::vocab::kg;
 use oxrdf::Term;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -143,10 +143,10 @@ fn read_turtle(path: &Path, text: &str, map: &mut KnowledgeMap) -> Result<(), In
         let value = literal.value().to_owned();
         let entry = by_subject.entry(triple.subject.to_string()).or_default();
         match triple.predicate.as_str() {
-            p if p == kgfuse::QUALIFIED_NAME => entry.name = value,
-            p if p == kgfuse::KNOWLEDGE => entry.knowledge.push(value),
-            p if p == kgfuse::CONSUMES => entry.inputs.push(value),
-            p if p == kgfuse::PRODUCES => entry.outputs.push(value),
+            p if p == kg::QUALIFIED_NAME => entry.name = value,
+            p if p == kg::KNOWLEDGE => entry.knowledge.push(value),
+            p if p == kg::CONSUMES => entry.inputs.push(value),
+            p if p == kg::PRODUCES => entry.outputs.push(value),
             _ => {}
         }
     }

@@ -21,7 +21,7 @@ mod walk;
 use crate::emit::{Triples, iri, iri_segment};
 use crate::{ExtractedSource, IngestError, Problem};
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use knowledge::Knowledge;
 use model::{FileContext, FileRole, FunctionDef, Language, ParsedFile};
 use oxrdf::NamedNode;
@@ -386,12 +386,12 @@ impl Emitter<'_> {
     fn lines(&mut self, subject: &NamedNode, lines: (usize, usize)) {
         self.out.integer(
             subject,
-            kgfuse::START_LINE,
+            kg::START_LINE,
             i64::try_from(lines.0).unwrap_or(i64::MAX),
         );
         self.out.integer(
             subject,
-            kgfuse::END_LINE,
+            kg::END_LINE,
             i64::try_from(lines.1).unwrap_or(i64::MAX),
         );
     }
@@ -401,10 +401,10 @@ impl Emitter<'_> {
         let sep = self.sep();
         let package = self.package_node();
         if writes_package {
-            self.out.typed(&package, kgfuse::PACKAGE);
+            self.out.typed(&package, kg::PACKAGE);
             let name = file.context.package.clone();
             self.out.named(&package, &name, &name);
-            self.out.text(&package, kgfuse::QUALIFIED_NAME, &name);
+            self.out.text(&package, kg::QUALIFIED_NAME, &name);
             if file.context.module.len() == 1
                 && let Some(doc) = &file.module_doc
             {
@@ -416,12 +416,12 @@ impl Emitter<'_> {
         for (i, module) in modules.iter().enumerate() {
             let node = self.module_node(module);
             let qualified = module.join(sep);
-            self.out.typed(&node, kgfuse::MODULE);
+            self.out.typed(&node, kg::MODULE);
             self.out
                 .named(&node, &qualified, module.last().map_or("", String::as_str));
-            self.out.text(&node, kgfuse::QUALIFIED_NAME, &qualified);
-            self.out.link(&node, kgfuse::IN_PACKAGE, &package);
-            self.out.link(&package, kgfuse::HAS_MODULE, &node);
+            self.out.text(&node, kg::QUALIFIED_NAME, &qualified);
+            self.out.link(&node, kg::IN_PACKAGE, &package);
+            self.out.link(&package, kg::HAS_MODULE, &node);
             if i == 0
                 && let Some(doc) = &file.module_doc
             {
@@ -429,7 +429,7 @@ impl Emitter<'_> {
             }
             if module.len() > 1 {
                 let parent = self.module_node(&module[..module.len() - 1]);
-                self.out.link(&node, kgfuse::CONTAINED_IN, &parent);
+                self.out.link(&node, kg::CONTAINED_IN, &parent);
             }
         }
         for class in &file.classes {
@@ -470,9 +470,9 @@ impl Emitter<'_> {
         let qualified = class.qualified.join(self.sep());
         let node = self.node("class", &qualified);
         let name = class.qualified.last().cloned().unwrap_or_default();
-        self.out.typed(&node, kgfuse::CLASS);
+        self.out.typed(&node, kg::CLASS);
         self.out.named(&node, &name, &name);
-        self.out.text(&node, kgfuse::QUALIFIED_NAME, &qualified);
+        self.out.text(&node, kg::QUALIFIED_NAME, &qualified);
         if let Some(doc) = &class.doc {
             self.out.text(&node, w3c::RDFS_COMMENT, doc);
         }
@@ -480,13 +480,13 @@ impl Emitter<'_> {
             let t = l.trim_start();
             !t.starts_with('@') && !t.starts_with("#[") && !t.starts_with("///")
         }) {
-            self.out.text(&node, kgfuse::SIGNATURE, header.trim());
+            self.out.text(&node, kg::SIGNATURE, header.trim());
         }
         let package = self.package_node();
         let module = self.home_module(&class.qualified);
-        self.out.link(&node, kgfuse::IN_PACKAGE, &package);
-        self.out.link(&node, kgfuse::IN_MODULE, &module);
-        self.out.link(&module, kgfuse::HAS_CLASS, &node);
+        self.out.link(&node, kg::IN_PACKAGE, &package);
+        self.out.link(&node, kg::IN_MODULE, &module);
+        self.out.link(&module, kg::HAS_CLASS, &node);
         self.lines(&node, class.lines);
         let scope = class.qualified[..class.qualified.len().saturating_sub(1)].to_vec();
         for base in &class.bases {
@@ -494,7 +494,7 @@ impl Emitter<'_> {
                 self.index.resolve_path(&scope, base)
             {
                 let target = self.node("class", &target);
-                self.out.link(&node, kgfuse::EXTENDS, &target);
+                self.out.link(&node, kg::EXTENDS, &target);
             }
         }
     }
@@ -524,53 +524,53 @@ impl Emitter<'_> {
         let node = self.function_node(&qualified);
         let name = function.qualified.last().cloned().unwrap_or_default();
         let class = if function.owner.is_some() {
-            kgfuse::METHOD
+            kg::METHOD
         } else {
-            kgfuse::FUNCTION
+            kg::FUNCTION
         };
         self.out.typed(&node, class);
         self.out.named(&node, &name, &name);
-        self.out.text(&node, kgfuse::QUALIFIED_NAME, &qualified);
-        self.out.text(&node, kgfuse::SIGNATURE, &function.signature);
+        self.out.text(&node, kg::QUALIFIED_NAME, &qualified);
+        self.out.text(&node, kg::SIGNATURE, &function.signature);
         if let Some(doc) = &function.doc {
             self.out.text(&node, w3c::RDFS_COMMENT, doc);
         }
         if let Some(returns) = &function.returns {
-            self.out.text(&node, kgfuse::RETURNS, returns);
+            self.out.text(&node, kg::RETURNS, returns);
         }
-        self.out.text(&node, kgfuse::CODE, &function.code);
+        self.out.text(&node, kg::CODE, &function.code);
         self.lines(&node, function.lines);
         let package = self.package_node();
         let module = self.home_module(&function.qualified);
-        self.out.link(&node, kgfuse::IN_PACKAGE, &package);
-        self.out.link(&node, kgfuse::IN_MODULE, &module);
+        self.out.link(&node, kg::IN_PACKAGE, &package);
+        self.out.link(&node, kg::IN_MODULE, &module);
         match &function.owner {
             Some(owner) => {
                 let owner = self.node("class", &owner.join(sep));
-                self.out.link(&owner, kgfuse::HAS_FUNCTION, &node);
+                self.out.link(&owner, kg::HAS_FUNCTION, &node);
             }
-            None => self.out.link(&module, kgfuse::HAS_FUNCTION, &node),
+            None => self.out.link(&module, kg::HAS_FUNCTION, &node),
         }
 
         let mut inputs: Vec<String> = Vec::new();
         for param in &function.params {
             let param_node = iri(&format!("{}/param/", node.as_str()), &param.name);
-            self.out.typed(&param_node, kgfuse::PARAMETER);
-            self.out.text(&param_node, kgfuse::NAME, &param.name);
+            self.out.typed(&param_node, kg::PARAMETER);
+            self.out.text(&param_node, kg::NAME, &param.name);
             if let Some(annotation) = &param.annotation {
                 self.out
-                    .text(&param_node, kgfuse::PARAMETER_TYPE, annotation);
+                    .text(&param_node, kg::PARAMETER_TYPE, annotation);
                 inputs.extend(tags::from_type(annotation));
             }
             if let Some(default) = &param.default {
-                self.out.text(&param_node, kgfuse::DEFAULT_VALUE, default);
+                self.out.text(&param_node, kg::DEFAULT_VALUE, default);
             }
             self.out.integer(
                 &param_node,
-                kgfuse::POSITION,
+                kg::POSITION,
                 i64::try_from(param.position).unwrap_or(i64::MAX),
             );
-            self.out.link(&node, kgfuse::HAS_PARAMETER, &param_node);
+            self.out.link(&node, kg::HAS_PARAMETER, &param_node);
             inputs.extend(tags::normalise(&param.name));
         }
         let mut outputs: Vec<String> = Vec::new();
@@ -580,23 +580,23 @@ impl Emitter<'_> {
         outputs.extend(tags::from_function_name(&name));
         if let Some(known) = self.knowledge.functions.get(&qualified) {
             let unit = self.node("ku", &qualified);
-            self.out.typed(&unit, kgfuse::KNOWLEDGE_UNIT);
+            self.out.typed(&unit, kg::KNOWLEDGE_UNIT);
             self.out.text(
                 &unit,
                 w3c::RDFS_LABEL,
                 &format!("knowledge about {qualified}"),
             );
             for text in &known.knowledge {
-                self.out.text(&unit, kgfuse::KNOWLEDGE, text);
-                self.out.text(&node, kgfuse::KNOWLEDGE, text);
+                self.out.text(&unit, kg::KNOWLEDGE, text);
+                self.out.text(&node, kg::KNOWLEDGE, text);
             }
-            self.out.link(&node, kgfuse::HAS_KNOWLEDGE, &unit);
+            self.out.link(&node, kg::HAS_KNOWLEDGE, &unit);
             inputs.extend(known.inputs.iter().map(|t| declared_tag(t)));
             outputs.extend(known.outputs.iter().map(|t| declared_tag(t)));
         }
         for (tags, predicate, class) in [
-            (inputs, kgfuse::CONSUMES, kgfuse::INPUT_TAG),
-            (outputs, kgfuse::PRODUCES, kgfuse::OUTPUT_TAG),
+            (inputs, kg::CONSUMES, kg::INPUT_TAG),
+            (outputs, kg::PRODUCES, kg::OUTPUT_TAG),
         ] {
             let unique: BTreeSet<String> = tags.into_iter().filter(|t| !t.is_empty()).collect();
             for tag in unique {
@@ -619,8 +619,8 @@ impl Emitter<'_> {
         );
         for target in targets {
             let (predicate, callee) = match &target {
-                Target::Resolved(q) => (kgfuse::CALLS, q),
-                Target::ByName(q) => (kgfuse::CALLS_BY_NAME, q),
+                Target::Resolved(q) => (kg::CALLS, q),
+                Target::ByName(q) => (kg::CALLS_BY_NAME, q),
             };
             let callee = self.function_node(callee);
             self.out.link(&node, predicate, &callee);
@@ -630,20 +630,20 @@ impl Emitter<'_> {
     fn case_links(&mut self, case: &NamedNode, targets: Vec<Target>) {
         for target in targets {
             let (predicate, callee) = match &target {
-                Target::Resolved(q) => (kgfuse::EXERCISES, q),
-                Target::ByName(q) => (kgfuse::EXERCISES_BY_NAME, q),
+                Target::Resolved(q) => (kg::EXERCISES, q),
+                Target::ByName(q) => (kg::EXERCISES_BY_NAME, q),
             };
             let callee = self.function_node(callee);
             self.out.link(case, predicate, &callee);
         }
         let module = self.module_node(&self.file.context.module);
-        self.out.link(case, kgfuse::IN_MODULE, &module);
+        self.out.link(case, kg::IN_MODULE, &module);
     }
 
     fn test_case(&mut self, function: &FunctionDef) {
         let qualified = function.qualified.join(self.sep());
         let node = self.node("case", &qualified);
-        self.out.typed(&node, kgfuse::CASE);
+        self.out.typed(&node, kg::CASE);
         let title = function
             .doc
             .as_deref()
@@ -651,11 +651,11 @@ impl Emitter<'_> {
             .map(str::to_owned)
             .unwrap_or_else(|| humanise(function.qualified.last().map_or("", String::as_str)));
         self.out.text(&node, w3c::RDFS_LABEL, &title);
-        self.out.text(&node, kgfuse::QUALIFIED_NAME, &qualified);
+        self.out.text(&node, kg::QUALIFIED_NAME, &qualified);
         if let Some(doc) = &function.doc {
             self.out.text(&node, w3c::RDFS_COMMENT, doc);
         }
-        self.out.text(&node, kgfuse::CODE, &function.code);
+        self.out.text(&node, kg::CODE, &function.code);
         self.lines(&node, function.lines);
         let targets = self.targets(
             &function.calls,
@@ -672,16 +672,16 @@ impl Emitter<'_> {
             &format!("{}case/{}/example/", self.base, iri_segment(&documented)),
             &example.line.to_string(),
         );
-        self.out.typed(&node, kgfuse::CASE);
+        self.out.typed(&node, kg::CASE);
         self.out.text(
             &node,
             w3c::RDFS_LABEL,
             &format!("Example from the documentation of {documented}"),
         );
-        self.out.text(&node, kgfuse::CODE, &example.code);
+        self.out.text(&node, kg::CODE, &example.code);
         self.out.integer(
             &node,
-            kgfuse::START_LINE,
+            kg::START_LINE,
             i64::try_from(example.line).unwrap_or(i64::MAX),
         );
         let targets = self.targets(&example.calls, &example.documented, None, None);
@@ -694,7 +694,7 @@ impl Emitter<'_> {
         let file = self.file;
         let qualified = file.context.module.join(self.sep());
         let node = self.node("case", &qualified);
-        self.out.typed(&node, kgfuse::CASE);
+        self.out.typed(&node, kg::CASE);
         let title = file
             .module_doc
             .as_deref()
@@ -702,12 +702,12 @@ impl Emitter<'_> {
             .map(str::to_owned)
             .unwrap_or_else(|| humanise(file.context.module.last().map_or("", String::as_str)));
         self.out.text(&node, w3c::RDFS_LABEL, &title);
-        self.out.text(&node, kgfuse::QUALIFIED_NAME, &qualified);
+        self.out.text(&node, kg::QUALIFIED_NAME, &qualified);
         if let Some(doc) = &file.module_doc {
             self.out.text(&node, w3c::RDFS_COMMENT, doc);
         }
         if let Ok(code) = std::fs::read_to_string(&file.context.path) {
-            self.out.text(&node, kgfuse::CODE, &code);
+            self.out.text(&node, kg::CODE, &code);
         }
         let mut targets: Vec<Target> = Vec::new();
         for function in &file.functions {

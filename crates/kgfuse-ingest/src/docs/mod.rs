@@ -62,7 +62,7 @@ use crate::emit::{Triples, iri, iri_segment, term};
 use crate::{ExtractedSource, IngestError, Problem, file_graph_iri};
 use chunk::{Section, chunk_ranges, markdown_sections, section_slug, slugify, unique_slug};
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use mentions::MentionFinder;
 use metadata::{Metadata, parse_front_matter, read_sidecar, split_front_matter};
 use oxrdf::vocab::xsd;
@@ -659,27 +659,27 @@ fn emit_document(
     let doc = iri(base, source_id);
     let meta = &document.metadata;
     let mut t = Triples::default();
-    t.typed(&doc, kgfuse::DOCUMENT);
+    t.typed(&doc, kg::DOCUMENT);
     t.text(&doc, w3c::RDFS_LABEL, &document.title);
     t.text(&doc, w3c::DCTERMS_TITLE, &document.title);
     for alias in &meta.aliases {
         t.text(&doc, w3c::SKOS_ALT_LABEL, alias);
     }
-    t.text(&doc, kgfuse::SOURCE_FILE_PATH, &document.candidate.relative);
+    t.text(&doc, kg::SOURCE_FILE_PATH, &document.candidate.relative);
     if let Some(authority) = meta.authority {
         typed_literal(
             &mut t,
             &doc,
-            kgfuse::AUTHORITY,
+            kg::AUTHORITY,
             &authority.to_string(),
             xsd::DECIMAL,
         );
     }
     if let Some(date) = &meta.effective_date {
-        typed_literal(&mut t, &doc, kgfuse::EFFECTIVE_DATE, date, xsd::DATE);
+        typed_literal(&mut t, &doc, kg::EFFECTIVE_DATE, date, xsd::DATE);
     }
     if let Some(date) = &meta.valid_until {
-        typed_literal(&mut t, &doc, kgfuse::VALID_UNTIL, date, xsd::DATE);
+        typed_literal(&mut t, &doc, kg::VALID_UNTIL, date, xsd::DATE);
     }
 
     let mut mentions = 0;
@@ -698,26 +698,26 @@ fn emit_document(
         if chunk.of > 1 {
             label.push_str(&format!(" ({})", chunk.number));
         }
-        t.typed(&node, kgfuse::CHUNK);
+        t.typed(&node, kg::CHUNK);
         t.text(&node, w3c::RDFS_LABEL, &label);
         t.text(
             &node,
-            kgfuse::CHUNK_ID,
+            kg::CHUNK_ID,
             &format!("{source_id}::{}::{}", chunk.slug, chunk.number),
         );
-        t.text(&node, kgfuse::SECTION, &chunk.section);
-        t.text(&node, kgfuse::TEXT, &chunk.text);
-        t.integer(&node, kgfuse::START_LINE, line_number(chunk.lines.0));
-        t.integer(&node, kgfuse::END_LINE, line_number(chunk.lines.1));
+        t.text(&node, kg::SECTION, &chunk.section);
+        t.text(&node, kg::TEXT, &chunk.text);
+        t.integer(&node, kg::START_LINE, line_number(chunk.lines.0));
+        t.integer(&node, kg::END_LINE, line_number(chunk.lines.1));
         t.link(&node, w3c::DCTERMS_IS_PART_OF, &doc);
-        t.link(&doc, kgfuse::HAS_CHUNK, &node);
+        t.link(&doc, kg::HAS_CHUNK, &node);
         for entity in chunk
             .mentions
             .iter()
             .filter_map(|&i| finder.entities.get(i))
         {
             if *entity != doc {
-                t.link(&node, kgfuse::MENTIONS, entity);
+                t.link(&node, kg::MENTIONS, entity);
                 mentions += 1;
             }
         }
@@ -802,7 +802,7 @@ mod tests {
         source
             .triples
             .iter()
-            .filter(|t| t.predicate.as_str() == kgfuse::CHUNK_ID)
+            .filter(|t| t.predicate.as_str() == kg::CHUNK_ID)
             .map(|t| {
                 let iri = t.subject.to_string();
                 let iri = iri.trim_start_matches('<').trim_end_matches('>').to_owned();
@@ -810,10 +810,10 @@ mod tests {
                     Term::Literal(literal) => literal.value().to_owned(),
                     other => other.to_string(),
                 };
-                let section = objects(source, &iri, kgfuse::SECTION)
+                let section = objects(source, &iri, kg::SECTION)
                     .pop()
                     .unwrap_or_default();
-                let text = objects(source, &iri, kgfuse::TEXT)
+                let text = objects(source, &iri, kg::TEXT)
                     .pop()
                     .unwrap_or_default();
                 (iri, id, section, text)
@@ -860,7 +860,7 @@ Twenty-eight days.
         assert_eq!((out.documents, out.chunks, out.mentions), (1, 5, 0));
         let source = &out.sources[0];
         let doc = format!("{BASE}handbook-2025");
-        assert_eq!(objects(source, &doc, w3c::RDF_TYPE), [kgfuse::DOCUMENT]);
+        assert_eq!(objects(source, &doc, w3c::RDF_TYPE), [kg::DOCUMENT]);
         assert_eq!(
             objects(source, &doc, w3c::DCTERMS_TITLE),
             ["Employee Handbook"]
@@ -870,7 +870,7 @@ Twenty-eight days.
             ["Employee Handbook"]
         );
         assert_eq!(
-            objects(source, &doc, kgfuse::SOURCE_FILE_PATH),
+            objects(source, &doc, kg::SOURCE_FILE_PATH),
             ["Handbook 2025.md"]
         );
 
@@ -911,7 +911,7 @@ Twenty-eight days.
             remote,
             &format!("{BASE}handbook-2025/chunk/working-arrangements%2Fremote-work/1")
         );
-        assert_eq!(objects(source, remote, w3c::RDF_TYPE), [kgfuse::CHUNK]);
+        assert_eq!(objects(source, remote, w3c::RDF_TYPE), [kg::CHUNK]);
         assert_eq!(
             objects(source, remote, w3c::RDFS_LABEL),
             ["Employee Handbook > Working arrangements > Remote work"]
@@ -920,10 +920,10 @@ Twenty-eight days.
             objects(source, remote, w3c::DCTERMS_IS_PART_OF),
             [doc.as_str()]
         );
-        assert_eq!(objects(source, remote, kgfuse::START_LINE), ["9"]);
-        assert_eq!(objects(source, remote, kgfuse::END_LINE), ["9"]);
-        assert_eq!(objects(source, &found[0].0, kgfuse::START_LINE), ["3"]);
-        let mut has_chunk = objects(source, &doc, kgfuse::HAS_CHUNK);
+        assert_eq!(objects(source, remote, kg::START_LINE), ["9"]);
+        assert_eq!(objects(source, remote, kg::END_LINE), ["9"]);
+        assert_eq!(objects(source, &found[0].0, kg::START_LINE), ["3"]);
+        let mut has_chunk = objects(source, &doc, kg::HAS_CHUNK);
         has_chunk.sort();
         let mut all: Vec<String> = found.iter().map(|(iri, ..)| iri.clone()).collect();
         all.sort();
@@ -1061,20 +1061,20 @@ Twenty-eight days.
             objects(source, &doc, w3c::DCTERMS_TITLE),
             ["Remote work policy"]
         );
-        assert_eq!(objects(source, &doc, kgfuse::AUTHORITY), ["0.9"]);
+        assert_eq!(objects(source, &doc, kg::AUTHORITY), ["0.9"]);
         assert_eq!(
-            datatype(source, &doc, kgfuse::AUTHORITY),
+            datatype(source, &doc, kg::AUTHORITY),
             xsd::DECIMAL.as_str()
         );
         assert_eq!(
-            objects(source, &doc, kgfuse::EFFECTIVE_DATE),
+            objects(source, &doc, kg::EFFECTIVE_DATE),
             ["2025-01-01"]
         );
         assert_eq!(
-            datatype(source, &doc, kgfuse::EFFECTIVE_DATE),
+            datatype(source, &doc, kg::EFFECTIVE_DATE),
             xsd::DATE.as_str()
         );
-        assert!(objects(source, &doc, kgfuse::VALID_UNTIL).is_empty());
+        assert!(objects(source, &doc, kg::VALID_UNTIL).is_empty());
         assert_eq!(
             objects(source, &doc, w3c::SKOS_ALT_LABEL),
             ["remote policy", "WFH policy"]
@@ -1082,7 +1082,7 @@ Twenty-eight days.
         assert_eq!(ids(source), ["remote-2025::body::1"]);
         assert_eq!(chunks(source)[0].3, "Body text.");
         let chunk = &chunks(source)[0].0;
-        assert_eq!(objects(source, chunk, kgfuse::START_LINE), ["15"]);
+        assert_eq!(objects(source, chunk, kg::START_LINE), ["15"]);
         let problems: Vec<(Option<usize>, &str)> = out
             .problems
             .iter()
@@ -1124,12 +1124,12 @@ Twenty-eight days.
             objects(source, &doc, w3c::DCTERMS_TITLE),
             ["How we work remotely"]
         );
-        assert_eq!(objects(source, &doc, kgfuse::AUTHORITY), ["0.3"]);
+        assert_eq!(objects(source, &doc, kg::AUTHORITY), ["0.3"]);
         assert_eq!(
-            objects(source, &doc, kgfuse::EFFECTIVE_DATE),
+            objects(source, &doc, kg::EFFECTIVE_DATE),
             ["2020-06-15"]
         );
-        assert_eq!(objects(source, &doc, kgfuse::VALID_UNTIL), ["2021-12-31"]);
+        assert_eq!(objects(source, &doc, kg::VALID_UNTIL), ["2021-12-31"]);
         assert_eq!(
             objects(source, &doc, w3c::SKOS_ALT_LABEL),
             ["2020 blog post"]
@@ -1191,7 +1191,7 @@ Twenty-eight days.
             let mut found = objects(
                 source,
                 &format!("{BASE}fees/chunk/{slug}/1"),
-                kgfuse::MENTIONS,
+                kg::MENTIONS,
             );
             found.sort();
             found
@@ -1312,7 +1312,7 @@ Twenty-eight days.
             .flat_map(|s| {
                 s.triples
                     .iter()
-                    .filter(|t| t.object == Term::NamedNode(term(kgfuse::DOCUMENT)))
+                    .filter(|t| t.object == Term::NamedNode(term(kg::DOCUMENT)))
                     .map(|t| t.subject.to_string())
             })
             .collect();

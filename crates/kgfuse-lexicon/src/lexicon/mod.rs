@@ -23,12 +23,12 @@
 
 pub mod analyze;
 
-use crate::LexiconError;
+use crate::RetrieveError;
 use crate::sparql;
 use crate::sparql::cell_text;
 use analyze::{Term, analyze, analyze_question};
 use kgfuse_core::iri::local_name;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::model::Term as GraphTerm;
 use kgfuse_store::Store;
@@ -272,20 +272,20 @@ const NAME_PREDICATES: &[&str] = &[
     w3c::SKOS_PREF_LABEL,
     w3c::SKOS_ALT_LABEL,
     w3c::DCTERMS_TITLE,
-    kgfuse::NAME,
+    kg::NAME,
 ];
 /// Predicates whose literals describe a node, whatever their local name.
 const DESCRIPTION_PREDICATES: &[&str] = &[
     w3c::RDFS_COMMENT,
     w3c::SKOS_DEFINITION,
     w3c::DCTERMS_DESCRIPTION,
-    kgfuse::SIGNATURE,
-    kgfuse::KNOWLEDGE,
-    kgfuse::TEXT,
+    kg::SIGNATURE,
+    kg::KNOWLEDGE,
+    kg::TEXT,
 ];
 /// Name predicates that alone do not make a node worth searching (a parameter has
 /// a `kgfuse:name` and nothing else).
-const SECONDARY_NAMES: &[&str] = &[kgfuse::NAME];
+const SECONDARY_NAMES: &[&str] = &[kg::NAME];
 
 fn is_name_predicate(iri: &str) -> bool {
     if NAME_PREDICATES.contains(&iri) {
@@ -324,7 +324,7 @@ struct Harvest {
     properties: Vec<String>,
 }
 
-fn harvest(store: &Store) -> Result<Harvest, LexiconError> {
+fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
     // Every predicate, then whether the few that look like names or
     // descriptions carry literals. A test on every triple's object
     // (`isLiteral(?o)` in the scan) makes Oxigraph decode each one: some
@@ -368,7 +368,7 @@ fn harvest(store: &Store) -> Result<Harvest, LexiconError> {
             properties.push(x);
         }
     }
-    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, LexiconError> {
+    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
         let nodes: Vec<NamedNode> = iris
             .iter()
             .filter_map(|p| NamedNode::new(p.as_str()).ok())
@@ -435,7 +435,7 @@ fn harvest(store: &Store) -> Result<Harvest, LexiconError> {
 
 /// Whether some triple of `predicate` has a literal object (the scan stops
 /// at the first).
-fn has_literal_object(store: &Store, predicate: &str) -> Result<bool, LexiconError> {
+fn has_literal_object(store: &Store, predicate: &str) -> Result<bool, RetrieveError> {
     let Ok(predicate) = NamedNode::new(predicate) else {
         return Ok(false);
     };
@@ -484,11 +484,11 @@ fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize
 
 impl Lexicon {
     /// The store's lexicon, built on first use after each write.
-    pub fn of(store: &Store) -> Result<Arc<Self>, LexiconError> {
+    pub fn of(store: &Store) -> Result<Arc<Self>, RetrieveError> {
         store.derived("retrieve/lexicon", || Self::build(store))
     }
 
-    fn build(store: &Store) -> Result<Self, LexiconError> {
+    fn build(store: &Store) -> Result<Self, RetrieveError> {
         let harvest = harvest(store)?;
         let mut lexicon = Self::default();
         let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();

@@ -7,14 +7,14 @@
 //! same menu, and its text is the same for every question: a server that keeps
 //! the prompt's prefix (llama.cpp) reads it once.
 
-use crate::PlanError;
+use crate::RetrieveError;
 use crate::plan::Step;
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql::{Solutions, cell_text, run_all};
 use kgfuse_store::Store;
-use kgfuse_text2sparql::BOOKKEEPING;
+use kgfuse_core::vocab::kg::FILE_RECORD;
 use kgfuse_text2sparql::grammar::gbnf_string;
 use std::collections::BTreeMap;
 
@@ -54,7 +54,7 @@ struct Use {
 
 impl Menu {
     /// The store's menu, read on first use after each write.
-    pub fn of(store: &Store) -> Result<std::sync::Arc<Self>, PlanError> {
+    pub fn of(store: &Store) -> Result<std::sync::Arc<Self>, RetrieveError> {
         store.derived("plan/model-menu", || Self::read(store))
     }
 
@@ -62,7 +62,7 @@ impl Menu {
     /// populated: the properties of [`MEMBERS`] of its members (the first by
     /// IRI order in the type index, so the same data gives the same menu), the
     /// classes of their objects, and the least literal as an example.
-    fn read(store: &Store) -> Result<Self, PlanError> {
+    fn read(store: &Store) -> Result<Self, RetrieveError> {
         let rdf_type = w3c::RDF_TYPE;
         let classes = format!(
             "SELECT ?c (COUNT(?s) AS ?n) WHERE {{ ?s <{rdf_type}> ?c }} GROUP BY ?c ORDER BY DESC(?n) ?c"
@@ -335,7 +335,7 @@ fn unique_name(taken: &BTreeMap<String, String>, iri: &str) -> String {
 
 /// The vocabularies' own terms (RDF, RDFS, OWL, XSD) and kgfuse's bookkeeping.
 fn is_schema_term(iri: &str) -> bool {
-    [RDF, RDFS, OWL, XSD].iter().any(|ns| iri.starts_with(ns)) || BOOKKEEPING.contains(&iri)
+    [RDF, RDFS, OWL, XSD].iter().any(|ns| iri.starts_with(ns)) || FILE_RECORD.contains(&iri)
 }
 
 /// The W3C properties that say what things are called or are.

@@ -23,7 +23,7 @@
 pub mod menu;
 pub mod reply;
 
-use crate::PlanError;
+use crate::RetrieveError;
 use crate::cues::Cues;
 use crate::plan::{Constraint, Form, Grouping, QueryPlan, SetFunction, Value};
 use crate::planner::probe::{self, Start};
@@ -68,7 +68,7 @@ pub fn read(
     question: &str,
     cues: &Cues,
     linked: &Linked,
-) -> Result<ModelReading, PlanError> {
+) -> Result<ModelReading, RetrieveError> {
     let mut reading = ModelReading {
         trace: TraceStage {
             stage: STAGE.into(),
@@ -189,7 +189,7 @@ fn judge(
     menu: &Menu,
     plan: &QueryPlan,
     last: bool,
-) -> Result<Result<AnswerSet, String>, PlanError> {
+) -> Result<Result<AnswerSet, String>, RetrieveError> {
     if let Some(problem) = shape_problem(cues, plan) {
         return Ok(Err(problem));
     }
@@ -218,7 +218,7 @@ fn negation_excludes_nothing(
     store: &Store,
     plan: &QueryPlan,
     set: &AnswerSet,
-) -> Result<bool, PlanError> {
+) -> Result<bool, RetrieveError> {
     let negated = |c: &Constraint| matches!(c, Constraint::Not(_));
     if plan.form != Form::Select
         || plan.aggregation.is_some()
@@ -294,7 +294,7 @@ fn shape_problem(cues: &Cues, plan: &QueryPlan) -> Option<String> {
 
 /// Advice for a plan that found nothing: by which walks the data reaches each
 /// entity the plan names from the answer's class, in the menu's names.
-fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<String, PlanError> {
+fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<String, RetrieveError> {
     if plan.classes.is_empty() {
         return Ok(String::new());
     }
@@ -356,7 +356,7 @@ mod tests {
         model: &dyn LanguageModel,
         question: &str,
         linked: &Linked,
-    ) -> Result<(Option<AnswerSet>, TraceStage), PlanError> {
+    ) -> Result<(Option<AnswerSet>, TraceStage), RetrieveError> {
         let reading = read(store, model, question, &Cues::of(question), linked)?;
         Ok((reading.answers, reading.trace))
     }

@@ -19,7 +19,7 @@
 
 pub mod probe;
 
-use crate::PlanError;
+use crate::RetrieveError;
 use crate::cues::{Cues, Direction, NumberComparison};
 use crate::plan::{
     Aggregation, Column, CompileOptions, Constraint, Form, Grouping, Measure, Order, Path,
@@ -97,7 +97,7 @@ pub fn plans(
     store: &Store,
     cues: &Cues,
     linked: &Linked,
-) -> Result<(Vec<Planned>, TraceStage), PlanError> {
+) -> Result<(Vec<Planned>, TraceStage), RetrieveError> {
     let lexicon = Lexicon::of(store)?;
     let mut trace = TraceStage {
         stage: STAGE.into(),
@@ -293,7 +293,7 @@ fn counted_class(lexicon: &Lexicon, cues: &Cues, linked: &Linked) -> Option<Clas
 
 /// The class whose members have the first property the question names ("the
 /// average *price*" of what has one), when the question names no class.
-fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>, PlanError> {
+fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>, RetrieveError> {
     let Some(property) = linked.properties.first() else {
         return Ok(Vec::new());
     };
@@ -306,7 +306,7 @@ fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>
 /// Stage 4: the constraints that tie the answer to the question's entities,
 /// one set per choice of walks, with a score. One empty set when the question
 /// names no entity.
-fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32)>, PlanError> {
+fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32)>, RetrieveError> {
     let mut choices: Vec<(Vec<Constraint>, f32)> = vec![(Vec::new(), 1.0)];
     let mentions: Vec<&Mention> = reading
         .linked
@@ -906,7 +906,7 @@ pub fn answer(
     store: &Store,
     planned: &[Planned],
     trace: &mut TraceStage,
-) -> Result<Option<AnswerSet>, PlanError> {
+) -> Result<Option<AnswerSet>, RetrieveError> {
     let mut first_no = None;
     for planned in planned.iter().take(MAX_RUNS) {
         match run(store, &planned.plan, SOURCE)? {
@@ -952,7 +952,7 @@ pub enum Run {
 /// read-only with the store's timeout; a SELECT reads at most [`MAX_ROWS`] rows
 /// (the query says so itself, so that running its text again gives the same
 /// rows). `source` goes into the answer set.
-pub fn run(store: &Store, plan: &QueryPlan, source: &str) -> Result<Run, PlanError> {
+pub fn run(store: &Store, plan: &QueryPlan, source: &str) -> Result<Run, RetrieveError> {
     let options = CompileOptions {
         entailment: store.config().reasoning.entailment == kgfuse_core::config::Entailment::Rdfs,
     };

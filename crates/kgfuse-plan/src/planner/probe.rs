@@ -5,7 +5,7 @@
 //! block ([`kgfuse_lexicon::sparql`]) and looks at a sample, so its cost does not grow
 //! with the store.
 
-use crate::PlanError;
+use crate::RetrieveError;
 use crate::plan::Step;
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{NamedNode, Term};
@@ -98,7 +98,7 @@ fn iris(list: &[String]) -> Vec<Term> {
 }
 
 /// The profile of the nodes `start` names (a sample of a class's members).
-pub fn profile(store: &Store, start: &Start) -> Result<Profile, PlanError> {
+pub fn profile(store: &Store, start: &Start) -> Result<Profile, RetrieveError> {
     let rdf_type = w3c::RDF_TYPE;
     let members = match start {
         Start::Classes(classes) if !classes.is_empty() => format!(
@@ -189,7 +189,7 @@ pub fn entity_paths(
     store: &Store,
     start: &Start,
     entities: &[String],
-) -> Result<Vec<EntityPath>, PlanError> {
+) -> Result<Vec<EntityPath>, RetrieveError> {
     let entity_nodes = iris(entities);
     let rdf_type = w3c::RDF_TYPE;
     let start_nodes = match start {
@@ -252,7 +252,7 @@ fn read_paths(solutions: &Solutions) -> Vec<EntityPath> {
 }
 
 /// The classes of the subjects of `property`, most used first (from a sample).
-pub fn subject_classes(store: &Store, property: &str) -> Result<Vec<String>, PlanError> {
+pub fn subject_classes(store: &Store, property: &str) -> Result<Vec<String>, RetrieveError> {
     let Ok(node) = NamedNode::new(property) else {
         return Ok(Vec::new());
     };
@@ -266,7 +266,7 @@ pub fn subject_classes(store: &Store, property: &str) -> Result<Vec<String>, Pla
 }
 
 /// The classes of `nodes`.
-pub fn types_of(store: &Store, nodes: &[String]) -> Result<Vec<String>, PlanError> {
+pub fn types_of(store: &Store, nodes: &[String]) -> Result<Vec<String>, RetrieveError> {
     let nodes = iris(nodes);
     if nodes.is_empty() {
         return Ok(Vec::new());
@@ -280,7 +280,7 @@ pub fn types_of(store: &Store, nodes: &[String]) -> Result<Vec<String>, PlanErro
 }
 
 /// The first column's values of one query, in order.
-fn first_column(store: &Store, text: String) -> Result<Vec<String>, PlanError> {
+fn first_column(store: &Store, text: String) -> Result<Vec<String>, RetrieveError> {
     let solutions = run_all(store, vec![text])?;
     Ok(solutions
         .first()

@@ -19,7 +19,7 @@
 use crate::RetrieveError;
 use crate::functions::functions_info;
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql::cell_text;
@@ -80,8 +80,8 @@ fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
          VALUES ?type {{ <{input}> <{output}> }} OPTIONAL {{ ?tag <{alt}> ?alias }} }}",
         label = w3c::RDFS_LABEL,
         alt = w3c::SKOS_ALT_LABEL,
-        input = kgfuse::INPUT_TAG,
-        output = kgfuse::OUTPUT_TAG,
+        input = kg::INPUT_TAG,
+        output = kg::OUTPUT_TAG,
     );
     let mut out: BTreeMap<String, Tag> = BTreeMap::new();
     for row in rows(store, &query)? {
@@ -94,8 +94,8 @@ fn tags(store: &Store) -> Result<BTreeMap<String, Tag>, RetrieveError> {
         };
         let entry = out.entry(tag).or_default();
         entry.label = label;
-        entry.input |= kind == kgfuse::INPUT_TAG;
-        entry.output |= kind == kgfuse::OUTPUT_TAG;
+        entry.input |= kind == kg::INPUT_TAG;
+        entry.output |= kind == kg::OUTPUT_TAG;
         if let Some(alias) = cell_text(row.get(3))
             && !entry.aliases.contains(&alias)
         {
@@ -150,10 +150,10 @@ fn flow_graph(store: &Store) -> Result<HashMap<String, Vec<String>>, RetrieveErr
         "SELECT ?from ?to WHERE {{ \
            {{ ?to <{consumes}> ?from }} UNION {{ ?to <{calls}>|<{by_name}> ?from }} \
            UNION {{ ?from <{produces}> ?to }} }}",
-        consumes = kgfuse::CONSUMES,
-        calls = kgfuse::CALLS,
-        by_name = kgfuse::CALLS_BY_NAME,
-        produces = kgfuse::PRODUCES,
+        consumes = kg::CONSUMES,
+        calls = kg::CALLS,
+        by_name = kg::CALLS_BY_NAME,
+        produces = kg::PRODUCES,
     );
     for row in rows(store, &query)? {
         if let (Some(from), Some(to)) = (cell_text(row.first()), cell_text(row.get(1))) {
@@ -464,15 +464,15 @@ fn producer_paths(
 fn loaders(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
     let produced = format!(
         "SELECT ?function ?tag WHERE {{ ?function <{produces}> ?tag }}",
-        produces = kgfuse::PRODUCES,
+        produces = kg::PRODUCES,
     );
     let required = format!(
         "SELECT DISTINCT ?function WHERE {{ ?function <{produces}> ?tag ; \
            <{has_parameter}> ?parameter . \
            FILTER NOT EXISTS {{ ?parameter <{default}> ?value }} }}",
-        produces = kgfuse::PRODUCES,
-        has_parameter = kgfuse::HAS_PARAMETER,
-        default = kgfuse::DEFAULT_VALUE,
+        produces = kg::PRODUCES,
+        has_parameter = kg::HAS_PARAMETER,
+        default = kg::DEFAULT_VALUE,
     );
     let needs_arguments: HashSet<String> = rows(store, &required)?
         .into_iter()

@@ -17,7 +17,7 @@ use crate::RetrieveError;
 use crate::functions::{functions_by_package, iri_terms};
 use crate::strategies::domain::kmeans::{cluster_count, kmeans, unit_mean};
 use kgfuse_core::progress::Progress;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::SourceGraph;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Triple};
 use kgfuse_lexicon::sparql::cell_text;
@@ -230,7 +230,7 @@ fn cluster_packages<'a>(
         if let Some(centroid) = unit_mean(points.iter().copied()) {
             triples.push(Triple::new(
                 package_node.clone(),
-                named(kgfuse::CENTROID)?,
+                named(kg::CENTROID)?,
                 Literal::new_simple_literal(encode_vector(&centroid)),
             ));
         }
@@ -240,11 +240,11 @@ fn cluster_packages<'a>(
             triples.push(Triple::new(
                 cluster.clone(),
                 named(w3c::RDF_TYPE)?,
-                named(kgfuse::FUNCTION_CLUSTER)?,
+                named(kg::FUNCTION_CLUSTER)?,
             ));
             triples.push(Triple::new(
                 cluster,
-                named(kgfuse::IN_PACKAGE)?,
+                named(kg::IN_PACKAGE)?,
                 package_node.clone(),
             ));
         }
@@ -252,7 +252,7 @@ fn cluster_packages<'a>(
             let cluster = cluster_iri(package, *index);
             triples.push(Triple::new(
                 named(function)?,
-                named(kgfuse::IN_CLUSTER)?,
+                named(kg::IN_CLUSTER)?,
                 named(&cluster)?,
             ));
             cluster_of.insert(function, cluster);
@@ -273,8 +273,8 @@ fn coverage(
         store,
         format!(
             "SELECT ?case ?function WHERE {{ ?case a <{case}> ; <{exercises}> ?function }}",
-            case = kgfuse::CASE,
-            exercises = kgfuse::EXERCISES,
+            case = kg::CASE,
+            exercises = kg::EXERCISES,
         ),
     )?;
     let mut covers = Coverage::new();
@@ -304,13 +304,13 @@ fn selection_triples(
         let case_node = named(case)?;
         triples.push(Triple::new(
             case_base.clone(),
-            named(kgfuse::SELECTED_CASE)?,
+            named(kg::SELECTED_CASE)?,
             case_node.clone(),
         ));
         for cluster in &covers[case].1 {
             triples.push(Triple::new(
                 case_node.clone(),
-                named(kgfuse::COVERS_CLUSTER)?,
+                named(kg::COVERS_CLUSTER)?,
                 named(cluster)?,
             ));
         }
@@ -327,11 +327,11 @@ fn summary_triples(
     triples.push(Triple::new(
         case_base.clone(),
         named(w3c::RDF_TYPE)?,
-        named(kgfuse::CASE_BASE)?,
+        named(kg::CASE_BASE)?,
     ));
     for (predicate, value) in [
-        (kgfuse::PACKAGE_COVERAGE, report.package_coverage),
-        (kgfuse::CLUSTER_COVERAGE, report.cluster_coverage),
+        (kg::PACKAGE_COVERAGE, report.package_coverage),
+        (kg::CLUSTER_COVERAGE, report.cluster_coverage),
     ] {
         triples.push(Triple::new(
             case_base.clone(),
@@ -389,7 +389,7 @@ pub async fn search(
         store,
         format!(
             "SELECT ?case WHERE {{ <{CASE_BASE_GRAPH}> <{}> ?case }}",
-            kgfuse::SELECTED_CASE
+            kg::SELECTED_CASE
         ),
     )?
     .rows
@@ -451,10 +451,10 @@ pub(crate) fn exercising(
            ?case <{exercises}> ?function . OPTIONAL {{ ?case <{code}> ?code }} \
            OPTIONAL {{ <{base}> <{selected_case}> ?case BIND(true AS ?selected) }} }}",
         functions = sparql::values("function", &iri_terms(&iris)?),
-        exercises = kgfuse::EXERCISES,
-        code = kgfuse::CODE,
+        exercises = kg::EXERCISES,
+        code = kg::CODE,
         base = CASE_BASE_GRAPH,
-        selected_case = kgfuse::SELECTED_CASE,
+        selected_case = kg::SELECTED_CASE,
     );
     let solutions = sparql::run(store, text)?;
     let score_of: BTreeMap<&str, f32> = functions.iter().copied().collect();
@@ -506,14 +506,14 @@ pub(crate) fn case_infos(
         &format!(
             "OPTIONAL {{ ?case <{}> ?title }} OPTIONAL {{ ?case <{}> ?code }}",
             w3c::RDFS_LABEL,
-            kgfuse::CODE
+            kg::CODE
         ),
         "case",
         &cases,
         DETAIL_ROWS_PER_CASE * cases.len(),
     );
     let exercises = sparql::with_values(
-        &format!("?case <{}> ?function .", kgfuse::EXERCISES),
+        &format!("?case <{}> ?function .", kg::EXERCISES),
         "case",
         &cases,
         FUNCTIONS_PER_CASE * cases.len(),

@@ -31,7 +31,7 @@ use crate::strategies::domain::case_base::decode_vector;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_lexicon::sparql::cell_text;
@@ -91,10 +91,10 @@ fn packages(store: &Store) -> Result<BTreeMap<String, PackageInfo>, RetrieveErro
             "SELECT ?package ?name ?comment ?centroid WHERE {{ ?package a <{package}> . \
                OPTIONAL {{ ?package <{label}> ?name }} OPTIONAL {{ ?package <{comment}> ?comment }} \
                OPTIONAL {{ ?package <{centroid}> ?centroid }} }}",
-            package = kgfuse::PACKAGE,
+            package = kg::PACKAGE,
             label = w3c::RDFS_LABEL,
             comment = w3c::RDFS_COMMENT,
-            centroid = kgfuse::CENTROID,
+            centroid = kg::CENTROID,
         ),
     )?;
     let mut out: BTreeMap<String, PackageInfo> = BTreeMap::new();
@@ -308,17 +308,17 @@ fn ties_query(candidates: &[Candidate]) -> Result<String, RetrieveError> {
            UNION {{ ?x <{has_function}> ?a BIND(\"owner\" AS ?link) }} \
            UNION {{ ?x <{exercises}> ?a BIND(\"case\" AS ?link) }} }}",
         a = values("a", &iri_terms(&iris)?),
-        calls = kgfuse::CALLS,
-        by_name = kgfuse::CALLS_BY_NAME,
-        has_function = kgfuse::HAS_FUNCTION,
-        exercises = kgfuse::EXERCISES,
+        calls = kg::CALLS,
+        by_name = kg::CALLS_BY_NAME,
+        has_function = kg::HAS_FUNCTION,
+        exercises = kg::EXERCISES,
     ))
 }
 
 /// The answer [`ties_query`] gives, read from the graph's edge index instead of
 /// the store: the same rows (`?a ?x ?link`), for the same query text.
 fn ties_in(index: &EdgeIndex, candidates: &[Candidate], text: String) -> Solutions {
-    let calls = [kgfuse::CALLS, kgfuse::CALLS_BY_NAME];
+    let calls = [kg::CALLS, kg::CALLS_BY_NAME];
     let mut rows = Vec::new();
     let mut row = |a: &str, x: &str, link: &str| {
         rows.push(vec![
@@ -336,8 +336,8 @@ fn ties_in(index: &EdgeIndex, candidates: &[Candidate], text: String) -> Solutio
         for (x, p) in index.incoming(a) {
             match p {
                 p if calls.contains(&p) => row(a, x, "is called by"),
-                kgfuse::HAS_FUNCTION => row(a, x, "owner"),
-                kgfuse::EXERCISES => row(a, x, "case"),
+                kg::HAS_FUNCTION => row(a, x, "owner"),
+                kg::EXERCISES => row(a, x, "case"),
                 _ => {}
             }
         }
@@ -794,7 +794,7 @@ fn cases(
     }
     let scored: Vec<(&str, f32)> = kept.iter().map(|c| (c.iri.as_str(), c.score)).collect();
     let found = case_base::exercising(store, &scored)?;
-    let case_base_built = store.graph().has_instances(&[kgfuse::CASE_BASE])?;
+    let case_base_built = store.graph().has_instances(&[kg::CASE_BASE])?;
     let mut ranked: Vec<(f32, String)> = Vec::new();
     for case in found {
         if exclude.contains(&case.iri) {

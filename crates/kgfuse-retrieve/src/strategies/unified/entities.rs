@@ -76,7 +76,7 @@ pub(super) fn nodes_named(
         label = w3c::RDFS_LABEL,
         alt = w3c::SKOS_ALT_LABEL,
         pref = w3c::SKOS_PREF_LABEL,
-        name = kgfuse::NAME,
+        name = kg::NAME,
     );
     let solutions = match run_checked(store, with_values(&template, "needle", &values, 50))? {
         Ok(solutions) => solutions,

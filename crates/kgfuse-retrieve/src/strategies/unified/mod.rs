@@ -57,7 +57,7 @@ use entities::*;
 use facts::*;
 use kgfuse_core::context::{Dispatch, Dropped, Fact, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
-use kgfuse_core::vocab::{kgfuse, w3c};
+use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_graph::templates::{Neighbourhood, WalkLimits, WalkRounds};
 use kgfuse_graph::{EdgeIndex, GraphError, QueryOutcome, Rounds, parse_query};

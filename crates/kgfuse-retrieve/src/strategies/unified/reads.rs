@@ -13,9 +13,9 @@ pub(super) const FACTS_SORTED: usize = 250;
 
 /// Predicates whose values are prose or code: the unstructured side's business.
 pub(super) const LONG_TEXT: &[&str] = &[
-    kgfuse::TEXT,
-    kgfuse::CODE,
-    kgfuse::KNOWLEDGE,
+    kg::TEXT,
+    kg::CODE,
+    kg::KNOWLEDGE,
     w3c::RDFS_COMMENT,
     w3c::SKOS_DEFINITION,
     w3c::DCTERMS_DESCRIPTION,
@@ -28,12 +28,12 @@ pub(super) const BOOKKEEPING: &[&str] = &[
     w3c::SKOS_ALT_LABEL,
     w3c::SKOS_PREF_LABEL,
     w3c::DCTERMS_IS_PART_OF,
-    kgfuse::MENTIONS,
-    kgfuse::CHUNK_ID,
-    kgfuse::SECTION,
-    kgfuse::HAS_CHUNK,
-    kgfuse::START_LINE,
-    kgfuse::END_LINE,
+    kg::MENTIONS,
+    kg::CHUNK_ID,
+    kg::SECTION,
+    kg::HAS_CHUNK,
+    kg::START_LINE,
+    kg::END_LINE,
 ];
 
 /// Longest path searched between two linked entities.
