@@ -81,8 +81,7 @@ impl Graph {
             out.insert(
                 g.clone(),
                 StoredSource {
-                    path: literal_of(self, g.as_ref(), kg::SOURCE_FILE_PATH)?
-                        .unwrap_or_default(),
+                    path: literal_of(self, g.as_ref(), kg::SOURCE_FILE_PATH)?.unwrap_or_default(),
                     extractor: name.value().to_owned(),
                     extraction_hash: literal_of(self, g.as_ref(), kg::EXTRACTION_HASH)?
                         .unwrap_or_default(),

@@ -82,9 +82,13 @@ mod tests {
     #[test]
     fn every_failure_keeps_its_kind() {
         let query = RetrieveError::from(GraphError::Timeout(Duration::from_secs(2)));
-        assert!(matches!(query, RetrieveError::Timeout(TimedOut::Query(_))), "{query:?}");
-        let under_store =
-            RetrieveError::from(StoreError::Graph(GraphError::Timeout(Duration::from_secs(2))));
+        assert!(
+            matches!(query, RetrieveError::Timeout(TimedOut::Query(_))),
+            "{query:?}"
+        );
+        let under_store = RetrieveError::from(StoreError::Graph(GraphError::Timeout(
+            Duration::from_secs(2),
+        )));
         assert!(
             matches!(under_store, RetrieveError::Timeout(TimedOut::Query(_))),
             "{under_store:?}"
@@ -93,7 +97,10 @@ mod tests {
             timeout: Duration::from_secs(30),
             attempts: 2,
         });
-        assert!(matches!(model, RetrieveError::Timeout(TimedOut::Model(_))), "{model:?}");
+        assert!(
+            matches!(model, RetrieveError::Timeout(TimedOut::Model(_))),
+            "{model:?}"
+        );
         let syntax = RetrieveError::from(GraphError::Syntax("no".into()));
         assert!(matches!(syntax, RetrieveError::Graph(_)), "{syntax:?}");
         let store = RetrieveError::from(StoreError::Graph(GraphError::Syntax("no".into())));

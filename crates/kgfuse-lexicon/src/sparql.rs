@@ -141,7 +141,11 @@ pub fn run_whole_store(store: &Store, text: String) -> Result<Solutions, Retriev
     run_with(store, text, options)
 }
 
-fn run_with(store: &Store, text: String, options: QueryOptions) -> Result<Solutions, RetrieveError> {
+fn run_with(
+    store: &Store,
+    text: String,
+    options: QueryOptions,
+) -> Result<Solutions, RetrieveError> {
     let parsed = parse_query(&text, &options)?;
     let outcome = store.graph().query_algebra(parsed, &[], &options)?;
     Ok(Solutions::of(text, outcome))

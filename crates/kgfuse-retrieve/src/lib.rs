@@ -36,7 +36,7 @@ use strategies::{bm25, domain, flat, hybrid, neighborhood, paths, unified};
 
 use kgfuse_core::context::{FusedContext, TraceStage};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{Question, Store, StoreError};
+use kgfuse_store::{Question, Store};
 use std::collections::BTreeSet;
 
 pub use kgfuse_lexicon::{RetrieveError, TimedOut};

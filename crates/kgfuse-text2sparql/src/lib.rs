@@ -82,7 +82,6 @@ const ONTOLOGY_KIND_FILTER: KindFilter<'static> = KindFilter::OneOf(&[
     "owl:DatatypeProperty",
 ]);
 
-
 /// What the slice says about each term, in this order.
 const DESCRIBED: [&str; 6] = [
     w3c::RDF_TYPE,
@@ -1043,7 +1042,7 @@ impl Vocabulary<'_> {
                 .collect();
             (!values.is_empty()).then(|| values.join(" or "))
         };
-        match (ends(RDFS_DOMAIN), ends(RDFS_RANGE)) {
+        match (ends(w3c::RDFS_DOMAIN), ends(w3c::RDFS_RANGE)) {
             (None, None) => {}
             (domain, range) => line.push_str(&format!(
                 ": {} → {}",

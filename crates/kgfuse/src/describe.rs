@@ -7,7 +7,7 @@
 use crate::model::{Literal, NamedNode, Term};
 use crate::{Engine, Error, QueryOptions, QueryOutcome};
 use kgfuse_core::ontology::INFERRED_GRAPH;
-use kgfuse_core::vocab::{RDF, XSD, kg as kg, w3c};
+use kgfuse_core::vocab::{RDF, XSD, kg, w3c};
 use serde::{Deserialize, Serialize};
 
 /// Most outgoing and most incoming triples in a description.

@@ -558,8 +558,7 @@ impl Emitter<'_> {
             self.out.typed(&param_node, kg::PARAMETER);
             self.out.text(&param_node, kg::NAME, &param.name);
             if let Some(annotation) = &param.annotation {
-                self.out
-                    .text(&param_node, kg::PARAMETER_TYPE, annotation);
+                self.out.text(&param_node, kg::PARAMETER_TYPE, annotation);
                 inputs.extend(tags::from_type(annotation));
             }
             if let Some(default) = &param.default {

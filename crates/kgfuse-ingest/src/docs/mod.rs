@@ -810,12 +810,8 @@ mod tests {
                     Term::Literal(literal) => literal.value().to_owned(),
                     other => other.to_string(),
                 };
-                let section = objects(source, &iri, kg::SECTION)
-                    .pop()
-                    .unwrap_or_default();
-                let text = objects(source, &iri, kg::TEXT)
-                    .pop()
-                    .unwrap_or_default();
+                let section = objects(source, &iri, kg::SECTION).pop().unwrap_or_default();
+                let text = objects(source, &iri, kg::TEXT).pop().unwrap_or_default();
                 (iri, id, section, text)
             })
             .collect()
@@ -1062,14 +1058,8 @@ Twenty-eight days.
             ["Remote work policy"]
         );
         assert_eq!(objects(source, &doc, kg::AUTHORITY), ["0.9"]);
-        assert_eq!(
-            datatype(source, &doc, kg::AUTHORITY),
-            xsd::DECIMAL.as_str()
-        );
-        assert_eq!(
-            objects(source, &doc, kg::EFFECTIVE_DATE),
-            ["2025-01-01"]
-        );
+        assert_eq!(datatype(source, &doc, kg::AUTHORITY), xsd::DECIMAL.as_str());
+        assert_eq!(objects(source, &doc, kg::EFFECTIVE_DATE), ["2025-01-01"]);
         assert_eq!(
             datatype(source, &doc, kg::EFFECTIVE_DATE),
             xsd::DATE.as_str()
@@ -1125,10 +1115,7 @@ Twenty-eight days.
             ["How we work remotely"]
         );
         assert_eq!(objects(source, &doc, kg::AUTHORITY), ["0.3"]);
-        assert_eq!(
-            objects(source, &doc, kg::EFFECTIVE_DATE),
-            ["2020-06-15"]
-        );
+        assert_eq!(objects(source, &doc, kg::EFFECTIVE_DATE), ["2020-06-15"]);
         assert_eq!(objects(source, &doc, kg::VALID_UNTIL), ["2021-12-31"]);
         assert_eq!(
             objects(source, &doc, w3c::SKOS_ALT_LABEL),
@@ -1188,11 +1175,7 @@ Twenty-eight days.
         let out = extract(&path, &entities, &DocsOptions::default());
         let source = &out.sources[0];
         let mentions = |slug: &str| {
-            let mut found = objects(
-                source,
-                &format!("{BASE}fees/chunk/{slug}/1"),
-                kg::MENTIONS,
-            );
+            let mut found = objects(source, &format!("{BASE}fees/chunk/{slug}/1"), kg::MENTIONS);
             found.sort();
             found
         };

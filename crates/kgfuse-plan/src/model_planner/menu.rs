@@ -10,11 +10,11 @@
 use crate::RetrieveError;
 use crate::plan::Step;
 use kgfuse_core::iri::local_name;
+use kgfuse_core::vocab::kg::FILE_RECORD;
 use kgfuse_core::vocab::{OWL, RDF, RDFS, XSD, w3c};
 use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_lexicon::sparql::{Solutions, cell_text, run_all};
 use kgfuse_store::Store;
-use kgfuse_core::vocab::kg::FILE_RECORD;
 use kgfuse_text2sparql::grammar::gbnf_string;
 use std::collections::BTreeMap;
 

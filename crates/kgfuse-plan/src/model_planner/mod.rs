@@ -294,7 +294,11 @@ fn shape_problem(cues: &Cues, plan: &QueryPlan) -> Option<String> {
 
 /// Advice for a plan that found nothing: by which walks the data reaches each
 /// entity the plan names from the answer's class, in the menu's names.
-fn walks_to_entities(store: &Store, plan: &QueryPlan, menu: &Menu) -> Result<String, RetrieveError> {
+fn walks_to_entities(
+    store: &Store,
+    plan: &QueryPlan,
+    menu: &Menu,
+) -> Result<String, RetrieveError> {
     if plan.classes.is_empty() {
         return Ok(String::new());
     }
