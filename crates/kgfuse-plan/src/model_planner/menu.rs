@@ -223,9 +223,10 @@ fn json_string(name: &str) -> Option<String> {
     gbnf_string(name).map(|_| format!("\"\\\"{name}\\\"\""))
 }
 
-/// The rules of a reading's JSON (its gist, then the plan) that do not depend on the store; `class`, `prop`,
+/// The rules of a reading's JSON (the plan, then its gist: written after the plan, so
+/// the plan is written as it was before the gist was asked for) that do not depend on the store; `class`, `prop`,
 /// `test` and `entity` are appended. Keys come in a fixed order.
-const PLAN_RULES: &str = r#"root ::= "{\"kind\": " kind ", \"names\": [" names? "], \"answer\": " answer ", \"class\": " ("null" | class) where? group? order? limit? offset? show? "}"
+const PLAN_RULES: &str = r#"root ::= "{\"answer\": " answer ", \"class\": " ("null" | class) where? group? order? limit? offset? show? ", \"kind\": " kind ", \"names\": [" names? "]}"
 kind ::= "\"facts\"" | "\"explanation\"" | "\"both\""
 names ::= text (", " text){0,5}
 answer ::= "\"rows\"" | "\"yes/no\""
