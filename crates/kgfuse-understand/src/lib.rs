@@ -22,9 +22,9 @@
 //! `paths`, `neighborhood`, `domain`) need no more, and make no model call for it.
 //!
 //! **The model-call budget.** Understanding makes at most one request to a
-//! real model (the reading) plus one repair of its plan; a reply that is not
-//! JSON is re-asked once by the model client and then given up. Offline it
-//! makes none.
+//! real model (the reading) plus one repair of its plan; in JSON mode (a
+//! server that takes no grammar) a reply that is not JSON is re-asked once by
+//! the model client and then given up. Offline it makes none.
 
 mod dispatch;
 
@@ -136,7 +136,7 @@ pub fn understand(
             &linked,
         )?;
         understanding.answers = choose_answers(offline.answers, &mut read);
-        if !read.trace.kept.is_empty() || !read.trace.dropped.is_empty() {
+        if read.asked() {
             understanding.trace.push(read.trace.clone());
         }
         understanding.linked = linked;
@@ -246,7 +246,7 @@ fn choose_answers(
     read: &mut model_planner::ModelReading,
 ) -> Option<AnswerSet> {
     let offline_yes = offline.as_ref().is_some_and(|a| a.boolean == Some(true));
-    let tried = !read.trace.kept.is_empty() || !read.trace.dropped.is_empty();
+    let tried = read.asked();
     match read.answers.take() {
         Some(answer) if answer.boolean == Some(false) && offline_yes => {
             read.trace

@@ -15,8 +15,9 @@
 //!    query, no rows, a count of nothing, a "no" or a negation that excludes
 //!    nothing goes back to the model once with the reason and the walks the
 //!    data has to the plan's entities; the second plan runs. That repair is the
-//!    only second request: a reply that is not JSON at all is the model
-//!    client's to re-ask once ([`kgfuse_llm::OpenAiChat`]).
+//!    only second request made here; in JSON mode (a server that takes no
+//!    grammar) the model client re-asks once a reply that is not JSON
+//!    ([`kgfuse_llm::OpenAiChat`]).
 //!
 //! The caller keeps the offline planner's answer when the model's has none.
 
@@ -57,6 +58,13 @@ pub struct ModelReading {
     pub names: Vec<String>,
     /// The model's attempts (empty for a model that reads no questions).
     pub trace: TraceStage,
+}
+
+impl ModelReading {
+    /// Whether the model was asked at all (its trace says something).
+    pub fn asked(&self) -> bool {
+        !self.trace.kept.is_empty() || !self.trace.dropped.is_empty()
+    }
 }
 
 /// The model's reading of `question` (kind, names, a plan) and the answer of
