@@ -100,15 +100,15 @@ fn a_model_that_replies_with_garbage_costs_at_most_one_retry_per_request() {
     assert_eq!(answer["usage"]["calls"], 3, "{}", answer["usage"]);
 }
 
-/// A model that reads the question well: one request answers it, and its
-/// kind and names are the retrieval's dispatch and entities.
+/// A model that reads the question well: one request answers it, and the
+/// entities its plan names are the retrieval's names.
 #[test]
 fn a_model_that_reads_the_question_answers_it_in_one_request() {
     let k = mixed_store();
     let reply = k.tmp.path().join("reply.txt");
     std::fs::write(
         &reply,
-        r#"{"kind": "facts", "names": ["Norway", "pumps"], "answer": "rows", "class": "Vendor", "where": [{"path": "basedIn/inCountry", "is": "Norway"}, {"path": "sells", "is": "Pumps"}]}"#,
+        r#"{"answer": "rows", "class": "Vendor", "where": [{"path": "basedIn/inCountry", "is": "Norway"}, {"path": "sells", "is": "Pumps"}]}"#,
     )
     .expect("reply file");
     let log = k.tmp.path().join("asked.jsonl");

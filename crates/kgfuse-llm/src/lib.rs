@@ -263,9 +263,8 @@ pub trait LanguageModel: Send + Sync {
     /// callers use template queries instead.
     fn generate_sparql(&self, request: &SparqlRequest) -> Result<String, LlmError>;
 
-    /// The request's question read in one reply: its kind, the names it
-    /// mentions and a query plan, as the JSON text `prompts/read_question.md`
-    /// describes. Offline models return [`LlmError::Unsupported`] and callers
+    /// The request's question read in one reply: a query plan over the
+    /// store's names, as the JSON text `prompts/read_question.md` describes. Offline models return [`LlmError::Unsupported`] and callers
     /// read the question offline instead.
     fn read_question(&self, request: &ReadingRequest) -> Result<String, LlmError> {
         let _ = request;

@@ -267,7 +267,7 @@ const GENERATE_SPARQL: Task = Task {
 };
 const READ_QUESTION: Task = Task {
     name: "read_question",
-    form: r#"{"kind": "facts", "explanation" or "both", "names": [...], "answer": "rows" or "yes/no", "class": "<class>" or null, "where": [...], ...}"#,
+    form: r#"{"answer": "rows" or "yes/no", "class": "<class>" or null, "where": [...], ...}"#,
 };
 
 /// One chat message.
@@ -1183,7 +1183,7 @@ mod tests {
 
     #[test]
     fn a_question_is_read_with_the_schema_first_held_to_its_grammar_and_read_as_json() {
-        let plan = r#"{"kind": "facts", "names": [], "answer": "rows", "class": "Film"}"#;
+        let plan = r#"{"answer": "rows", "class": "Film"}"#;
         let server = FakeServer::start(vec![
             Reply::content(plan),
             Reply::content(&format!("Here it is: {plan}")),

@@ -6,10 +6,13 @@
 //!   the question's words, [`model_planner`] has a language model fill one;
 //! - [`query_graphs`]: small query graphs from what the question links to, built
 //!   as SPARQL algebra and run offline (lookups: one to three joins);
+//! - `algebra`: the SPARQL algebra pieces both compilers build with (joins,
+//!   type paths, `VALUES`, sub-selects), each defined once;
 //!
 //! Retrieval (`kgfuse-retrieve`) calls these stages and fuses what they return
 //! with its other channels.
 
+mod algebra;
 pub mod cues;
 pub mod model_planner;
 pub mod plan;

@@ -15,6 +15,7 @@
 //! fresh: "departments with no manager" asks that no manager exists, whatever
 //! other nodes the query binds.
 
+use crate::algebra::{empty, join, type_path, values_of, variable};
 use kgfuse_core::vocab::w3c;
 use kgfuse_graph::model::{Literal, NamedNode, Term, Variable};
 use serde::{Deserialize, Serialize};
@@ -611,35 +612,11 @@ fn measure_variable(measures: &[Measure], i: usize) -> Variable {
 }
 
 fn answer() -> Variable {
-    Variable::new_unchecked("x")
+    variable("x")
 }
 
 fn named(iri: &str) -> Result<NamedNode, InvalidPlan> {
     NamedNode::new(iri).map_err(|e| InvalidPlan(format!("<{iri}> is not an IRI: {e}")))
-}
-
-fn empty() -> GraphPattern {
-    GraphPattern::Bgp {
-        patterns: Vec::new(),
-    }
-}
-
-/// `left` joined with `right`, leaving out empty groups.
-fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
-    let is_empty =
-        |p: &GraphPattern| matches!(p, GraphPattern::Bgp { patterns } if patterns.is_empty());
-    match (left, right) {
-        (GraphPattern::Bgp { mut patterns }, GraphPattern::Bgp { patterns: more }) => {
-            patterns.extend(more);
-            GraphPattern::Bgp { patterns }
-        }
-        (left, right) if is_empty(&right) => left,
-        (left, right) if is_empty(&left) => right,
-        (left, right) => GraphPattern::Join {
-            left: Box::new(left),
-            right: Box::new(right),
-        },
-    }
 }
 
 /// `?v a C` for one of `classes` (a `VALUES` table when several), or
@@ -649,7 +626,6 @@ fn typed(
     classes: &[String],
     options: CompileOptions,
 ) -> Result<GraphPattern, InvalidPlan> {
-    use spargebra::algebra::PropertyPathExpression as P;
     let class = match classes {
         [] => return Ok(empty()),
         [one] => TermPattern::NamedNode(named(one)?),
@@ -659,37 +635,23 @@ fn typed(
         ))),
     };
     let subject = TermPattern::Variable(variable.clone());
-    let rdf_type = NamedNode::new_unchecked(w3c::RDF_TYPE);
     let mut pattern = if options.entailment {
         GraphPattern::Bgp {
             patterns: vec![TriplePattern {
                 subject,
-                predicate: NamedNodePattern::NamedNode(rdf_type),
+                predicate: NamedNodePattern::NamedNode(NamedNode::new_unchecked(w3c::RDF_TYPE)),
                 object: class.clone(),
             }],
         }
     } else {
-        GraphPattern::Path {
-            subject,
-            path: P::Sequence(
-                Box::new(P::NamedNode(rdf_type)),
-                Box::new(P::ZeroOrMore(Box::new(P::NamedNode(
-                    NamedNode::new_unchecked(w3c::RDFS_SUBCLASS_OF),
-                )))),
-            ),
-            object: class.clone(),
-        }
+        type_path(subject, class.clone())
     };
     if let TermPattern::Variable(v) = class {
-        let bindings = classes
+        let nodes = classes
             .iter()
-            .map(|c| named(c).map(|n| vec![Some(GroundTerm::NamedNode(n))]))
-            .collect::<Result<_, _>>()?;
-        let values = GraphPattern::Values {
-            variables: vec![v],
-            bindings,
-        };
-        pattern = join(values, pattern);
+            .map(|c| named(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        pattern = join(values_of(v, nodes), pattern);
     }
     Ok(pattern)
 }

@@ -34,17 +34,20 @@
 //! per node and edge, where running it costs a query (BENCHMARKS.md, "empty
 //! query graphs").
 
+use crate::algebra::{
+    empty, first_distinct, join, sub_select, type_path, values_of, var, variable,
+};
 use kgfuse_core::context::{AnswerSet, Dropped, Fact, TraceStage};
 use kgfuse_core::vocab::w3c;
-use kgfuse_graph::model::{NamedNode, Term, Variable};
+use kgfuse_graph::model::{NamedNode, Term};
 use kgfuse_graph::{GraphError, QueryOptions, QueryOutcome, Rounds};
 use kgfuse_lexicon::linking::{Candidate, Linked};
 use kgfuse_lexicon::sparql::Rejected;
 use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::Store;
 use spargebra::Query;
-use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
-use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -558,14 +561,6 @@ fn middle_classes(linked: &Linked, answer: &[&Candidate]) -> Option<(Vec<NamedNo
     Some((nodes, best.score.min(1.0)))
 }
 
-fn variable(name: &str) -> Variable {
-    Variable::new_unchecked(name)
-}
-
-fn var(name: &str) -> TermPattern {
-    TermPattern::Variable(variable(name))
-}
-
 /// The query graph as a SELECT in SPARQL algebra: each anchor's edges in a
 /// sub-select with the anchor's `VALUES`, the edges between unknowns, the
 /// classes' paths filtered to the classes, DISTINCT and a limit of
@@ -594,10 +589,12 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
     if !between.is_empty() {
         parts.push(GraphPattern::Bgp { patterns: between });
     }
-    parts.extend(typed.iter().map(|(subject, _)| type_path(subject)));
-    let mut pattern = parts.into_iter().reduce(join).unwrap_or(GraphPattern::Bgp {
-        patterns: Vec::new(),
-    });
+    parts.extend(
+        typed
+            .iter()
+            .map(|(subject, _)| type_path(var(subject), var(&class_variable(subject)))),
+    );
+    let mut pattern = parts.into_iter().reduce(join).unwrap_or_else(empty);
     if let Some(expr) = typed
         .iter()
         .map(|(subject, classes)| class_filter(subject, classes))
@@ -610,13 +607,7 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
     }
     Query::Select {
         dataset: None,
-        pattern: GraphPattern::Slice {
-            inner: Box::new(GraphPattern::Distinct {
-                inner: Box::new(pattern),
-            }),
-            start: 0,
-            length: Some(FETCH_ROWS),
-        },
+        pattern: first_distinct(pattern, FETCH_ROWS),
         base_iri: None,
     }
 }
@@ -644,16 +635,13 @@ fn answer_column(
     };
     let projected = Query::Select {
         dataset: None,
-        pattern: GraphPattern::Slice {
-            inner: Box::new(GraphPattern::Distinct {
-                inner: Box::new(GraphPattern::Project {
-                    inner: inner.clone(),
-                    variables: vec![variable("x")],
-                }),
-            }),
-            start: 0,
-            length: Some(FETCH_ROWS),
-        },
+        pattern: first_distinct(
+            GraphPattern::Project {
+                inner: inner.clone(),
+                variables: vec![variable("x")],
+            },
+            FETCH_ROWS,
+        ),
         base_iri: None,
     };
     let mut values: Vec<String> = rows
@@ -734,14 +722,7 @@ fn query_edges(graph: &QueryGraph) -> QueryEdges<'_> {
 
 /// Anchor `i`'s edges with its candidates as a `VALUES`, in a sub-select.
 fn anchor_sub_select(linked: &Linked, i: usize, patterns: Vec<TriplePattern>) -> GraphPattern {
-    let bindings = anchor_nodes(linked, i)
-        .into_iter()
-        .map(|n| vec![Some(GroundTerm::NamedNode(n))])
-        .collect();
-    let values = GraphPattern::Values {
-        variables: vec![variable(&anchor(i))],
-        bindings,
-    };
+    let values = values_of(variable(&anchor(i)), anchor_nodes(linked, i));
     sub_select(join(values, GraphPattern::Bgp { patterns }))
 }
 
@@ -768,34 +749,6 @@ fn class_filter(subject: &str, classes: &[NamedNode]) -> Expression {
     )
 }
 
-/// `subject rdf:type/rdfs:subClassOf* ?class_<subject>`.
-fn type_path(subject: &str) -> GraphPattern {
-    GraphPattern::Path {
-        subject: var(subject),
-        path: PropertyPathExpression::Sequence(
-            Box::new(PropertyPathExpression::NamedNode(NamedNode::new_unchecked(
-                w3c::RDF_TYPE,
-            ))),
-            Box::new(PropertyPathExpression::ZeroOrMore(Box::new(
-                PropertyPathExpression::NamedNode(NamedNode::new_unchecked(w3c::RDFS_SUBCLASS_OF)),
-            ))),
-        ),
-        object: var(&class_variable(subject)),
-    }
-}
-
-/// `pattern` as a sub-select of every variable it binds.
-fn sub_select(pattern: GraphPattern) -> GraphPattern {
-    let mut variables = Vec::new();
-    pattern.on_in_scope_variable(|v| variables.push(v.clone()));
-    variables.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-    variables.dedup();
-    GraphPattern::Project {
-        inner: Box::new(pattern),
-        variables,
-    }
-}
-
 /// One row of an answer: a value (or none) per variable.
 type Row = Vec<Option<Term>>;
 
@@ -814,13 +767,6 @@ fn first_rows_in_text_order(variables: &[String], mut rows: Vec<Row>) -> Vec<Row
     });
     rows.truncate(MAX_ROWS);
     rows
-}
-
-fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
-    GraphPattern::Join {
-        left: Box::new(left),
-        right: Box::new(right),
-    }
 }
 
 /// A row of a query graph as facts: each edge with the row's values.

@@ -515,18 +515,14 @@ mod tests {
         }
         fn read_question(&self, _: &kgfuse_llm::ReadingRequest) -> Result<String, LlmError> {
             self.called("read_question");
-            Ok(
-                r#"{"kind": "both", "names": ["remote work"], "answer": "rows", "class": null}"#
-                    .into(),
-            )
+            Ok(r#"{"answer": "rows", "class": null}"#.into())
         }
     }
 
     /// The model-call budget of a retrieval: the strategies that search by the
     /// words ask a model nothing (but `domain`, its package pick and gate);
     /// `unified` (and `auto`) ask for one reading (a plan that asks for nothing
-    /// is not repaired); nothing else. The reading's kind
-    /// and names are the retrieval's dispatch and entities.
+    /// is not repaired); nothing else.
     #[tokio::test]
     async fn a_retrieval_asks_a_model_for_its_reading_and_nothing_else() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -544,14 +540,9 @@ mod tests {
             let calls = model.taken();
             if strategy.depth() == Depth::Graph {
                 assert_eq!(calls, ["read_question"], "{}", strategy.name());
-                assert_eq!(context.dispatch, kgfuse_core::context::Dispatch::Hybrid);
-                let dispatch = &context.trace[0];
-                assert_eq!(dispatch.stage, "dispatch");
-                assert!(
-                    dispatch.kept.contains(&"entity: remote work".to_owned()),
-                    "{:?}",
-                    dispatch.kept
-                );
+                // Dispatch by the words ("who"): the model is not asked the kind.
+                assert_eq!(context.dispatch, kgfuse_core::context::Dispatch::Factual);
+                assert_eq!(context.trace[0].stage, "dispatch");
             } else if strategy == Strategy::Domain {
                 // DomAgent's package pick, then its gate in one request.
                 let allowed = ["classify", "judge_candidates"];

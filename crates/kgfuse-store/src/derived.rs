@@ -1,14 +1,20 @@
 //! Values computed from the whole store (the data-flow graph of the `paths`
 //! strategy, say), kept until the next write. A long-running process (a server, a
 //! benchmark) then pays for them once per write instead of once per question.
+//! Each is kept under its type: one value of a [`WholeStore`] type per store.
 
 use kgfuse_core::memory::resident_mib;
-use std::any::Any;
+use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-type Values = HashMap<&'static str, Arc<dyn Any + Send + Sync>>;
+/// A value computed from the whole store: the store keeps one of each such type
+/// ([`crate::Store::derived`]), so a type names what it holds (a newtype, not
+/// a bare map that another use could share).
+pub trait WholeStore: Any + Send + Sync {}
+
+type Values = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 
 /// The cache; clones share it.
 #[derive(Clone, Default)]
@@ -55,16 +61,12 @@ impl Derived {
         WriteScope(self.clone())
     }
 
-    /// The value under `key`, built by `build` if absent (or of another type).
-    pub(crate) fn get_or_build<T, E>(
+    /// The kept value of type `T`, built by `build` if absent.
+    pub(crate) fn get_or_build<T: WholeStore, E>(
         &self,
-        key: &'static str,
         build: impl FnOnce() -> Result<T, E>,
-    ) -> Result<Arc<T>, E>
-    where
-        T: Any + Send + Sync,
-    {
-        if let Some(value) = self.get(key) {
+    ) -> Result<Arc<T>, E> {
+        if let Some(value) = self.get::<T>() {
             return Ok(value);
         }
         let generation = self.generation();
@@ -72,23 +74,23 @@ impl Derived {
         let value = Arc::new(build()?);
         let after = resident_mib();
         tracing::debug!(
-            key,
+            value = type_name::<T>(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             resident_mib = after.round(),
             grew_mib = (after - before).round(),
             "whole-store value built"
         );
-        self.keep(key, generation, Arc::clone(&value));
+        self.keep(generation, Arc::clone(&value));
         Ok(value)
     }
 
-    /// The value under `key`, if one of type `T` is kept.
-    pub(crate) fn get<T: Any + Send + Sync>(&self, key: &'static str) -> Option<Arc<T>> {
+    /// The kept value of type `T`, if there is one.
+    pub(crate) fn get<T: WholeStore>(&self) -> Option<Arc<T>> {
         let value = self
             .values
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
+            .get(&TypeId::of::<T>())
             .cloned()?;
         value.downcast::<T>().ok()
     }
@@ -99,17 +101,12 @@ impl Derived {
         self.generation.load(Ordering::SeqCst)
     }
 
-    /// Keeps `value` under `key`, unless a write has started since `generation`
-    /// (the value may then describe a store that is no more).
-    pub(crate) fn keep<T: Any + Send + Sync>(
-        &self,
-        key: &'static str,
-        generation: u64,
-        value: Arc<T>,
-    ) {
+    /// Keeps `value`, unless a write has started since `generation` (the value
+    /// may then describe a store that is no more).
+    pub(crate) fn keep<T: WholeStore>(&self, generation: u64, value: Arc<T>) {
         let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
         if self.generation() == generation {
-            values.insert(key, value as Arc<dyn Any + Send + Sync>);
+            values.insert(TypeId::of::<T>(), value as Arc<dyn Any + Send + Sync>);
         }
     }
 }
@@ -118,16 +115,23 @@ impl Derived {
 mod tests {
     use super::*;
 
+    #[derive(Debug, PartialEq)]
+    struct Builds(u32);
+    impl WholeStore for Builds {}
+    #[derive(Debug, PartialEq)]
+    struct Other(u32);
+    impl WholeStore for Other {}
+
     #[test]
     fn values_live_until_the_next_write() {
         let derived = Derived::default();
         let mut builds = 0;
         let mut get = |d: &Derived| {
-            d.get_or_build("k", || {
+            d.get_or_build(|| {
                 builds += 1;
-                Ok::<_, ()>(builds)
+                Ok::<_, ()>(Builds(builds))
             })
-            .map(|v| *v)
+            .map(|v| v.0)
         };
         assert_eq!(get(&derived), Ok(1));
         assert_eq!(get(&derived), Ok(1));
@@ -144,10 +148,10 @@ mod tests {
         {
             let _write = derived.write_scope();
         }
-        derived.keep("k", before, Arc::new(1u32));
-        assert!(derived.get::<u32>("k").is_none());
-        derived.keep("k", derived.generation(), Arc::new(2u32));
-        assert_eq!(derived.get::<u32>("k").as_deref(), Some(&2));
-        assert!(derived.get::<u64>("k").is_none(), "another type");
+        derived.keep(before, Arc::new(Builds(1)));
+        assert!(derived.get::<Builds>().is_none());
+        derived.keep(derived.generation(), Arc::new(Builds(2)));
+        assert_eq!(derived.get::<Builds>().as_deref(), Some(&Builds(2)));
+        assert!(derived.get::<Other>().is_none(), "another type");
     }
 }

@@ -4,15 +4,17 @@
 //! it; now that request, and every one until the index is ready, walks Oxigraph
 //! as before (the same walks, slower), and the next ones use the index.
 
-use crate::derived::Derived;
+use crate::derived::{Derived, WholeStore};
 use kgfuse_graph::{EdgeIndex, Graph};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-/// Where the index is kept among the store's derived values, as
-/// `Option<Arc<EdgeIndex>>` (`None`: the graph is too large to index).
-pub(crate) const KEY: &str = "graph/edge-index";
+/// The index as the store's derived values keep it (`None`: the graph is too
+/// large to index).
+pub(crate) struct KeptIndex(pub(crate) Option<Arc<EdgeIndex>>);
+
+impl WholeStore for KeptIndex {}
 
 /// The build under way, if any; the store's clones share it. Dropping it (with
 /// the last clone of the store) stops the build and waits for its thread, so the
@@ -51,8 +53,7 @@ impl Background {
                     }
                 };
                 if !stopped.load(Ordering::Relaxed) {
-                    let index: Option<Arc<EdgeIndex>> = index.map(Arc::new);
-                    derived.keep(KEY, generation, Arc::new(index));
+                    derived.keep(generation, Arc::new(KeptIndex(index.map(Arc::new))));
                 }
             });
         match spawned {
@@ -113,8 +114,8 @@ mod tests {
     fn kept(store: &Store) -> Option<Option<Arc<EdgeIndex>>> {
         store
             .derived
-            .get::<Option<Arc<EdgeIndex>>>(KEY)
-            .map(|index| index.as_ref().clone())
+            .get::<KeptIndex>()
+            .map(|index| index.0.clone())
     }
 
     #[tokio::test]
@@ -155,7 +156,7 @@ mod tests {
             .edge_index(usize::MAX)
             .expect("index")
             .map(Arc::new);
-        store.derived.keep(KEY, generation, Arc::new(stale));
+        store.derived.keep(generation, Arc::new(KeptIndex(stale)));
         assert!(kept(&store).is_none());
     }
 

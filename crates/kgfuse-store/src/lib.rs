@@ -35,6 +35,7 @@ mod sync;
 mod validation;
 mod vector_index;
 
+pub use derived::WholeStore;
 pub use entailment::{Derivation, Provenance};
 pub use kgfuse_graph::fingerprint::FileFingerprint;
 pub use kgfuse_vector::{KindFilter, VectorHit, VectorIndexStatus};
@@ -250,6 +251,11 @@ pub struct StoreStats {
 /// What building [`Store::edge_index`] costs per quad of the graph (measured on
 /// LUBM-1 and LUBM-10 in release: 6.3 and 7.2 µs).
 pub const INDEX_COST_PER_QUAD: Duration = Duration::from_micros(7);
+
+/// The graph's quads, as counted for the edge index's cost (kept until a write).
+struct QuadCount(usize);
+
+impl WholeStore for QuadCount {}
 
 /// Walk time below which [`Store::edge_index`] does not even count the quads.
 const MIN_WALK_BEFORE_INDEXING: Duration = Duration::from_millis(50);
@@ -1055,20 +1061,16 @@ impl Store {
         }
     }
 
-    /// A value computed from the whole store, built by `build` on first use and
-    /// kept until the next write through this store (`load_files`, `write_sources`,
-    /// `update`, `repair`). Keys are per use (`"paths/flow"`); a key must always hold
-    /// the same type.
-    pub fn derived<T, E>(
+    /// The store's value of type `T`, computed from the whole store: built by
+    /// `build` on first use and kept until the next write through this store
+    /// (`load_files`, `write_sources`, `update`, `repair`) or, on a SPARQL
+    /// server, by another process. One value per type ([`WholeStore`]).
+    pub fn derived<T: WholeStore, E>(
         &self,
-        key: &'static str,
         build: impl FnOnce() -> Result<T, E>,
-    ) -> Result<Arc<T>, E>
-    where
-        T: std::any::Any + Send + Sync,
-    {
+    ) -> Result<Arc<T>, E> {
         self.derived.follow(self.graph.changes_elsewhere());
-        self.derived.get_or_build(key, build)
+        self.derived.get_or_build(build)
     }
 
     /// The graph's edges in memory for walks ([`kgfuse_graph::EdgeIndex`]), once
@@ -1083,18 +1085,15 @@ impl Store {
         if self.graph.is_remote() || walked < MIN_WALK_BEFORE_INDEXING {
             return Ok(None);
         }
-        let quads = self.derived("graph/quads", || self.graph.len())?;
+        let quads = self.derived(|| self.graph.len().map(QuadCount))?;
         let building =
-            INDEX_COST_PER_QUAD.saturating_mul(u32::try_from(*quads).unwrap_or(u32::MAX));
+            INDEX_COST_PER_QUAD.saturating_mul(u32::try_from(quads.0).unwrap_or(u32::MAX));
         if walked < building {
             return Ok(None);
         }
         self.derived.follow(self.graph.changes_elsewhere());
-        if let Some(index) = self
-            .derived
-            .get::<Option<Arc<kgfuse_graph::EdgeIndex>>>(edge_index::KEY)
-        {
-            return Ok(index.as_ref().clone());
+        if let Some(index) = self.derived.get::<edge_index::KeptIndex>() {
+            return Ok(index.0.clone());
         }
         self.edge_index_build
             .start(&self.graph, &self.derived, self.max_indexed_edges());

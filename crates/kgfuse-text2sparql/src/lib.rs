@@ -236,9 +236,21 @@ pub async fn text_to_sparql(
     generate_check_repair(store, model, request, options, &known)
 }
 
+/// The store's classes and properties a query may name: bookkeeping left out.
+struct AskableTerms(KnownTerms);
+
+impl kgfuse_store::WholeStore for AskableTerms {}
+
+impl std::ops::Deref for AskableTerms {
+    type Target = KnownTerms;
+    fn deref(&self) -> &KnownTerms {
+        &self.0
+    }
+}
+
 /// The store's classes and properties (bookkeeping left out), once per store state.
-fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, RetrieveError> {
-    Ok(store.derived("text-to-sparql/known-terms", || {
+fn known_terms(store: &Store) -> Result<std::sync::Arc<AskableTerms>, RetrieveError> {
+    Ok(store.derived(|| {
         store
             .graph()
             .known_terms(MAX_GRAMMAR_TERMS)
@@ -247,7 +259,7 @@ fn known_terms(store: &Store) -> Result<std::sync::Arc<KnownTerms>, RetrieveErro
                     .properties
                     .retain(|p| !FILE_RECORD.contains(&p.as_str()));
                 known.classes.retain(|c| !FILE_RECORD.contains(&c.as_str()));
-                known
+                AskableTerms(known)
             })
     })?)
 }

@@ -46,39 +46,19 @@ fn cues(question: &str, list: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The model's say on a question's kind: its name and the kind it read.
-pub struct ModelKind<'a> {
-    /// The model's name, for the trace.
-    pub model: &'a str,
-    /// The kind it read in the question.
-    pub dispatch: Dispatch,
-}
-
 /// Classifies a question with keyword cues and the names it mentions; the
-/// kind a model read in it, when there is one, wins. The returned trace stage
-/// says which cues, names or model decided it. Makes no model call: the
-/// model's kind comes with its reading of the question.
-pub fn dispatch(
-    question: &str,
-    names: &[String],
-    read: Option<ModelKind<'_>>,
-) -> (Dispatch, TraceStage) {
+/// returned trace stage says which cues and names decided it. Makes no model
+/// call.
+pub fn dispatch(question: &str, names: &[String]) -> (Dispatch, TraceStage) {
     let factual = cues(question, FACTUAL_CUES);
     let semantic = cues(question, SEMANTIC_CUES);
-    let by_cues = match (!factual.is_empty(), !semantic.is_empty(), !names.is_empty()) {
+    let dispatch = match (!factual.is_empty(), !semantic.is_empty(), !names.is_empty()) {
         (true, true, _) => Dispatch::Hybrid,
         (true, false, _) => Dispatch::Factual,
         (false, _, true) => Dispatch::Hybrid,
         (false, _, false) => Dispatch::Semantic,
     };
     let mut kept: Vec<String> = Vec::new();
-    let dispatch = match read {
-        Some(read) => {
-            kept.push(format!("{}: {}", read.model, kind_name(read.dispatch)));
-            read.dispatch
-        }
-        None => by_cues,
-    };
     kept.extend(factual.iter().map(|c| format!("factual cue: {c}")));
     kept.extend(semantic.iter().map(|c| format!("semantic cue: {c}")));
     kept.extend(names.iter().map(|e| format!("entity: {e}")));
@@ -90,15 +70,6 @@ pub fn dispatch(
             dropped: Vec::new(),
         },
     )
-}
-
-/// How the trace names a kind of question.
-fn kind_name(dispatch: Dispatch) -> &'static str {
-    match dispatch {
-        Dispatch::Semantic => "semantic: asks for an explanation or description",
-        Dispatch::Factual => "factual: asks for relationships, types, properties or counts",
-        Dispatch::Hybrid => "hybrid: both, or about named entities",
-    }
 }
 
 #[cfg(test)]
@@ -127,24 +98,8 @@ mod tests {
             let names = model
                 .extract_entities(question)
                 .expect("offline extraction");
-            let (dispatch, stage) = dispatch(question, &names, None);
+            let (dispatch, stage) = dispatch(question, &names);
             assert_eq!(dispatch, expected, "{question}: {:?}", stage.kept);
         }
-    }
-
-    #[test]
-    fn the_kind_a_model_read_wins_over_the_cues() {
-        let read = ModelKind {
-            model: "reader",
-            dispatch: Dispatch::Factual,
-        };
-        let (dispatch, stage) = dispatch("explain how retries work", &[], Some(read));
-        assert_eq!(dispatch, Dispatch::Factual);
-        assert!(
-            stage.kept[0].starts_with("reader: factual"),
-            "{:?}",
-            stage.kept
-        );
-        assert!(stage.kept.contains(&"semantic cue: explain".to_owned()));
     }
 }

@@ -12,10 +12,12 @@
 //!    the **offline plans** ([`kgfuse_plan::planner`]), which give the answer set
 //!    without a model;
 //! 4. **the model's reading** ([`kgfuse_plan::model_planner::read`]), with a
-//!    real model only: one request says the question's kind, the names it
-//!    mentions and a plan; the plan's answer replaces the offline one; a plan
+//!    real model only: one request writes a plan; its answer replaces the
+//!    offline one and the entities it names are the question's names; a plan
 //!    that fails is repaired once;
-//! 5. **dispatch**: the model's kind, else the cues ([`dispatch`]).
+//! 5. **dispatch**: by the cues and the names ([`dispatch`]). A model is not
+//!    asked the kind: asking for it in the same reply made the small model's
+//!    plans worse (EVALUATION.md).
 //!
 //! [`Depth::Words`] stops after stage 1 (and decides the dispatch by the cues):
 //! the strategies that search by the words alone (`bm25`, `flat`, `hybrid`,
@@ -28,7 +30,7 @@
 
 mod dispatch;
 
-pub use dispatch::{ModelKind, dispatch};
+pub use dispatch::dispatch;
 
 use kgfuse_core::context::{AnswerSet, Dispatch, TraceStage};
 use kgfuse_lexicon::linking::{self, Linked};
@@ -59,8 +61,8 @@ pub struct Understanding {
     pub depth: Depth,
     /// What its words ask for.
     pub cues: Cues,
-    /// The names it mentions: the model's reading's when a model read it,
-    /// else the offline extraction's.
+    /// The names it mentions: those the model's plan names when it names
+    /// any, else the offline extraction's.
     pub names: Vec<String>,
     /// SEMANTIC, FACTUAL or HYBRID.
     pub dispatch: Dispatch,
@@ -143,16 +145,10 @@ pub fn understand(
         understanding.constructed = constructed;
         reading = Some(read);
     }
-    let kind = reading.as_ref().and_then(|read| {
-        read.dispatch.map(|dispatch| ModelKind {
-            model: model.name(),
-            dispatch,
-        })
-    });
-    if let Some(read) = reading.as_ref().filter(|read| read.dispatch.is_some()) {
+    if let Some(read) = reading.as_ref().filter(|read| !read.names.is_empty()) {
         understanding.names.clone_from(&read.names);
     }
-    let (dispatch, stage) = dispatch(understanding.question.text(), &understanding.names, kind);
+    let (dispatch, stage) = dispatch(understanding.question.text(), &understanding.names);
     understanding.dispatch = dispatch;
     understanding.trace.insert(0, stage);
     Ok(understanding)

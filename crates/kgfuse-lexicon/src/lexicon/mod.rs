@@ -482,10 +482,12 @@ fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize
     best.map(|(_, placed)| placed).unwrap_or_default()
 }
 
+impl kgfuse_store::WholeStore for Lexicon {}
+
 impl Lexicon {
     /// The store's lexicon, built on first use after each write.
     pub fn of(store: &Store) -> Result<Arc<Self>, RetrieveError> {
-        store.derived("retrieve/lexicon", || Self::build(store))
+        store.derived(|| Self::build(store))
     }
 
     fn build(store: &Store) -> Result<Self, RetrieveError> {

@@ -52,10 +52,12 @@ struct Use {
     literal: Option<(&'static str, String)>,
 }
 
+impl kgfuse_store::WholeStore for Menu {}
+
 impl Menu {
     /// The store's menu, read on first use after each write.
     pub fn of(store: &Store) -> Result<std::sync::Arc<Self>, RetrieveError> {
-        store.derived("plan/model-menu", || Self::read(store))
+        store.derived(|| Self::read(store))
     }
 
     /// The classes by population, then a profile of each of the most
@@ -223,12 +225,9 @@ fn json_string(name: &str) -> Option<String> {
     gbnf_string(name).map(|_| format!("\"\\\"{name}\\\"\""))
 }
 
-/// The rules of a reading's JSON (the plan, then its gist: written after the plan, so
-/// the plan is written as it was before the gist was asked for) that do not depend on the store; `class`, `prop`,
+/// The rules of a plan's JSON that do not depend on the store; `class`, `prop`,
 /// `test` and `entity` are appended. Keys come in a fixed order.
-const PLAN_RULES: &str = r#"root ::= "{\"answer\": " answer ", \"class\": " ("null" | class) where? group? order? limit? offset? show? ", \"kind\": " kind ", \"names\": [" names? "]}"
-kind ::= "\"facts\"" | "\"explanation\"" | "\"both\""
-names ::= text (", " text){0,5}
+const PLAN_RULES: &str = r#"root ::= "{\"answer\": " answer ", \"class\": " ("null" | class) where? group? order? limit? offset? show? "}"
 answer ::= "\"rows\"" | "\"yes/no\""
 where ::= ", \"where\": [" condition (", " condition){0,5} "]"
 condition ::= "{" ("\"not\": true, ")? "\"path\": " path ", " test "}"

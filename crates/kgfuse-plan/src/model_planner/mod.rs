@@ -1,13 +1,14 @@
-//! The model planner: a language model reads a question in one reply (its
-//! kind, the names it mentions, and a [`QueryPlan`] chosen among the store's
-//! own names), and kgfuse runs the plan like an offline plan.
+//! The model planner: a language model reads a question in one reply, a
+//! [`QueryPlan`] chosen among the store's own names, and kgfuse runs the plan
+//! like an offline plan; the entities the plan names are the question's names.
 //!
 //! 1. **Menu** ([`menu::Menu`]): the store's classes and properties under short
 //!    names, with how the data uses each (read once per store).
 //! 2. **Entities**: the linked mentions' candidates, by name, with their classes.
 //! 3. **Read**: the model writes its reading as JSON held to a grammar over
 //!    those names ([`LanguageModel::read_question`]); it cannot name a term the
-//!    store lacks. An "explanation" has no plan to run.
+//!    store lacks. A plan that asks for nothing (no class, condition or
+//!    grouping: the question wants an explanation) has nothing to run.
 //! 4. **Run**: the reply is read into a plan ([`reply::plan`]), compiled, checked
 //!    and run read-only with a row cap ([`planner::run`]).
 //! 5. **Feedback** (`judge`): a plan that leaves out what the question's words
@@ -29,7 +30,7 @@ use crate::cues::Cues;
 use crate::plan::{Constraint, Form, Grouping, QueryPlan, SetFunction, Value};
 use crate::planner::probe::{self, Start};
 use crate::planner::{self, Run};
-use kgfuse_core::context::{AnswerSet, Dispatch, Dropped, TraceStage};
+use kgfuse_core::context::{AnswerSet, Dropped, TraceStage};
 use kgfuse_lexicon::linking::Linked;
 use kgfuse_llm::{LanguageModel, LlmError, PlanEntity, ReadingRequest};
 use kgfuse_store::Store;
@@ -52,9 +53,7 @@ const MAX_ENTITIES: usize = 12;
 pub struct ModelReading {
     /// The answer of the model's plan, when one answered.
     pub answers: Option<AnswerSet>,
-    /// The kind of question the model says it is (`None` when it gave no reading).
-    pub dispatch: Option<Dispatch>,
-    /// Names the question mentions, as the model spelled them.
+    /// The entities and texts its first plan names, as the model spelled them.
     pub names: Vec<String>,
     /// The model's attempts (empty for a model that reads no questions).
     pub trace: TraceStage,
@@ -121,17 +120,11 @@ pub fn read(
         ));
         if attempt == 1 {
             let gist = reply::gist(&reply);
-            reading.dispatch = gist.dispatch;
-            reading.names.clone_from(&gist.names);
-            if reading.dispatch == Some(Dispatch::Semantic) || gist.no_plan {
-                trace.kept.push(
-                    if gist.no_plan {
-                        "the plan asks for nothing: no plan to run"
-                    } else {
-                        "an explanation: no plan to run"
-                    }
-                    .into(),
-                );
+            reading.names = gist.names;
+            if gist.no_plan {
+                trace
+                    .kept
+                    .push("the plan asks for nothing: no plan to run".into());
                 return Ok(reading);
             }
         }
@@ -504,18 +497,17 @@ ex:rug a ex:Item ; rdfs:label "Wool rug" ; ex:price 120 ; ex:seller ex:olaf .
         assert!(why.contains("excludes nothing"), "{why}");
     }
 
-    /// One reply carries the kind and the names beside the plan; an
-    /// explanation has no plan to run, so nothing is repaired.
+    /// The entities a plan names are the question's names; a plan that asks
+    /// for nothing (an explanation) has nothing to run, so nothing is repaired.
     #[tokio::test]
-    async fn a_reading_gives_the_kind_and_names_and_an_explanation_runs_no_plan() {
+    async fn a_reading_names_its_entities_and_a_plan_of_nothing_runs_nothing() {
         let (_dir, store) = with_turtle(SHOP).await;
         let question = "How many items does Anna Berg sell?";
         let linked = link(&store, question).expect("linked");
         let model = Scripted::with_plans(&[
-            r#"{"kind": "facts", "names": ["Anna Berg", " Anna Berg", ""], "answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
+            r#"{"answer": "rows", "class": "Item", "where": [{"path": "seller", "is": "Anna Berg"}], "group": {"function": "count", "of": "answer", "per": "all"}}"#,
         ]);
         let reading = read(&store, &model, question, &Cues::of(question), &linked).expect("read");
-        assert_eq!(reading.dispatch, Some(Dispatch::Factual));
         assert_eq!(reading.names, ["Anna Berg"]);
         assert_eq!(
             reading.answers.expect("an answer").rows,
@@ -525,16 +517,14 @@ ex:rug a ex:Item ; rdfs:label "Wool rug" ; ex:price 120 ; ex:seller ex:olaf .
 
         let question = "Explain how Anna Berg prices an item";
         let linked = link(&store, question).expect("linked");
-        let model = Scripted::with_plans(&[
-            r#"{"kind": "explanation", "names": ["Anna Berg"], "answer": "rows", "class": null}"#,
-        ]);
+        let model = Scripted::with_plans(&[r#"{"answer": "rows", "class": null}"#]);
         let reading = read(&store, &model, question, &Cues::of(question), &linked).expect("read");
-        assert_eq!(reading.dispatch, Some(Dispatch::Semantic));
+        assert!(reading.names.is_empty());
         assert!(reading.answers.is_none());
         assert_eq!(
             model.plan_requests().len(),
             1,
-            "no repair of an explanation"
+            "no repair of a plan that asks for nothing"
         );
     }
 

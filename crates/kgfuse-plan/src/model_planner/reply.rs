@@ -1,6 +1,6 @@
-//! A model's reading, as the JSON `prompts/read_question.md` describes: its
-//! gist (the kind of question, the names it mentions) and its plan, read into a
-//! [`QueryPlan`] over the menu's IRIs. Every name of the plan is looked up; an
+//! A model's reading, as the JSON `prompts/read_question.md` describes: a plan,
+//! read into a [`QueryPlan`] over the menu's IRIs, and its gist (the names its
+//! conditions mention). Every name of the plan is looked up; an
 //! unknown one is an error the model is told about.
 
 use super::menu::Menu;
@@ -8,7 +8,6 @@ use crate::plan::{
     Aggregation, Column, Comparison, Constraint, Form, Grouping, Measure, Order, Path, QueryPlan,
     SetFunction, SortKey, Step, Value,
 };
-use kgfuse_core::context::Dispatch;
 use kgfuse_core::vocab::XSD;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -61,12 +60,11 @@ struct OrderBy {
     desc: bool,
 }
 
-/// What a reading says of its question besides the plan.
+/// What a reading says of its question besides the plan to run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Gist {
-    /// `kind`: "facts", "explanation" or "both"; `None` when missing or unknown.
-    pub dispatch: Option<Dispatch>,
-    /// `names`, trimmed, each once, in the reply's order.
+    /// The entities its conditions name (`"is"`) and the texts they look for
+    /// (`"contains"`), trimmed, each once, in the reply's order.
     pub names: Vec<String>,
     /// The plan asks for nothing: no class, no condition, no grouping.
     pub no_plan: bool,
@@ -75,10 +73,6 @@ pub struct Gist {
 #[derive(Debug, Deserialize)]
 struct GistReply {
     #[serde(default)]
-    kind: Option<String>,
-    #[serde(default)]
-    names: Vec<String>,
-    #[serde(default)]
     class: Option<serde_json::Value>,
     #[serde(default, rename = "where")]
     conditions: Vec<serde_json::Value>,
@@ -86,19 +80,20 @@ struct GistReply {
     group: Option<serde_json::Value>,
 }
 
-/// The reply's gist; a reply without one (or not JSON) has an empty gist.
+/// The reply's gist; a reply that is not a JSON object has an empty gist.
+/// Read leniently: a plan that names an unknown property still tells which
+/// entities the model saw in the question.
 pub fn gist(reply: &str) -> Gist {
     let Ok(parsed) = serde_json::from_str::<GistReply>(reply) else {
         return Gist::default();
     };
-    let dispatch = match parsed.kind.as_deref().map(str::trim) {
-        Some("facts") => Some(Dispatch::Factual),
-        Some("explanation") => Some(Dispatch::Semantic),
-        Some("both") => Some(Dispatch::Hybrid),
-        _ => None,
-    };
     let mut names: Vec<String> = Vec::new();
-    for name in parsed.names {
+    let named = parsed.conditions.iter().flat_map(|condition| {
+        ["is", "contains"]
+            .into_iter()
+            .filter_map(|key| condition.get(key)?.as_str())
+    });
+    for name in named {
         let name = name.trim();
         if !name.is_empty() && !names.iter().any(|n| n == name) {
             names.push(name.to_owned());
@@ -107,11 +102,7 @@ pub fn gist(reply: &str) -> Gist {
     let no_plan = parsed.class.is_none_or(|c| c.is_null())
         && parsed.conditions.is_empty()
         && parsed.group.is_none();
-    Gist {
-        dispatch,
-        names,
-        no_plan,
-    }
+    Gist { names, no_plan }
 }
 
 /// The names a reply may use: the menu's, and the question's entities (a name
@@ -503,5 +494,16 @@ mod tests {
         assert_eq!(date_datatype("2020-01-31T10:00:00"), Some("dateTime"));
         assert_eq!(date_datatype("2020"), None);
         assert_eq!(date_datatype("Oslo and more"), None);
+    }
+
+    #[test]
+    fn a_gist_names_the_entities_and_texts_of_the_conditions_once() {
+        let said = gist(
+            r#"{"answer": "rows", "class": "Film", "where": [{"path": "director", "is": "Ava Lind"}, {"path": "title", "contains": " night "}, {"path": "actor", "is": "Ava Lind"}, {"path": "runtime", "op": ">", "value": 90}]}"#,
+        );
+        assert_eq!(said.names, ["Ava Lind", "night"]);
+        assert!(!said.no_plan);
+        assert!(gist(r#"{"answer": "rows", "class": null}"#).no_plan);
+        assert_eq!(gist("not json"), Gist::default());
     }
 }

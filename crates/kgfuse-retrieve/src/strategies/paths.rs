@@ -23,7 +23,7 @@ use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql::cell_text;
-use kgfuse_store::Store;
+use kgfuse_store::{Store, WholeStore};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 /// Limits of the path search.
@@ -64,6 +64,30 @@ struct Tag {
     aliases: Vec<String>,
     input: bool,
     output: bool,
+}
+
+/// Every tag by IRI, as the store keeps it between writes.
+struct Tags(BTreeMap<String, Tag>);
+
+impl WholeStore for Tags {}
+
+impl std::ops::Deref for Tags {
+    type Target = BTreeMap<String, Tag>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+/// The functions that load each tag's data, as the store keeps them between writes.
+struct Loaders(BTreeMap<String, Vec<String>>);
+
+impl WholeStore for Loaders {}
+
+impl std::ops::Deref for Loaders {
+    type Target = BTreeMap<String, Vec<String>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveError> {
@@ -181,6 +205,8 @@ struct Flow {
     /// Predecessors of each node, sorted by IRI.
     reverse: Vec<Vec<u32>>,
 }
+
+impl WholeStore for Flow {}
 
 impl Flow {
     fn new(edges: HashMap<String, Vec<String>>) -> Self {
@@ -363,14 +389,14 @@ fn ranking(
     limits: PathLimits,
 ) -> Result<(FusedContext, Vec<(String, f32)>), RetrieveError> {
     let mut context = FusedContext::default();
-    let all_tags = store.derived("paths/tags", || tags(store))?;
+    let all_tags = store.derived(|| tags(store).map(Tags))?;
     let (inputs, outputs) = roles(question, &all_tags, &mut context);
     if inputs.is_empty() && outputs.is_empty() {
         context.status = Some("no_tags".into());
         return Ok((context, Vec::new()));
     }
     // Read once per write of the store, not once per question.
-    let flow = store.derived("paths/flow", || flow_graph(store).map(Flow::new))?;
+    let flow = store.derived(|| flow_graph(store).map(Flow::new))?;
     let mut paths = if inputs.is_empty() {
         Vec::new()
     } else {
@@ -383,7 +409,7 @@ fn ranking(
             context.status = Some("no_paths".into());
         }
     }
-    let loaders = store.derived("paths/loaders", || loaders(store))?;
+    let loaders = store.derived(|| loaders(store).map(Loaders))?;
     let sources = source_paths(&flow, &loaders, &paths, &inputs, limits);
     let ranked = functions_on(&paths, &sources, &all_tags, top_k, &mut context);
     context.paths = interleaved(paths, sources);

@@ -83,6 +83,18 @@ struct PackageInfo {
     centroid: Option<Vec<f32>>,
 }
 
+/// Every package by IRI, as the store keeps them between writes.
+struct Packages(BTreeMap<String, PackageInfo>);
+
+impl kgfuse_store::WholeStore for Packages {}
+
+impl std::ops::Deref for Packages {
+    type Target = BTreeMap<String, PackageInfo>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 /// Every package by IRI.
 fn packages(store: &Store) -> Result<BTreeMap<String, PackageInfo>, RetrieveError> {
     let solutions = sparql::run(
@@ -128,7 +140,7 @@ async fn classify(
     nearest: &[(String, Option<String>, f32)],
     options: DomainOptions,
 ) -> Result<(Vec<PackageScore>, TraceStage), RetrieveError> {
-    let all = store.derived("domain/packages", || packages(store))?;
+    let all = store.derived(|| packages(store).map(Packages))?;
     let scored = score_packages(store, &all, query, nearest).await?;
     let mut stage = TraceStage {
         stage: "packages".into(),
