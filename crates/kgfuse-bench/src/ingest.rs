@@ -102,7 +102,7 @@ async fn embedder_rate(engine: &Engine) -> Result<f64> {
     let store = engine.store();
     let texts = store.vectors().texts().await?;
     let start = Instant::now();
-    let vectors = kgfuse::embed_in_batches(
+    let vectors = kgfuse::vectors::embed_in_batches(
         store.embedder(),
         &texts,
         store.config().embedder.batch_size,

@@ -162,7 +162,7 @@ fn ms(d: Duration) -> f64 {
 
 fn main() -> Result<()> {
     // Before any thread starts: OpenBLAS picks its kernels as the process loads.
-    if let Some(e) = kgfuse::restart_with_faster_blas_kernels() {
+    if let Some(e) = kgfuse::blas::restart_with_faster_kernels() {
         eprintln!("warning: could not restart with faster OpenBLAS kernels: {e}");
     }
     tokio::runtime::Runtime::new()?.block_on(run(Cli::parse()))
@@ -192,7 +192,7 @@ async fn run(cli: Cli) -> Result<()> {
                 "release"
             },
             std::thread::available_parallelism().map_or(1, |n| n.get()),
-            kgfuse::blas_kernels().as_deref().unwrap_or("none (gemm)"),
+            kgfuse::blas::kernels().as_deref().unwrap_or("none (gemm)"),
             scratch.display()
         );
     }

@@ -14,9 +14,10 @@
 
 use crate::retrieval::{agreement, generate, percentile_ms, questions, time_strategies};
 use anyhow::{Context, Result, bail};
+use kgfuse::vectors::VectorRow;
 use kgfuse::{
     CaseBaseOptions, Engine, EngineInit, NoProgress, RemoteGraphConfig, RemoteVectorsConfig,
-    VectorIndexConfig, VectorRow,
+    VectorIndexConfig,
 };
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer};
 use std::collections::BTreeMap;

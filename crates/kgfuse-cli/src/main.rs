@@ -49,7 +49,7 @@ fn exit_quietly_on_closed_stdout() {
 
 fn main() -> ExitCode {
     // Before any thread starts: OpenBLAS picks its kernels as the process loads.
-    let restart_failed = kgfuse::restart_with_faster_blas_kernels();
+    let restart_failed = kgfuse::blas::restart_with_faster_kernels();
     exit_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let level = match cli.verbose {

@@ -49,10 +49,22 @@ pub use kgfuse_store::{
     CheckReport, Derivation, FileFingerprint, FileValidation, LoadAction, LoadSummary, LoadedFile,
     Provenance, Question, StoreError, StoreStats, SyncReport,
 };
-pub use kgfuse_vector::{
-    EmbedError, KindFilter, VectorHit, VectorIndexStatus, VectorRow, blas_kernels,
-    blas_kernels_to_request, embed_in_batches, restart_with_faster_blas_kernels,
-};
+pub use kgfuse_vector::{EmbedError, KindFilter, VectorHit, VectorIndexStatus};
+
+/// The matrix kernels (BLAS) the MiniLM encoder multiplies with, for a binary to
+/// set its process up before it does anything else.
+pub mod blas {
+    pub use kgfuse_vector::{
+        blas_kernels as kernels, blas_kernels_to_request as kernels_to_request,
+        restart_with_faster_blas_kernels as restart_with_faster_kernels,
+    };
+}
+
+/// The vector table's rows and batch embedding, for benchmarks and tools that
+/// write or time vectors themselves (the store does both on every load).
+pub mod vectors {
+    pub use kgfuse_vector::{VectorRow, embed_in_batches};
+}
 
 mod builder;
 mod describe;
