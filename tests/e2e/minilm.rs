@@ -54,11 +54,11 @@ fn init_without_a_model_names_the_fix_and_writes_nothing() {
 /// (`OPENBLAS_VERBOSE=2`): the last pick must be what this CPU runs.
 #[test]
 fn kgfuse_runs_on_the_blas_kernels_this_cpu_runs() {
-    let Some(here) = kgfuse::blas_kernels() else {
+    let Some(here) = kgfuse::blas::kernels() else {
         return; // built without OpenBLAS: gemm's kernels, nothing to pick
     };
     // What this test process would have asked for is what `kgfuse` must end on.
-    let want = kgfuse::blas_kernels_to_request().map_or(here, str::to_owned);
+    let want = kgfuse::blas::kernels_to_request().map_or(here, str::to_owned);
     let out = Kgfuse::empty()
         .std_cmd()
         .env("OPENBLAS_VERBOSE", "2")
@@ -74,6 +74,6 @@ fn kgfuse_runs_on_the_blas_kernels_this_cpu_runs() {
     match picks.last() {
         Some(last) => assert_eq!(*last, want, "{stderr}"),
         // An OpenBLAS built for one CPU names none, and has nothing to pick.
-        None => assert_eq!(kgfuse::blas_kernels_to_request(), None, "{stderr}"),
+        None => assert_eq!(kgfuse::blas::kernels_to_request(), None, "{stderr}"),
     }
 }

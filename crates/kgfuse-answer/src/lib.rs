@@ -262,7 +262,123 @@ async fn answer_loop(
         answer.knowledge_gap = Some(gap);
         return Ok(());
     }
-    draft_and_check(model, question, &gathered.selection, options, answer)
+    draft_and_check(model, question, &gathered.selection, options, answer)?;
+    if answer.status == AnswerStatus::Answered {
+        check_anchors(store, &Anchors::of(&understanding), answer)?;
+    }
+    Ok(())
+}
+
+/// The entities a question is about, which an answer's support must reach:
+/// the nodes linked to names the question says whole (a partial match or a
+/// qualifier is no anchor), and the names its words give (quoted, identifiers,
+/// capitalised runs).
+#[derive(Debug, Default)]
+struct Anchors {
+    nodes: Vec<String>,
+    /// Lower case, at least three characters.
+    names: Vec<String>,
+}
+
+impl Anchors {
+    /// A candidate named at least this much is named whole.
+    const WHOLE_NAME: f32 = 0.999;
+
+    fn of(understanding: &Understanding) -> Self {
+        let mut anchors = Self::default();
+        let whole = understanding
+            .linked
+            .mentions
+            .iter()
+            .filter(|m| !m.qualifier)
+            .flat_map(|m| &m.candidates)
+            .filter(|c| c.name_coverage >= Self::WHOLE_NAME);
+        for candidate in whole {
+            anchors.nodes.push(candidate.iri.clone());
+            anchors.add_name(&candidate.name);
+        }
+        for name in &understanding.names {
+            anchors.add_name(name);
+        }
+        anchors
+    }
+
+    fn add_name(&mut self, name: &str) {
+        let name = name.trim().to_lowercase();
+        if name.chars().count() >= 3 && !self.names.contains(&name) {
+            self.names.push(name);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && self.names.is_empty()
+    }
+}
+
+/// An answer about a named entity stands only if a cited passage reaches it:
+/// the passage quotes its name, or the passage's node is the entity or one
+/// edge from it. Otherwise the answer is withdrawn (status insufficient, what
+/// was cited kept in the context): an item that shares a word with the
+/// question but not its entity answers another question.
+fn check_anchors(
+    store: &Store,
+    anchors: &Anchors,
+    answer: &mut Answer,
+) -> Result<(), RetrieveError> {
+    if anchors.is_empty() {
+        return Ok(());
+    }
+    let cited: Vec<&TextHit> = answer
+        .context
+        .unstructured
+        .iter()
+        .filter(|hit| {
+            answer.citations.iter().any(|c| {
+                c.chunk_id.as_deref() == hit.source.chunk_id.as_deref()
+                    && (c.source_id == hit.iri || c.source_id == hit.source.id)
+            })
+        })
+        .collect();
+    let quoted = cited.iter().any(|hit| {
+        let text = hit.text.to_lowercase();
+        anchors
+            .names
+            .iter()
+            .any(|name| text.contains(name.as_str()))
+    });
+    let nodes: Vec<String> = cited.iter().map(|hit| hit.iri.clone()).collect();
+    let reached = quoted
+        || nodes.iter().any(|n| anchors.nodes.contains(n))
+        || metadata::one_edge_apart(store, &anchors.nodes, &nodes)?;
+    let mut shown: Vec<String> = anchors.names.clone();
+    shown.extend(anchors.nodes.iter().cloned());
+    if reached {
+        answer.trace.push(stage(
+            "anchors",
+            vec![format!("the cited passages reach {}", shown.join(", "))],
+            Vec::new(),
+        ));
+        return Ok(());
+    }
+    let why = format!(
+        "no cited passage names or is linked to what the question is about ({})",
+        shown.join(", ")
+    );
+    answer.trace.push(stage(
+        "anchors",
+        Vec::new(),
+        vec![Dropped {
+            iri: answer.answer.clone().unwrap_or_default(),
+            why: why.clone(),
+        }],
+    ));
+    answer.status = AnswerStatus::InsufficientContext;
+    answer.knowledge_gap = Some(why);
+    answer.answer = None;
+    answer.citations.clear();
+    answer.confidence = 0.0;
+    answer.grounding_status = GroundingStatus::Unsupported;
+    Ok(())
 }
 
 /// A question about the store's own classes ("how many vendors", "which
@@ -1355,5 +1471,58 @@ mod tests {
         .await;
         assert!(answer.errors.is_empty(), "{:?}", answer.errors);
         assert_eq!(store.time_spent().embeddings - before, 1);
+    }
+
+    /// An answer about an entity stands only when its support reaches that
+    /// entity: a question about someone the store does not know is not
+    /// answered from a passage that shares its other words; one about a
+    /// document the store holds is answered from that document's chunk.
+    #[tokio::test]
+    async fn an_answer_must_reach_the_entity_the_question_is_about() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
+        let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
+        let model = RuleBased::default();
+        let options = AskOptions {
+            max_retrieval_attempts: 1,
+            ..AskOptions::default()
+        };
+        let stranger = ask(
+            &store,
+            &model,
+            "How many days a week can Ingrid Solberg work remotely?",
+            &options,
+        )
+        .await;
+        assert_eq!(
+            stranger.status,
+            AnswerStatus::InsufficientContext,
+            "{:?}",
+            stranger.answer
+        );
+        assert!(stranger.answer.is_none());
+        assert!(
+            stranger
+                .knowledge_gap
+                .as_deref()
+                .is_some_and(|gap| gap.contains("ingrid solberg")),
+            "{:?}",
+            stranger.knowledge_gap
+        );
+
+        let known = ask(
+            &store,
+            &model,
+            "How many days a week can I work remotely under the Employee Handbook 2025?",
+            &options,
+        )
+        .await;
+        assert_eq!(
+            known.status,
+            AnswerStatus::Answered,
+            "{:?} {:?}",
+            known.knowledge_gap,
+            known.trace.iter().find(|s| s.stage == "anchors")
+        );
     }
 }

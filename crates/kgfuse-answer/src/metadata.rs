@@ -200,6 +200,28 @@ pub(crate) fn related_terms(store: &Store, items: &[String]) -> Result<Vec<Strin
         .collect())
 }
 
+/// Whether some node of `from` and some node of `to` are joined by one edge,
+/// either way.
+pub(crate) fn one_edge_apart(
+    store: &Store,
+    from: &[String],
+    to: &[String],
+) -> Result<bool, RetrieveError> {
+    let (from, to) = (iri_terms(from), iri_terms(to));
+    if from.is_empty() || to.is_empty() {
+        return Ok(false);
+    }
+    let solutions = run(
+        store,
+        format!(
+            "SELECT ?a WHERE {{ {from} {to} {{ ?a ?p ?b }} UNION {{ ?b ?p ?a }} }} LIMIT 1",
+            from = values("a", &from),
+            to = values("b", &to),
+        ),
+    )?;
+    Ok(!solutions.rows.is_empty())
+}
+
 /// Nodes one or two policy relations away from the items (`mentions`, then
 /// `escalatesTo` / `requires` / `appliesTo`), with the relation path, for
 /// multi-hop questions ("who approves it?" needs the escalation target).

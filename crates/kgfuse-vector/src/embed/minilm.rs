@@ -226,7 +226,7 @@ fn warn_of_fallback_blas_kernels() {
             tracing::warn!(
                 "OpenBLAS does not know this CPU and runs its SSE3 kernels: MiniLM embeds \
                  several times slower than it could. Start the program with {}={kernels}, \
-                 or call kgfuse::restart_with_faster_blas_kernels first in main",
+                 or call kgfuse::blas::restart_with_faster_kernels first in main",
                 kgfuse_encoder::CORETYPE_VARIABLE
             );
         }
