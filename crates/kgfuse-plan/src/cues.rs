@@ -65,6 +65,8 @@ pub struct MeasureComparison {
 pub struct Cues {
     /// The question's words, lowercased.
     pub words: Vec<String>,
+    /// The same words as written (same indices).
+    pub written: Vec<String>,
     /// A yes-or-no question ("is there", "does", "are there any").
     pub ask: bool,
     /// "How many", "number of", "count".
@@ -260,9 +262,11 @@ const NEGATIONS: &[&str] = &[
 impl Cues {
     /// The cues of `question`.
     pub fn of(question: &str) -> Self {
-        let words: Vec<String> = words(question).map(str::to_lowercase).collect();
+        let written: Vec<String> = words(question).map(str::to_owned).collect();
+        let words: Vec<String> = written.iter().map(|w| w.to_lowercase()).collect();
         let mut cues = Self {
             words,
+            written,
             ..Self::default()
         };
         cues.read_form();
@@ -616,7 +620,16 @@ impl Cues {
             let w = w.as_str();
             let grouping = match w {
                 "per" => Some(i + 1),
-                "each" | "every" if self.word(i.wrapping_sub(1)) == "for" || i > 0 => Some(i + 1),
+                // "for each X" groups; "each X" / "every X" group only what is
+                // measured ("how many pets does each student have"): "the age
+                // of every teacher" lists.
+                "each" | "every"
+                    if self.word(i.wrapping_sub(1)) == "for"
+                        || self.function.is_some()
+                        || self.count.is_some() =>
+                {
+                    Some(i + 1)
+                }
                 "by" if self.function.is_some() || self.count.is_some() => Some(i + 1),
                 _ => None,
             };
@@ -747,6 +760,20 @@ mod tests {
             !Cues::of("Is it true? What is the price of X").ask,
             "a wh-word early makes it a lookup"
         );
+    }
+
+    #[test]
+    fn each_or_every_groups_only_a_measure() {
+        assert_eq!(
+            Cues::of("What is the age and hometown of every teacher?").per,
+            None
+        );
+        assert_eq!(Cues::of("List the name of each singer.").per, None);
+        assert_eq!(
+            Cues::of("How many pets does each student have?").per,
+            Some(5)
+        );
+        assert_eq!(Cues::of("Show the average age for each city.").per, Some(6));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! returns rows.
 
 pub mod probe;
+pub mod values;
 
 use crate::RetrieveError;
 use crate::cues::{Cues, Direction, NumberComparison};
@@ -46,6 +47,8 @@ pub const MAX_ROWS: usize = 1_000;
 const MAX_RUNS: usize = 6;
 /// A class linked with this score is named whole.
 const WHOLE_CLASS: f32 = 0.99;
+/// A node whose name the question covers this much is named whole.
+const WHOLE_NAME: f32 = 0.999;
 /// Classes named by the same words within this share of a whole name stay.
 const CLASS_TIE: f32 = 0.95;
 /// A property shown as a column is named at least this much ("e-mail
@@ -77,6 +80,8 @@ struct Reading<'a> {
     answer: Vec<String>,
     /// Another class the question counts or compares ("the most students").
     related: Option<ClassWords>,
+    /// Runs of the question's words the data holds as literal values.
+    values: Vec<values::ValueMention>,
     /// The answers: the answer classes' members, or with no class the entity
     /// the question asks about.
     start: Start,
@@ -137,6 +142,19 @@ pub fn plans(
         Start::Classes(answer.clone())
     };
     let profile = probe::profile(store, &start)?;
+    let values = values::quoted_values(store, cues, linked)?;
+    for value in &values {
+        trace.kept.push(format!(
+            "value at words {:?}: {}",
+            value.words,
+            value
+                .literals
+                .iter()
+                .map(|l| format!("{l:?}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
     let reading = Reading {
         cues,
         linked,
@@ -145,6 +163,7 @@ pub fn plans(
         related,
         start,
         profile,
+        values,
     };
     let anchors = anchors(store, &reading)?;
     let mut planned = Vec::new();
@@ -308,11 +327,26 @@ fn owner_of_named_property(store: &Store, linked: &Linked) -> Result<Vec<String>
 /// names no entity.
 fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32)>, RetrieveError> {
     let mut choices: Vec<(Vec<Constraint>, f32)> = vec![(Vec::new(), 1.0)];
+    // A node named in part gives way to what names the same words whole: a
+    // value the data holds ("English" the language, not the channel "English
+    // Rock TV"), a class or a property ("TV" in "TV channels").
+    let partial = |m: &Mention| m.candidates.iter().all(|c| c.name_coverage < WHOLE_NAME);
+    let named_otherwise = |m: &Mention| {
+        let within = |words: &[usize]| m.words.iter().all(|w| words.contains(w));
+        reading.values.iter().any(|v| within(&v.words))
+            || reading
+                .linked
+                .classes
+                .iter()
+                .chain(&reading.linked.properties)
+                .any(|c| c.name_coverage >= WHOLE_NAME && within(&c.words))
+    };
     let mentions: Vec<&Mention> = reading
         .linked
         .mentions
         .iter()
         .filter(|m| !m.qualifier && !is_number_mention(reading.cues, m))
+        .filter(|m| !(partial(m) && named_otherwise(m)))
         .collect();
     for (i, mention) in mentions.iter().enumerate() {
         let nodes: Vec<String> = mention.candidates.iter().map(|c| c.iri.clone()).collect();
@@ -346,6 +380,11 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
                 })
                 .collect();
         }
+        if paths.is_empty() && partial(mention) {
+            // A node named only in part that nothing reaches is a wrong
+            // anchor: it costs this reading, not the question.
+            continue;
+        }
         if paths.is_empty() {
             return Ok(Vec::new());
         }
@@ -371,7 +410,52 @@ fn anchors(store: &Store, reading: &Reading) -> Result<Vec<(Vec<Constraint>, f32
         }
         choices = best_choices(next);
     }
+    for value in &reading.values {
+        choices = value_anchor(store, reading, value, choices)?;
+    }
     Ok(choices)
+}
+
+/// The choices extended by a value the question quotes: the walks from the
+/// answer to that value (`?x language "English"`, or one node further). A value
+/// no walk reaches is left out: it is not what the question is about here.
+fn value_anchor(
+    store: &Store,
+    reading: &Reading,
+    value: &values::ValueMention,
+    choices: Vec<(Vec<Constraint>, f32)>,
+) -> Result<Vec<(Vec<Constraint>, f32)>, RetrieveError> {
+    let targets: Vec<Term> = value
+        .literals
+        .iter()
+        .filter_map(|l| l.term().ok())
+        .collect();
+    let mut paths = probe::paths_to(store, &reading.start, &targets)?;
+    rank_paths(&mut paths, reading.linked);
+    if paths.is_empty() {
+        return Ok(choices);
+    }
+    let negated = negated(reading.cues, &value.words);
+    let mut next = Vec::new();
+    for (constraints, score) in &choices {
+        for (rank, path) in paths.iter().take(PATHS_PER_ANCHOR).enumerate() {
+            let reaches = Constraint::Reaches {
+                path: path.steps.clone(),
+                any_of: value.literals.clone(),
+            };
+            let mut constraints = constraints.clone();
+            constraints.push(if negated {
+                Constraint::Not(Box::new(reaches))
+            } else {
+                reaches
+            });
+            next.push((
+                constraints,
+                score - 0.1 * rank as f32 - 0.05 * (path.steps.len() - 1) as f32,
+            ));
+        }
+    }
+    Ok(best_choices(next))
 }
 
 /// The [`MAX_CHOICES`] best choices (by score, then by the order they were
@@ -1193,6 +1277,52 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
             }
         }
         assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    /// A lending library, written for these tests: books whose genre and
+    /// author are kept as text, and a reading room whose name shares a word
+    /// with a genre.
+    const LIBRARY: &str = r#"
+@prefix l: <http://example.org/library/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+
+l:Book a owl:Class ; rdfs:label "book" .
+l:Room a owl:Class ; rdfs:label "room" .
+l:genre a owl:DatatypeProperty ; rdfs:label "genre" .
+l:writer a owl:DatatypeProperty ; rdfs:label "writer" .
+l:shelvedIn a owl:ObjectProperty ; rdfs:label "shelved in" .
+
+l:hall a l:Room ; rdfs:label "Poetry Hall" .
+l:annex a l:Room ; rdfs:label "Annex" .
+l:b1 a l:Book ; rdfs:label "Salt Winds" ; l:genre "poetry" ; l:writer "Mara Holt" ; l:shelvedIn l:hall .
+l:b2 a l:Book ; rdfs:label "Iron Tides" ; l:genre "poetry" ; l:writer "Ivo Brandt" ; l:shelvedIn l:annex .
+l:b3 a l:Book ; rdfs:label "Night Orchard" ; l:genre "mystery" ; l:writer "Mara Holt" ; l:shelvedIn l:annex .
+"#;
+
+    /// A run of words the data holds as text becomes a condition on the rows
+    /// (and beats a node the same word names only in part); a question that
+    /// quotes no value gets none.
+    #[tokio::test]
+    async fn a_quoted_value_is_a_condition_and_a_partial_name_gives_way() {
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(LIBRARY).await;
+        let book = |ids: &[&str]| -> Vec<String> {
+            ids.iter()
+                .map(|i| format!("http://example.org/library/{i}"))
+                .collect()
+        };
+        let set = answer_on(&store, "Which books did Mara Holt write?");
+        assert_eq!(first_column(&set), book(&["b1", "b3"]), "{}", set.query);
+        let set = answer_on(&store, "How many books of the poetry genre are there?");
+        assert_eq!(first_column(&set), ["2"], "{}", set.query);
+        assert!(!set.query.contains("hall"), "{}", set.query);
+        let set = answer_on(&store, "Which books are there?");
+        assert_eq!(
+            first_column(&set),
+            book(&["b1", "b2", "b3"]),
+            "{}",
+            set.query
+        );
     }
 
     #[tokio::test]

@@ -190,7 +190,18 @@ pub fn entity_paths(
     start: &Start,
     entities: &[String],
 ) -> Result<Vec<EntityPath>, RetrieveError> {
-    let entity_nodes = iris(entities);
+    paths_to(store, start, &iris(entities))
+}
+
+/// The walks of one or two steps from `start` to one of `targets`, nodes or
+/// literal values (a value ends the walk: `?x language "English"`), one-step
+/// walks first, then by use.
+pub fn paths_to(
+    store: &Store,
+    start: &Start,
+    targets: &[Term],
+) -> Result<Vec<EntityPath>, RetrieveError> {
+    let entity_nodes = targets;
     let rdf_type = w3c::RDF_TYPE;
     let start_nodes = match start {
         Start::Classes(classes) => iris(classes),
@@ -203,7 +214,7 @@ pub fn entity_paths(
         Start::Classes(_) => format!("{} ?x <{rdf_type}> ?c .", values("c", &start_nodes)),
         Start::Nodes(_) => values("x", &start_nodes),
     };
-    let entities = values("e", &entity_nodes);
+    let entities = values("e", entity_nodes);
     let one = format!(
         "SELECT ?p1 ?i1 (COUNT(*) AS ?n) WHERE {{ {{ SELECT ?x ?p1 ?i1 WHERE {{ {entities} \
            {{ ?x ?p1 ?e BIND(false AS ?i1) }} UNION {{ ?e ?p1 ?x BIND(true AS ?i1) }} \
