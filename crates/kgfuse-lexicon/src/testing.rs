@@ -6,7 +6,8 @@
 use kgfuse_core::config::StoreConfig;
 use kgfuse_core::progress::NoProgress;
 use kgfuse_llm::{
-    Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance, SparqlRequest,
+    ChoiceRequest, Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance,
+    SparqlRequest,
 };
 use kgfuse_store::Store;
 use std::collections::VecDeque;
@@ -85,6 +86,9 @@ pub struct Scripted {
     requests: Mutex<Vec<SparqlRequest>>,
     plans: Mutex<VecDeque<String>>,
     plan_requests: Mutex<Vec<ReadingRequest>>,
+    /// The reading `choose_reading` picks (from 0); `None`: it cannot choose.
+    choice: Mutex<Option<Option<usize>>>,
+    choice_requests: Mutex<Vec<ChoiceRequest>>,
 }
 
 impl Scripted {
@@ -95,7 +99,21 @@ impl Scripted {
             requests: Mutex::new(Vec::new()),
             plans: Mutex::new(VecDeque::new()),
             plan_requests: Mutex::new(Vec::new()),
+            choice: Mutex::new(None),
+            choice_requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The model chooses reading `choice` (from 0; `None`: none of them)
+    /// whenever it is asked to choose.
+    pub fn choosing(self, choice: Option<usize>) -> Self {
+        *self.choice.lock().expect("lock") = Some(choice);
+        self
+    }
+
+    /// Every `choose_reading` request so far.
+    pub fn choice_requests(&self) -> Vec<ChoiceRequest> {
+        self.choice_requests.lock().expect("lock").clone()
     }
 
     /// A model that fills plans with `plans` in turn, repeating the last.
@@ -148,6 +166,19 @@ impl LanguageModel for Scripted {
         self.requests.lock().expect("lock").push(request.clone());
         let mut replies = self.replies.lock().expect("lock");
         next(&mut replies).ok_or_else(|| LlmError::Service("script exhausted".into()))
+    }
+    fn choose_reading(&self, request: &ChoiceRequest) -> Result<Option<usize>, LlmError> {
+        let Some(choice) = *self.choice.lock().expect("lock") else {
+            return Err(LlmError::Unsupported {
+                model: self.name().to_owned(),
+                task: "choose a reading".to_owned(),
+            });
+        };
+        self.choice_requests
+            .lock()
+            .expect("lock")
+            .push(request.clone());
+        Ok(choice)
     }
     fn read_question(&self, request: &ReadingRequest) -> Result<String, LlmError> {
         let mut plans = self.plans.lock().expect("lock");

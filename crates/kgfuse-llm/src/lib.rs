@@ -187,6 +187,20 @@ pub struct ReadingRequest {
     pub grammar: Option<String>,
 }
 
+/// What [`LanguageModel::choose_reading`] is asked: a question and the
+/// readings of it the graph answered, each a short sentence in the store's
+/// names with some of its answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChoiceRequest {
+    /// The user's question.
+    pub question: String,
+    /// The store's classes and properties, as [`ReadingRequest::schema`] has
+    /// them (the same text, so the prompt prefix a server keeps serves both).
+    pub schema: String,
+    /// The readings, best first by the graph's score.
+    pub readings: Vec<String>,
+}
+
 /// Model calls and tokens spent so far by one [`LanguageModel`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -271,6 +285,18 @@ pub trait LanguageModel: Send + Sync {
         Err(LlmError::Unsupported {
             model: self.name().to_owned(),
             task: "read a question".to_owned(),
+        })
+    }
+
+    /// Which of the request's readings answers its question: its index from
+    /// 0, or `None` when none does, as `prompts/choose_reading.md` asks.
+    /// Offline models return [`LlmError::Unsupported`] and callers keep the
+    /// graph's best reading.
+    fn choose_reading(&self, request: &ChoiceRequest) -> Result<Option<usize>, LlmError> {
+        let _ = request;
+        Err(LlmError::Unsupported {
+            model: self.name().to_owned(),
+            task: "choose a reading".to_owned(),
         })
     }
 

@@ -14,7 +14,8 @@ mod prompt;
 mod reply;
 
 use crate::{
-    Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance, SparqlRequest, Usage,
+    ChoiceRequest, Draft, LanguageModel, LlmError, Passage, ReadingRequest, Relevance,
+    SparqlRequest, Usage,
 };
 use cache::ResponseCache;
 use kgfuse_openai::{ClientConfig, JsonClient, PostError, excerpt};
@@ -264,6 +265,10 @@ const DRAFT_ANSWER: Task = Task {
 const GENERATE_SPARQL: Task = Task {
     name: "generate_sparql",
     form: r#"{"sparql": "<one SELECT or ASK query>"}"#,
+};
+const CHOOSE_READING: Task = Task {
+    name: "choose_reading",
+    form: r#"{"reading": <number of the reading, or 0 for none>}"#,
 };
 const READ_QUESTION: Task = Task {
     name: "read_question",
@@ -752,6 +757,30 @@ impl LanguageModel for OpenAiChat {
             });
         }
         self.ask_json(&READ_QUESTION, prompt, reply::json_text)
+    }
+
+    /// `prompts/choose_reading.md`, held by a grammar to the readings' numbers
+    /// where the server takes one.
+    fn choose_reading(&self, request: &ChoiceRequest) -> Result<Option<usize>, LlmError> {
+        let count = request.readings.len();
+        if count == 0 {
+            return Ok(None);
+        }
+        let prompt = prompt::choose_reading(request);
+        let numbers: Vec<String> = (0..=count).map(|n| format!("\"{n}\"")).collect();
+        let grammar = format!(
+            "root ::= \"{{\\\"reading\\\": \" ({}) \"}}\"\n",
+            numbers.join(" | ")
+        );
+        if let Some(reply) = self.chat_with_grammar(&prompt, &grammar)? {
+            return reply::choice(&reply, count).map_err(|problem| {
+                LlmError::Service(format!(
+                    "choose_reading: {problem}; the reply began {:?}",
+                    excerpt(&reply, 120)
+                ))
+            });
+        }
+        self.ask_json(&CHOOSE_READING, prompt, |reply| reply::choice(reply, count))
     }
 
     fn usage(&self) -> Usage {

@@ -6,6 +6,7 @@
 //!   the question's words, [`model_planner`] has a language model fill one;
 //! - [`query_graphs`]: small query graphs from what the question links to, built
 //!   as SPARQL algebra and run offline (lookups: one to three joins);
+//! - [`ranking`]: answers by how connected they are, unless a plan orders them;
 //! - `algebra`: the SPARQL algebra pieces both compilers build with (joins,
 //!   type paths, `VALUES`, sub-selects), each defined once;
 //!
@@ -18,5 +19,6 @@ pub mod model_planner;
 pub mod plan;
 pub mod planner;
 pub mod query_graphs;
+pub mod ranking;
 
 pub use kgfuse_lexicon::RetrieveError;

@@ -595,11 +595,17 @@ fn algebra(graph: &QueryGraph, linked: &Linked) -> Query {
             .map(|(subject, _)| type_path(var(subject), var(&class_variable(subject)))),
     );
     let mut pattern = parts.into_iter().reduce(join).unwrap_or_else(empty);
-    if let Some(expr) = typed
+    let any_edges = graph
+        .edges
+        .iter()
+        .filter(|e| matches!(e, Edge::Any { .. }))
+        .count();
+    let filters = typed
         .iter()
         .map(|(subject, classes)| class_filter(subject, classes))
-        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
-    {
+        .chain((0..any_edges).map(|i| not_a_schema_edge(&format!("p{i}"))))
+        .chain(graph.anchors.iter().map(|&i| not_the_anchor(i)));
+    if let Some(expr) = filters.reduce(|a, b| Expression::And(Box::new(a), Box::new(b))) {
         pattern = GraphPattern::Filter {
             expr,
             inner: Box::new(pattern),
@@ -733,6 +739,26 @@ fn anchor_nodes(linked: &Linked, i: usize) -> Vec<NamedNode> {
         .iter()
         .filter_map(|c| NamedNode::new(c.iri.as_str()).ok())
         .collect()
+}
+
+/// `?<edge> NOT IN (rdf:type, rdfs:subClassOf)`: an edge of any property is
+/// one of the data's, so a question about a thing is not answered with its class.
+fn not_a_schema_edge(edge: &str) -> Expression {
+    Expression::Not(Box::new(Expression::In(
+        Box::new(Expression::Variable(variable(edge))),
+        [w3c::RDF_TYPE, w3c::RDFS_SUBCLASS_OF]
+            .into_iter()
+            .map(|iri| Expression::NamedNode(NamedNode::new_unchecked(iri)))
+            .collect(),
+    )))
+}
+
+/// `?x != ?a<i>`: the thing a question is about is not among its own answers.
+fn not_the_anchor(i: usize) -> Expression {
+    Expression::Not(Box::new(Expression::SameTerm(
+        Box::new(Expression::Variable(variable("x"))),
+        Box::new(Expression::Variable(variable(&anchor(i)))),
+    )))
 }
 
 /// `?class_<subject> IN (classes)`: a class filters the end of the node's type
@@ -1209,5 +1235,42 @@ mod tests {
         let choices = label_choices(&[Label::Linked(&p), Label::Linked(&q), Label::Any], 2);
         // p q, p any, q p, q any, any p, any q, any any.
         assert_eq!(choices.len(), 7);
+    }
+
+    /// The thing a question is about is not among its own answers, though a
+    /// walk through a neighbour leads back to it; an edge of any property is
+    /// never `rdf:type` (so the answer is not its class).
+    #[tokio::test]
+    async fn the_thing_asked_about_is_not_among_its_answers() {
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(
+            r#"
+            @prefix ex: <http://example.org/film/> .
+            @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+            ex:Film rdfs:label "film" .
+            ex:m1 a ex:Film ; rdfs:label "Salt Winds" ; ex:director ex:p1 .
+            ex:m2 a ex:Film ; rdfs:label "Iron Tides" ; ex:director ex:p1 .
+            ex:p1 rdfs:label "Mara Holt" .
+            "#,
+        )
+        .await;
+        let linked =
+            kgfuse_lexicon::linking::link(&store, "Which film has the director of Salt Winds?")
+                .expect("link");
+        let mut construction = Construction::new(&store, &linked);
+        store
+            .graph()
+            .read_in_rounds(&mut [&mut construction], &store.query_options())
+            .expect("rounds");
+        let constructed = construction.finish();
+        let answer = constructed.answer.expect("an answer");
+        let values: Vec<String> = answer.rows.iter().filter_map(|r| r[0].clone()).collect();
+        assert!(!values.is_empty(), "{:?}", constructed.trace);
+        assert_eq!(values, ["http://example.org/film/m2"], "{}", answer.query);
+        assert!(
+            answer.query.contains("<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>, <http://www.w3.org/2000/01/rdf-schema#subClassOf>")
+                || !answer.query.contains("?p0"),
+            "{}",
+            answer.query
+        );
     }
 }

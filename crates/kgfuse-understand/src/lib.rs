@@ -14,7 +14,9 @@
 //! 4. **the model's reading** ([`kgfuse_plan::model_planner::read`]), with a
 //!    real model only: one request writes a plan; its answer replaces the
 //!    offline one and the entities it names are the question's names; a plan
-//!    that fails is repaired once;
+//!    that fails is repaired once. The answers are then ranked by how
+//!    connected they are in the graph unless the plan orders them
+//!    ([`kgfuse_plan::ranking`]);
 //! 5. **dispatch**: by the cues and the names ([`dispatch`]). A model is not
 //!    asked the kind: asking for it in the same reply made the small model's
 //!    plans worse (EVALUATION.md).
@@ -36,6 +38,8 @@ use kgfuse_core::context::{AnswerSet, Dispatch, TraceStage};
 use kgfuse_lexicon::linking::{self, Linked};
 use kgfuse_llm::{LanguageModel, RuleBased};
 use kgfuse_plan::cues::Cues;
+use kgfuse_plan::model_planner::choose;
+use kgfuse_plan::planner::Planned;
 use kgfuse_plan::query_graphs::{Constructed, Construction};
 use kgfuse_plan::{RetrieveError, model_planner, planner};
 use kgfuse_store::{Question, Store};
@@ -128,16 +132,22 @@ pub fn understand(
         understanding.trace.push(linked.trace());
         let (constructed, offline) = query_stage(store, &understanding.cues, &linked)?;
         understanding.trace.push(constructed.trace.clone());
-        understanding.trace.push(offline.trace);
+        understanding.trace.push(offline.trace.clone());
         understanding.shaped = offline.shaped;
-        let mut read = model_planner::read(
-            store,
-            model,
-            understanding.question.text(),
-            &understanding.cues,
-            &linked,
-        )?;
-        understanding.answers = choose_answers(offline.answers, &mut read);
+        // A lookup answered by a query graph is not a plan's: no choice.
+        let by_plans = offline
+            .answers
+            .as_ref()
+            .is_none_or(|a| a.source == planner::SOURCE);
+        let planned: &[Planned] = if by_plans { &offline.planned } else { &[] };
+        let (chosen, mut read) = model_stage(store, model, &understanding, &linked, planned)?;
+        understanding.answers = match chosen {
+            Some(answers) => Some(answers),
+            None => choose_answers(offline.answers, &mut read),
+        };
+        if let Some(set) = understanding.answers.as_mut() {
+            kgfuse_plan::ranking::by_connectedness(store, set)?;
+        }
         if read.asked() {
             understanding.trace.push(read.trace.clone());
         }
@@ -152,6 +162,61 @@ pub fn understand(
     understanding.dispatch = dispatch;
     understanding.trace.insert(0, stage);
     Ok(understanding)
+}
+
+/// Stage 4, with a real model: when the graph gives two or more readings that
+/// answer (the offline planner's best plans, run), the model chooses one in one
+/// request; when it chooses none, or there is no choice to make, it writes a
+/// plan itself (with one repair when it was not asked to choose). Offline,
+/// nothing is asked. The chosen reading's answers, if any, and the model's own
+/// reading.
+fn model_stage(
+    store: &Store,
+    model: &dyn LanguageModel,
+    understanding: &Understanding,
+    linked: &Linked,
+    planned: &[Planned],
+) -> Result<(Option<AnswerSet>, model_planner::ModelReading), RetrieveError> {
+    let text = understanding.question.text();
+    let cues = &understanding.cues;
+    if model.is_offline() {
+        return Ok((None, model_planner::read(store, model, text, cues, linked)?));
+    }
+    let readings = choose::answered_readings(store, planned)?;
+    if readings.len() < 2 {
+        return Ok((None, model_planner::read(store, model, text, cues, linked)?));
+    }
+    let (chosen, choice_trace) = choose::choose(store, model, text, &readings)?;
+    if let Some(i) = chosen {
+        let mut read = model_planner::ModelReading {
+            trace: choice_trace,
+            ..model_planner::ModelReading::default()
+        };
+        read.names = readings[i]
+            .plan
+            .constraints
+            .iter()
+            .filter_map(|c| match c {
+                kgfuse_plan::plan::Constraint::Reaches { any_of, .. } => Some(any_of),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|v| match v {
+                kgfuse_plan::plan::Value::Literal { value, .. } => Some(value.clone()),
+                kgfuse_plan::plan::Value::Iri(_) => None,
+            })
+            .collect();
+        return Ok((Some(readings[i].answers.clone()), read));
+    }
+    let mut read = model_planner::read_without_repair(store, model, text, cues, linked)?;
+    let mut trace = choice_trace;
+    trace.kept.append(&mut read.trace.kept);
+    trace.dropped.append(&mut read.trace.dropped);
+    read.trace = TraceStage {
+        stage: read.trace.stage.clone(),
+        ..trace
+    };
+    Ok((None, read))
 }
 
 /// Stage 1: the names the words mention, by the offline extraction (which
@@ -183,6 +248,8 @@ fn linking_stage(store: &Store, question: &Question) -> Result<Linked, RetrieveE
 
 /// What the offline planner made of a question.
 struct OfflinePlans {
+    /// The plans, best first: the graph's readings of the question.
+    planned: Vec<Planned>,
     answers: Option<AnswerSet>,
     trace: TraceStage,
     shaped: bool,
@@ -227,6 +294,7 @@ fn query_stage(
     Ok((
         constructed,
         OfflinePlans {
+            planned,
             answers,
             trace,
             shaped,

@@ -4,7 +4,7 @@
 //! (`system`, `user`, and for SPARQL `repair`); `{{placeholder}}`s are replaced
 //! verbatim. Retrieved text is fenced as data with [`fence`].
 
-use crate::{Passage, PlanEntity, ReadingRequest, SparqlEntity, SparqlRequest};
+use crate::{ChoiceRequest, Passage, PlanEntity, ReadingRequest, SparqlEntity, SparqlRequest};
 
 const CLASSIFY: &str = include_str!("../../prompts/classify.md");
 const EXTRACT_ENTITIES: &str = include_str!("../../prompts/extract_entities.md");
@@ -15,6 +15,7 @@ const GENERATE_SPARQL: &str = include_str!("../../prompts/generate_sparql.md");
 const GENERATE_SPARQL_CONSTRAINED: &str =
     include_str!("../../prompts/generate_sparql_constrained.md");
 const READ_QUESTION: &str = include_str!("../../prompts/read_question.md");
+const CHOOSE_READING: &str = include_str!("../../prompts/choose_reading.md");
 const HYPOTHETICAL_SNIPPET: &str = include_str!("../../prompts/hypothetical_snippet.md");
 
 /// A system and a user message, ready to send.
@@ -232,6 +233,26 @@ pub(crate) fn read_question(request: &ReadingRequest) -> ChatPrompt {
             ("entities", &entities),
             ("repair", &repair),
             ("question", &request.question),
+        ],
+    )
+}
+
+/// `choose_reading.md`: the schema first (as for `read_question`, so the
+/// prompt prefix a server keeps serves both), the question, then the readings
+/// numbered from 1.
+pub(crate) fn choose_reading(request: &ChoiceRequest) -> ChatPrompt {
+    let readings: Vec<String> = request
+        .readings
+        .iter()
+        .enumerate()
+        .map(|(i, reading)| format!("{}. {}", i + 1, reading))
+        .collect();
+    build(
+        CHOOSE_READING,
+        &[
+            ("schema", request.schema.trim()),
+            ("question", &request.question),
+            ("readings", &readings.join("\n")),
         ],
     )
 }

@@ -126,6 +126,24 @@ pub(crate) fn entities(reply: &str) -> Result<Vec<String>, String> {
 }
 
 #[derive(Deserialize)]
+struct ChoiceReply {
+    reading: usize,
+}
+
+/// `{"reading": N}` over `readings` readings numbered from 1: the chosen
+/// reading's index from 0, `None` for 0 (none answers).
+pub(crate) fn choice(reply: &str, readings: usize) -> Result<Option<usize>, String> {
+    let parsed: ChoiceReply = parse_object(reply)?;
+    match parsed.reading {
+        0 => Ok(None),
+        n if n <= readings => Ok(Some(n - 1)),
+        n => Err(format!(
+            "there is no reading {n}; the readings are 1 to {readings}"
+        )),
+    }
+}
+
+#[derive(Deserialize)]
 struct JudgementReply {
     relevant: Vec<usize>,
     #[serde(default)]

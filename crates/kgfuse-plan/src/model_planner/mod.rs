@@ -22,6 +22,7 @@
 //!
 //! The caller keeps the offline planner's answer when the model's has none.
 
+pub mod choose;
 pub mod menu;
 pub mod reply;
 
@@ -76,6 +77,29 @@ pub fn read(
     cues: &Cues,
     linked: &Linked,
 ) -> Result<ModelReading, RetrieveError> {
+    read_with(store, model, question, cues, linked, ATTEMPTS)
+}
+
+/// [`read`] with no repair: the one request a question has left when the
+/// model has already been asked to choose among the graph's readings.
+pub fn read_without_repair(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    cues: &Cues,
+    linked: &Linked,
+) -> Result<ModelReading, RetrieveError> {
+    read_with(store, model, question, cues, linked, 1)
+}
+
+fn read_with(
+    store: &Store,
+    model: &dyn LanguageModel,
+    question: &str,
+    cues: &Cues,
+    linked: &Linked,
+    attempts: usize,
+) -> Result<ModelReading, RetrieveError> {
     let mut reading = ModelReading {
         trace: TraceStage {
             stage: STAGE.into(),
@@ -101,7 +125,7 @@ pub fn read(
         entities: &iris,
     };
     let trace = &mut reading.trace;
-    for attempt in 1..=ATTEMPTS {
+    for attempt in 1..=attempts {
         let started = Instant::now();
         let reply = match model.read_question(&request) {
             Ok(reply) => reply,
@@ -128,7 +152,7 @@ pub fn read(
                 return Ok(reading);
             }
         }
-        let last = attempt == ATTEMPTS;
+        let last = attempt == attempts;
         let why = match reply::plan(&reply, &names) {
             Err(why) => why,
             Ok(plan) => match judge(store, cues, &menu, &plan, last)? {
