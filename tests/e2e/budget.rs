@@ -74,7 +74,10 @@ fn a_model_that_replies_with_garbage_costs_at_most_one_retry_per_request() {
         ("hybrid", 0),
         ("paths", 0),
         ("neighborhood", 0),
-        // The reading: `{}` has no plan, so there is nothing to repair.
+        // No offline plan answers this question, so there is no choice to
+        // ask for; the reading: `{}` has no plan, so there is nothing to
+        // repair. (With readings to choose from, the choice comes first and
+        // a `{}` choice is none: two requests, the understanding's budget.)
         ("unified", 1),
         ("auto", 1),
         // The package pick and the gate, each re-asked once.
@@ -93,22 +96,24 @@ fn a_model_that_replies_with_garbage_costs_at_most_one_retry_per_request() {
             stages(&context)
         );
     }
-    // The reading, then the draft, re-asked once; the extractive answer stands.
+    // The understanding (a choice when the graph has readings, then the
+    // reading), then the draft, re-asked once; the extractive answer stands.
     let question = "How many days a week can I work remotely?";
     let (answer, requests) = counted(&k, &model, &log, &["ask", question]);
-    assert_eq!(requests, 3, "{answer}");
-    assert_eq!(answer["usage"]["calls"], 3, "{}", answer["usage"]);
+    assert!((3..=4).contains(&requests), "{requests} requests: {answer}");
+    assert_eq!(answer["usage"]["calls"], requests, "{}", answer["usage"]);
 }
 
-/// A model that reads the question well: one request answers it, and the
-/// entities its plan names are the retrieval's names.
+/// A model that reads the question well: one request answers it. Its reply
+/// chooses the graph's first reading (`"reading": 1`) and, were it asked for a
+/// plan instead, is one too.
 #[test]
 fn a_model_that_reads_the_question_answers_it_in_one_request() {
     let k = mixed_store();
     let reply = k.tmp.path().join("reply.txt");
     std::fs::write(
         &reply,
-        r#"{"answer": "rows", "class": "Vendor", "where": [{"path": "basedIn/inCountry", "is": "Norway"}, {"path": "sells", "is": "Pumps"}]}"#,
+        r#"{"reading": 1, "answer": "rows", "class": "Vendor", "where": [{"path": "basedIn/inCountry", "is": "Norway"}, {"path": "sells", "is": "Pumps"}]}"#,
     )
     .expect("reply file");
     let log = k.tmp.path().join("asked.jsonl");
@@ -122,8 +127,9 @@ fn a_model_that_reads_the_question_answers_it_in_one_request() {
         );
         assert_eq!(requests, 1, "{strategy}: stages {:?}", stages(&context));
         assert_eq!(context["dispatch"], "factual");
-        assert_eq!(
-            context["answers"]["source"], "model",
+        let source = context["answers"]["source"].as_str().unwrap_or("");
+        assert!(
+            source == "model" || source == "planner",
             "{}",
             context["answers"]
         );

@@ -832,8 +832,9 @@ fn asked_properties<'a>(reading: &'a Reading) -> impl Iterator<Item = &'a Candid
     })
 }
 
-/// "the names and e-mails of the lecturers": the attributes come before "of"
-/// and the answer's class after it.
+/// "the names and e-mails of the lecturers", "the name and area of the
+/// largest Asian country": the attributes come before "of" and the answer's
+/// class at most five words after it.
 fn attributes_of_the_answer(reading: &Reading) -> bool {
     let class_at = reading
         .linked
@@ -848,7 +849,7 @@ fn attributes_of_the_answer(reading: &Reading) -> bool {
     reading.cues.words[..class_at.min(reading.cues.words.len())]
         .iter()
         .rev()
-        .take(3)
+        .take(5)
         .any(|w| w == "of")
 }
 
