@@ -281,9 +281,6 @@ struct Anchors {
 }
 
 impl Anchors {
-    /// A candidate named at least this much is named whole.
-    const WHOLE_NAME: f32 = 0.999;
-
     fn of(understanding: &Understanding) -> Self {
         let mut anchors = Self::default();
         let whole = understanding
@@ -292,7 +289,7 @@ impl Anchors {
             .iter()
             .filter(|m| !m.qualifier)
             .flat_map(|m| &m.candidates)
-            .filter(|c| c.name_coverage >= Self::WHOLE_NAME);
+            .filter(|c| c.name_coverage >= kgfuse_lexicon::linking::WHOLE_NAME);
         for candidate in whole {
             anchors.nodes.push(candidate.iri.clone());
             anchors.add_name(&candidate.name);

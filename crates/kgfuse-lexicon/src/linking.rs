@@ -34,8 +34,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 const MIN_SCORE: f32 = 0.45;
 /// The score of a class linked by its head noun only.
 const HEAD_SCORE: f32 = 0.4;
-/// A name covered at least this much is said whole.
-const WHOLE_NAME: f32 = 0.999;
+/// A name covered at least this much is said whole (a candidate's
+/// `name_coverage`).
+pub const WHOLE_NAME: f32 = 0.999;
 /// Candidates within this share of a mention's best stay beside it.
 const TIE_SHARE: f32 = 0.95;
 /// Most candidates a mention keeps.

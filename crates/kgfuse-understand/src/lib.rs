@@ -11,10 +11,13 @@
 //! 3. **query graphs** ([`kgfuse_plan::query_graphs`]) over the linked terms and
 //!    the **offline plans** ([`kgfuse_plan::planner`]), which give the answer set
 //!    without a model;
-//! 4. **the model's reading** ([`kgfuse_plan::model_planner::read`]), with a
-//!    real model only: one request writes a plan; its answer replaces the
-//!    offline one and the entities it names are the question's names; a plan
-//!    that fails is repaired once. The answers are then ranked by how
+//! 4. **the model's choice or reading**, with a real model only: when offline
+//!    plans answer, the model picks one of them
+//!    ([`kgfuse_plan::model_planner::choose`], one request) or none; otherwise,
+//!    or after none, one request writes a plan
+//!    ([`kgfuse_plan::model_planner::read`]) whose answer replaces the offline
+//!    one and whose entities are the question's names; a plan that fails is
+//!    repaired once (not after a choice: two requests at most). The answers are then ranked by how
 //!    connected they are in the graph unless the plan orders them
 //!    ([`kgfuse_plan::ranking`]);
 //! 5. **dispatch**: by the cues and the names ([`dispatch`]). A model is not
@@ -39,6 +42,7 @@ use kgfuse_lexicon::linking::{self, Linked};
 use kgfuse_llm::{LanguageModel, RuleBased};
 use kgfuse_plan::cues::Cues;
 use kgfuse_plan::model_planner::choose;
+use kgfuse_plan::plan::{Constraint, QueryPlan, Value};
 use kgfuse_plan::planner::Planned;
 use kgfuse_plan::query_graphs::{Constructed, Construction};
 use kgfuse_plan::{RetrieveError, model_planner, planner};
@@ -171,9 +175,8 @@ pub fn understand(
 /// is offered too: the model's own plan then replaces the graph's answer only
 /// when the model says that answer does not fit (measured: on Spider4SPARQL
 /// development questions its own plans lost the columns and counts the offline
-/// plans had). Offline,
-/// nothing is asked. The chosen reading's answers, if any, and the model's own
-/// reading.
+/// plans had). Offline, nothing is asked. The chosen reading's answers, if
+/// any, and the model's own reading.
 fn model_stage(
     store: &Store,
     model: &dyn LanguageModel,
@@ -196,20 +199,7 @@ fn model_stage(
             trace: choice_trace,
             ..model_planner::ModelReading::default()
         };
-        read.names = readings[i]
-            .plan
-            .constraints
-            .iter()
-            .filter_map(|c| match c {
-                kgfuse_plan::plan::Constraint::Reaches { any_of, .. } => Some(any_of),
-                _ => None,
-            })
-            .flatten()
-            .filter_map(|v| match v {
-                kgfuse_plan::plan::Value::Literal { value, .. } => Some(value.clone()),
-                kgfuse_plan::plan::Value::Iri(_) => None,
-            })
-            .collect();
+        read.names = quoted_values(&readings[i].plan);
         return Ok((Some(readings[i].answers.clone()), read));
     }
     let mut read = model_planner::read_without_repair(store, model, text, cues, linked)?;
@@ -221,6 +211,23 @@ fn model_stage(
         ..trace
     };
     Ok((None, read))
+}
+
+/// The text values a plan's conditions name: the names a chosen reading says
+/// the question mentions (its nodes are linked already).
+fn quoted_values(plan: &QueryPlan) -> Vec<String> {
+    plan.constraints
+        .iter()
+        .filter_map(|c| match c {
+            Constraint::Reaches { any_of, .. } => Some(any_of),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|v| match v {
+            Value::Literal { value, .. } => Some(value.clone()),
+            Value::Iri(_) => None,
+        })
+        .collect()
 }
 
 /// Stage 1: the names the words mention, by the offline extraction (which

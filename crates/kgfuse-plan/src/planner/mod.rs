@@ -33,7 +33,7 @@ use kgfuse_graph::model::Term;
 use kgfuse_graph::{QueryOutcome, query_vocabulary};
 use kgfuse_lexicon::lexicon::Lexicon;
 use kgfuse_lexicon::lexicon::analyze::{analyze, stem};
-use kgfuse_lexicon::linking::{Candidate, Linked, Mention};
+use kgfuse_lexicon::linking::{Candidate, Linked, Mention, WHOLE_NAME};
 use kgfuse_store::Store;
 use probe::{EntityPath, Profile, PropertyUse, Start};
 
@@ -47,8 +47,6 @@ pub const MAX_ROWS: usize = 1_000;
 const MAX_RUNS: usize = 6;
 /// A class linked with this score is named whole.
 const WHOLE_CLASS: f32 = 0.99;
-/// A node whose name the question covers this much is named whole.
-const WHOLE_NAME: f32 = 0.999;
 /// Classes named by the same words within this share of a whole name stay.
 const CLASS_TIE: f32 = 0.95;
 /// A property shown as a column is named at least this much ("e-mail

@@ -12,15 +12,12 @@ use crate::cues::{Cues, WordIndex};
 use crate::plan::Value;
 use kgfuse_core::text::is_matching_stop_word;
 use kgfuse_graph::model::{Literal, Term};
-use kgfuse_lexicon::linking::Linked;
+use kgfuse_lexicon::linking::{Linked, WHOLE_NAME};
 use kgfuse_lexicon::sparql::{cell_text, run, values};
 use kgfuse_store::Store;
 
 /// Longest run of words tried as a value.
 const MAX_WORDS: usize = 6;
-/// A linked name covered this much is said whole: its words are a node's name,
-/// a class or a property, not a value.
-const WHOLE_NAME: f32 = 0.999;
 /// Most runs looked up for one question.
 const MAX_RUNS: usize = 80;
 
