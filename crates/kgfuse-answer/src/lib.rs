@@ -1446,18 +1446,28 @@ mod tests {
         assert_eq!(rows_as_text(&yes, |_| None), "Yes.");
     }
 
+    /// The policy fixture with the kgfuse ontology, in a fresh store.
+    async fn policy_store() -> (impl Sized, Store) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
+        kgfuse_lexicon::testing::with_files(&files).await
+    }
+
+    /// The loop with one retrieval, no rewrite.
+    fn one_retrieval() -> AskOptions {
+        AskOptions {
+            max_retrieval_attempts: 1,
+            ..AskOptions::default()
+        }
+    }
+
     /// The answer loop's own similarity reuses the retrieval's embedding of the
     /// question: one embedding for a whole `ask`.
     #[tokio::test]
     async fn an_answer_embeds_its_question_once() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
-        let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
+        let (_dir, store) = policy_store().await;
         let model = RuleBased::default();
-        let options = AskOptions {
-            max_retrieval_attempts: 1,
-            ..AskOptions::default()
-        };
+        let options = one_retrieval();
         let before = store.time_spent().embeddings;
         let answer = ask(
             &store,
@@ -1476,14 +1486,9 @@ mod tests {
     /// document the store holds is answered from that document's chunk.
     #[tokio::test]
     async fn an_answer_must_reach_the_entity_the_question_is_about() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let files = ["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"].map(|f| root.join(f));
-        let (_dir, store) = kgfuse_lexicon::testing::with_files(&files).await;
+        let (_dir, store) = policy_store().await;
         let model = RuleBased::default();
-        let options = AskOptions {
-            max_retrieval_attempts: 1,
-            ..AskOptions::default()
-        };
+        let options = one_retrieval();
         let stranger = ask(
             &store,
             &model,

@@ -1,5 +1,6 @@
 //! Test support for this crate and the crates above it (feature `testing`):
-//! temporary stores with files loaded, a small employees ontology, and a
+//! temporary stores with files loaded, a small employees ontology, a lending
+//! library whose attributes are text, and a
 //! language model that answers `generate_sparql` from a script. Nothing here is
 //! used outside tests.
 
@@ -50,6 +51,27 @@ pub async fn with_files(files: &[PathBuf]) -> (TempDir, Store) {
     let store = in_dir(&dir, files).await;
     (dir, store)
 }
+
+/// A lending library, written for the planner's tests: books whose genre and
+/// writer are kept as text, and a reading room whose name shares a word with
+/// a genre.
+pub const LIBRARY: &str = r#"
+@prefix l: <http://example.org/library/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+
+l:Book a owl:Class ; rdfs:label "book" .
+l:Room a owl:Class ; rdfs:label "room" .
+l:genre a owl:DatatypeProperty ; rdfs:label "genre" .
+l:writer a owl:DatatypeProperty ; rdfs:label "writer" .
+l:shelvedIn a owl:ObjectProperty ; rdfs:label "shelved in" .
+
+l:hall a l:Room ; rdfs:label "Poetry Hall" .
+l:annex a l:Room ; rdfs:label "Annex" .
+l:b1 a l:Book ; rdfs:label "Salt Winds" ; l:genre "poetry" ; l:writer "Mara Holt" ; l:shelvedIn l:hall .
+l:b2 a l:Book ; rdfs:label "Iron Tides" ; l:genre "poetry" ; l:writer "Ivo Brandt" ; l:shelvedIn l:annex .
+l:b3 a l:Book ; rdfs:label "Night Orchard" ; l:genre "mystery" ; l:writer "Mara Holt" ; l:shelvedIn l:annex .
+"#;
 
 /// A store holding `turtle` as one file, written beside the store.
 pub async fn with_turtle(turtle: &str) -> (TempDir, Store) {

@@ -344,16 +344,8 @@ fn choose_answers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kgfuse_lexicon::testing::{Scripted, with_turtle};
+    use kgfuse_lexicon::testing::{LIBRARY, Scripted, with_turtle};
 
-    const LIBRARY: &str = r#"
-        @prefix l: <http://example.org/library/> .
-        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-        l:Book rdfs:label "book" .
-        l:b1 a l:Book ; rdfs:label "Salt Winds" ; l:writer "Mara Holt" .
-        l:b2 a l:Book ; rdfs:label "Iron Tides" ; l:writer "Ivo Brandt" .
-        l:b3 a l:Book ; rdfs:label "Night Orchard" ; l:writer "Mara Holt" .
-    "#;
     const QUESTION: &str = "How many books did Mara Holt write?";
 
     /// With readings the graph answered, the model is asked to choose: a

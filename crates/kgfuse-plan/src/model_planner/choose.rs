@@ -33,7 +33,10 @@ pub struct Answered {
 }
 
 /// The best plans (at most [`MAX_READINGS`] of those tried) that answered, each
-/// with answers no better plan gave.
+/// with answers no better plan gave. Runs the plans again, best first: the
+/// offline answer ran only until its first answer, and a few read-only
+/// queries cost milliseconds beside the model's request (only a real model
+/// asks for readings).
 pub fn answered_readings(
     store: &Store,
     planned: &[Planned],
@@ -270,16 +273,7 @@ fn samples(plan: &QueryPlan, answers: &AnswerSet, name_of: &dyn Fn(&str) -> Stri
 mod tests {
     use super::*;
     use crate::plan::Step;
-    use kgfuse_lexicon::testing::{Scripted, with_turtle};
-
-    const LIBRARY: &str = r#"
-        @prefix l: <http://example.org/library/> .
-        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-        l:Book rdfs:label "book" .
-        l:b1 a l:Book ; rdfs:label "Salt Winds" ; l:genre "poetry" ; l:writer "Mara Holt" .
-        l:b2 a l:Book ; rdfs:label "Iron Tides" ; l:genre "poetry" ; l:writer "Ivo Brandt" .
-        l:b3 a l:Book ; rdfs:label "Night Orchard" ; l:genre "mystery" ; l:writer "Mara Holt" .
-    "#;
+    use kgfuse_lexicon::testing::{LIBRARY, Scripted, with_turtle};
 
     fn books_where(property: &str, value: &str) -> Planned {
         Planned {

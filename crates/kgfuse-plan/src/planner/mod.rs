@@ -1278,33 +1278,13 @@ s:p6 a s:Product ; rdfs:label "Blender" ; s:price 55.0 ; s:weight 1.5 ; s:width 
         assert!(wrong.is_empty(), "{wrong:#?}");
     }
 
-    /// A lending library, written for these tests: books whose genre and
-    /// author are kept as text, and a reading room whose name shares a word
-    /// with a genre.
-    const LIBRARY: &str = r#"
-@prefix l: <http://example.org/library/> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix owl: <http://www.w3.org/2002/07/owl#> .
-
-l:Book a owl:Class ; rdfs:label "book" .
-l:Room a owl:Class ; rdfs:label "room" .
-l:genre a owl:DatatypeProperty ; rdfs:label "genre" .
-l:writer a owl:DatatypeProperty ; rdfs:label "writer" .
-l:shelvedIn a owl:ObjectProperty ; rdfs:label "shelved in" .
-
-l:hall a l:Room ; rdfs:label "Poetry Hall" .
-l:annex a l:Room ; rdfs:label "Annex" .
-l:b1 a l:Book ; rdfs:label "Salt Winds" ; l:genre "poetry" ; l:writer "Mara Holt" ; l:shelvedIn l:hall .
-l:b2 a l:Book ; rdfs:label "Iron Tides" ; l:genre "poetry" ; l:writer "Ivo Brandt" ; l:shelvedIn l:annex .
-l:b3 a l:Book ; rdfs:label "Night Orchard" ; l:genre "mystery" ; l:writer "Mara Holt" ; l:shelvedIn l:annex .
-"#;
-
     /// A run of words the data holds as text becomes a condition on the rows
     /// (and beats a node the same word names only in part); a question that
     /// quotes no value gets none.
     #[tokio::test]
     async fn a_quoted_value_is_a_condition_and_a_partial_name_gives_way() {
-        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(LIBRARY).await;
+        let (_dir, store) =
+            kgfuse_lexicon::testing::with_turtle(kgfuse_lexicon::testing::LIBRARY).await;
         let book = |ids: &[&str]| -> Vec<String> {
             ids.iter()
                 .map(|i| format!("http://example.org/library/{i}"))
