@@ -8,13 +8,14 @@ against the set's true result set:
 - exact: the predicted value set equals the true one (execution accuracy).
 
 For each database it builds a store as a new user would (`kgfuse init --embedder
-hash`, `kgfuse load kgs/DB.nt kgs/DB.owl`), starts `kgfuse serve --dataset
+hash`, or `--embedder E`, `kgfuse load kgs/DB.nt kgs/DB.owl`), starts `kgfuse serve --dataset
 urn:spider4sparql:DB` on 127.0.0.1 and asks `GET /text2sparql` each question,
 then runs the returned query on `/sparql`. Offline by default (`--offline`);
 with `--model`, the model KGFUSE_LLM_BASE_URL and KGFUSE_LLM_MODEL name, its
 replies cached per prompt in KGFUSE_LLM_CACHE_DIR.
 
-    python3 eval/text2sparql/spider.py [--dbs car_1,pets_1] [--per-db N] [--model] [--out DIR]
+    python3 eval/text2sparql/spider.py [--dbs car_1,pets_1] [--per-db N] [--model]
+        [--embedder hash|static|minilm] [--out DIR]
 
 `--per-db N` takes every k-th question of each database so that N are asked
 (the same ones on every run), for model runs that cannot afford all 706.
@@ -70,11 +71,11 @@ def shape(gold_sparql, columns):
     return kind + ("+columns" if len(plain) > 1 and kind in ("lookup", "order", "comparison") else "")
 
 
-def build_store(db, scratch):
+def build_store(db, scratch, embedder):
     data = scratch / f"{db}-store"
     if data.exists():
         shutil.rmtree(data)
-    evaluate.kgfuse(data, "init", "--embedder", "hash")
+    evaluate.kgfuse(data, "init", "--embedder", embedder)
     evaluate.kgfuse(data, "load", str(DATA / f"kgs/{db}.nt"), str(DATA / f"kgs/{db}.owl"))
     return data
 
@@ -104,18 +105,21 @@ def main():
     parser.add_argument("--per-db", type=int, default=0)
     parser.add_argument("--model", action="store_true")
     parser.add_argument("--out")
+    parser.add_argument("--embedder", default="hash", choices=["hash", "static", "minilm"],
+                        help="the stores' embedder (`kgfuse init --embedder`; default hash)")
     args = parser.parse_args()
     everything = questions()
     dbs = args.dbs.split(",") if args.dbs else sorted({q["kg"] for q in everything})
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="kgfuse-spider-"))
     out_dir = pathlib.Path(args.out) if args.out else scratch
     out_dir.mkdir(parents=True, exist_ok=True)
-    system = "model-planner" if args.model else "planner"
+    system = ("model-planner" if args.model else "planner") + (
+        "" if args.embedder == "hash" else f"-{args.embedder}")
     lines = []
     with open(out_dir / f"spider-{system}.jsonl", "w") as out:
         for db in dbs:
             asked = chosen([q for q in everything if q["kg"] == db], args.per_db)
-            data = build_store(db, scratch)
+            data = build_store(db, scratch, args.embedder)
             dataset = f"urn:spider4sparql:{db}"
             process, base = evaluate.serve(data, dataset, args.model)
             try:

@@ -77,3 +77,54 @@ fn kgfuse_runs_on_the_blas_kernels_this_cpu_runs() {
         None => assert_eq!(kgfuse::blas::kernels_to_request(), None, "{stderr}"),
     }
 }
+
+/// A clinic's staff, with classes named otherwise than the question says them.
+const CLINIC: &str = "@prefix ex: <http://example.org/> .\n\
+    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+    ex:Doctor rdfs:label \"doctor\" .\n\
+    ex:Clinic rdfs:label \"clinic\" .\n\
+    ex:worksAt rdfs:label \"works at\" ; rdfs:domain ex:Doctor ; rdfs:range ex:Clinic .\n\
+    ex:riverside a ex:Clinic ; rdfs:label \"Riverside\" .\n\
+    ex:hill a ex:Clinic ; rdfs:label \"Hill Street\" .\n\
+    ex:okafor a ex:Doctor ; rdfs:label \"Ada Okafor\" ; ex:worksAt ex:riverside .\n\
+    ex:lund a ex:Doctor ; rdfs:label \"Per Lund\" ; ex:worksAt ex:hill .\n";
+
+/// The classes the `linking` stage of a unified context kept.
+fn linked_classes(context: &serde_json::Value) -> Vec<String> {
+    crate::harness::stage(context, "linking")["kept"]
+        .as_array()
+        .expect("kept")
+        .iter()
+        .filter_map(|line| line.as_str()?.strip_prefix("class ").map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_class_word_links_by_meaning_with_a_semantic_embedder_only() {
+    let k = Kgfuse::minilm();
+    k.load(&[&k.file("clinic.ttl", CLINIC)]);
+    let context = k.retrieve("Which physicians work at Riverside?", "unified");
+    let classes = linked_classes(&context);
+    assert!(
+        classes.iter().any(|c| c.starts_with("http://example.org/Doctor ")),
+        "{classes:?}"
+    );
+    let answers = context["answers"].to_string();
+    assert!(
+        answers.contains("okafor") && !answers.contains("lund"),
+        "{answers}"
+    );
+    // A word unlike every class links to none.
+    let context = k.retrieve("Which physicians work on Sunday?", "unified");
+    let classes = linked_classes(&context);
+    assert!(
+        classes.iter().all(|c| c.starts_with("http://example.org/Doctor ")),
+        "{classes:?}"
+    );
+
+    // The hash embedder knows words, not meanings.
+    let hash = Kgfuse::hash();
+    hash.load(&[&hash.file("clinic.ttl", CLINIC)]);
+    let context = hash.retrieve("Which physicians work at Riverside?", "unified");
+    assert!(linked_classes(&context).is_empty(), "{:?}", linked_classes(&context));
+}

@@ -3,7 +3,7 @@
 //! - [`lexicon`]: every named node of the store as search terms (BM25 over names
 //!   and descriptions, label candidates for linking);
 //! - [`linking`]: the question's words to the store's entities, classes and
-//!   properties;
+//!   properties; [`meaning`]: class words linked through the embedder;
 //! - [`sparql`]: generated queries that the text they are about cannot change,
 //!   and the whole-store reads the lexicon is built from;
 //! - [`RetrieveError`]: the one error of the layers from here up to the answer
@@ -14,6 +14,7 @@
 
 pub mod lexicon;
 pub mod linking;
+pub mod meaning;
 pub mod sparql;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -16,7 +16,8 @@
 //!    neighbours in the graph, or a linked class it belongs to. The best few stay; a
 //!    mention that still names too many nodes is a class word, not an entity.
 //! 4. **Classes and properties** are linked the same way, a class also by its head
-//!    noun ("students" -> graduate student, undergraduate student).
+//!    noun ("students" -> graduate student, undergraduate student) and, with a
+//!    semantic embedder, by a word of like meaning ([`crate::meaning`]).
 
 use crate::RetrieveError;
 use crate::lexicon::analyze::{Term, analyze, analyze_question, words};
@@ -166,9 +167,13 @@ const QUESTION_WORDS: &[&str] = &["which", "what", "who", "list", "name", "many"
 /// Whether the match's first word follows a question word with only stop words
 /// (or nothing) between.
 fn is_asked(question: &str, terms: &[Term], m: &NameMatch) -> bool {
-    let Some(&first) = m.words.first() else {
-        return false;
-    };
+    m.words
+        .first()
+        .is_some_and(|&first| is_asked_at(question, terms, first))
+}
+
+/// Whether word `first` follows a question word with only stop words between.
+fn is_asked_at(question: &str, terms: &[Term], first: usize) -> bool {
     let lowered: Vec<String> = words(question).map(str::to_lowercase).collect();
     let Some(opener) = lowered
         .iter()
@@ -236,36 +241,69 @@ pub fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
             accounts_for,
         });
     }
-    settle_words(&mut linked);
+    settle_words(&mut linked, question);
+    let by_meaning = crate::meaning::classes_by_meaning(store, &lexicon, question, &linked, |w| {
+        is_asked_at(question, &terms, w)
+    })?;
+    if !by_meaning.is_empty() {
+        linked.classes.extend(by_meaning);
+        linked.classes.sort_by(best_first);
+    }
     mark_qualifiers(&mut linked, &terms);
     linked.mentions.sort_by(|a, b| a.words.cmp(&b.words));
     Ok(linked)
 }
 
-/// Words name a class or an entity, not both: an entity mention on exactly the
-/// words of a fully named class, matched only in part ("assistant professors" and
-/// the entity "AssistantProfessor0"), is the class; a class inside the words of a
-/// kept entity mention ("FullProfessor" inside "FullProfessor2") is the entity's.
-fn settle_words(linked: &mut Linked) {
+/// Words name a class, a property or an entity, not two of them:
+///
+/// - an entity mention on exactly the words of a fully named class, matched only
+///   in part ("assistant professors" and the entity "AssistantProfessor0"), is the
+///   class;
+/// - an entity named whole by ordinary words that also name a class or a property
+///   fully ("films" and an item titled "Films", "direct" and a tag "direct") is the
+///   class or the property, unless the question writes the words as a name
+///   (capitalised inside the sentence, or quoted): "who directed Films?";
+/// - a class inside the words of a kept entity mention ("FullProfessor" inside
+///   "FullProfessor2") is the entity's.
+fn settle_words(linked: &mut Linked, question: &str) {
+    let schema_words: Vec<Vec<usize>> = linked
+        .classes
+        .iter()
+        .chain(&linked.properties)
+        .filter(|c| c.score >= 0.99)
+        .map(|c| c.words.clone())
+        .collect();
     let class_words: Vec<Vec<usize>> = linked
         .classes
         .iter()
         .filter(|c| c.score >= 0.99)
         .map(|c| c.words.clone())
         .collect();
-    let (kept, dropped): (Vec<Mention>, Vec<Mention>) = std::mem::take(&mut linked.mentions)
-        .into_iter()
-        .partition(|m| {
-            let partial = m.candidates.first().is_none_or(|c| c.name_coverage < 0.99);
-            !(partial && class_words.contains(&m.words))
-        });
-    for mention in dropped {
+    let mut dropped = Vec::new();
+    for mention in std::mem::take(&mut linked.mentions) {
+        let partial = mention
+            .candidates
+            .first()
+            .is_none_or(|c| c.name_coverage < WHOLE_NAME);
+        if partial && class_words.contains(&mention.words) {
+            dropped.push((mention, "these words name a class; the nodes match them only in part"));
+        } else if schema_words.contains(&mention.words)
+            && !written_as_name(question, &mention.words)
+        {
+            dropped.push((
+                mention,
+                "ordinary words that name a class or a property; not written as a name",
+            ));
+        } else {
+            linked.mentions.push(mention);
+        }
+    }
+    for (mention, why) in dropped {
         linked.dropped.push(Dropped {
             iri: format!("words {:?}", mention.words),
-            why: "these words name a class; the nodes match them only in part".into(),
+            why: why.into(),
         });
     }
-    linked.mentions = kept;
     let entity_words: BTreeSet<usize> = linked
         .mentions
         .iter()
@@ -274,6 +312,36 @@ fn settle_words(linked: &mut Linked) {
     linked
         .classes
         .retain(|c| !c.words.iter().all(|w| entity_words.contains(w)));
+}
+
+/// Whether the question writes the words at `indices` as a name: quoted, or
+/// each capitalised where it is not the question's first word.
+fn written_as_name(question: &str, indices: &[usize]) -> bool {
+    let (Some(&first), Some(&last)) = (indices.iter().min(), indices.iter().max()) else {
+        return false;
+    };
+    let spans: Vec<(usize, &str)> = words(question)
+        .map(|w| (w.as_ptr() as usize - question.as_ptr() as usize, w))
+        .collect();
+    let (Some(&(start, _)), Some(&(end_at, end_word))) = (spans.get(first), spans.get(last))
+    else {
+        return false;
+    };
+    let end = end_at + end_word.len();
+    let quoted = |before: Option<char>, after: Option<char>| {
+        let quote = |c: Option<char>| c.is_some_and(|c| "\"'“”‘’«»`".contains(c));
+        quote(before) && quote(after)
+    };
+    if quoted(question[..start].chars().next_back(), question[end..].chars().next()) {
+        return true;
+    }
+    first > 0
+        && indices.iter().all(|&i| {
+            spans
+                .get(i)
+                .and_then(|(_, w)| w.chars().next())
+                .is_some_and(char::is_uppercase)
+        })
 }
 
 /// Marks the mentions whose every term another kept mention's best candidate
@@ -665,6 +733,76 @@ mod tests {
         let linked = link(&store, "Which acquirers does Crossfit_Hanna work with?").expect("link");
         let names: Vec<&str> = linked.entities().map(|c| c.iri.as_str()).collect();
         assert_eq!(names, ["http://example.org/hanna"], "{:?}", linked.trace());
+    }
+
+    /// Films, a tag and a person: an item titled with a class word, a tag
+    /// named by a property's verb, and a title that is an ordinary word.
+    const FILMS: &str = "@prefix ex: <http://example.org/> .\n\
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+        ex:Film rdfs:label \"film\" .\n\
+        ex:Tag rdfs:label \"tag\" .\n\
+        ex:directedBy rdfs:label \"directed by\" ; rdfs:domain ex:Film .\n\
+        ex:films a ex:Film ; rdfs:label \"Films\" ; ex:directedBy ex:anna .\n\
+        ex:heat a ex:Film ; rdfs:label \"Heat\" ; ex:directedBy ex:anna .\n\
+        ex:direct a ex:Tag ; rdfs:label \"direct\" .\n\
+        ex:anna rdfs:label \"Anna Keller\" .\n";
+
+    fn entity_iris(linked: &Linked) -> Vec<&str> {
+        linked.entities().map(|c| c.iri.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn ordinary_words_naming_a_class_or_property_do_not_link_as_entities() {
+        let (_dir, store) = crate::testing::with_turtle(FILMS).await;
+        let linked = link(&store, "which films did Anna Keller direct?").expect("link");
+        assert_eq!(
+            entity_iris(&linked),
+            ["http://example.org/anna"],
+            "{:?}",
+            linked.trace()
+        );
+        assert!(
+            linked.classes.iter().any(|c| c.iri == "http://example.org/Film"),
+            "{:?}",
+            linked.trace()
+        );
+        assert!(
+            linked
+                .properties
+                .iter()
+                .any(|c| c.iri == "http://example.org/directedBy"),
+            "{:?}",
+            linked.trace()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_title_links_when_written_as_one() {
+        let (_dir, store) = crate::testing::with_turtle(FILMS).await;
+        // An ordinary word that names nothing in the schema is a title.
+        let linked = link(&store, "who directed heat?").expect("link");
+        assert_eq!(entity_iris(&linked), ["http://example.org/heat"]);
+        // A class word capitalised inside the sentence, or quoted, is a name.
+        for question in ["who directed Films?", "who directed \"films\"?"] {
+            let linked = link(&store, question).expect("link");
+            assert_eq!(
+                entity_iris(&linked),
+                ["http://example.org/films"],
+                "{question}: {:?}",
+                linked.trace()
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_written_capitalised_inside_the_sentence_or_quoted() {
+        assert!(written_as_name("who directed the film Films?", &[4]));
+        assert!(written_as_name("who directed 'films'?", &[2]));
+        assert!(written_as_name("films by «Anna Keller»", &[2, 3]));
+        assert!(!written_as_name("Films by Anna?", &[0]));
+        assert!(!written_as_name("which films did Anna direct?", &[1]));
+        assert!(!written_as_name("who met Anna keller?", &[2, 3]));
+        assert!(!written_as_name("who?", &[3]));
     }
 
     /// The neighbour terms of the mentions of `question`, read by the query

@@ -680,6 +680,12 @@ impl Lexicon {
         self.entries.shrink_to_fit();
     }
 
+    /// The indexes of the entries of one role.
+    pub fn entries_of(&self, role: Role) -> impl Iterator<Item = u32> + '_ {
+        (0..u32::try_from(self.entries.len()).unwrap_or(u32::MAX))
+            .filter(move |&i| self.entry(i).role == role)
+    }
+
     /// The entry at `index`.
     pub fn entry(&self, index: u32) -> &Entry {
         &self.entries[index as usize]
