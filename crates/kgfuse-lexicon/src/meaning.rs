@@ -18,8 +18,9 @@ use kgfuse_store::{Store, StoreError, WholeStore};
 use std::collections::BTreeSet;
 
 /// Least cosine between a question word and a class name for the word to name
-/// the class (all-MiniLM-L6-v2: a word and its synonym or plural score 0.6-0.9,
-/// words merely of one domain 0.3-0.5).
+/// the class. All-MiniLM-L6-v2 puts a word and its synonym or plural at 0.62-0.87
+/// ("people" / person 0.62, "physicians" / doctor 0.83), words merely of one
+/// domain at 0.16-0.54 ("money" / salary 0.41, "physicians" / clinic 0.48).
 pub const MIN_COSINE: f32 = 0.6;
 /// How much closer the best class must be than the second best.
 const MARGIN: f32 = 0.05;
@@ -56,10 +57,7 @@ impl ClassVectors {
             .iter()
             .map(|&c| class_text(&lexicon.entry(c).name, &lexicon.entry(c).iri))
             .collect();
-        let vectors = store
-            .embedder()
-            .embed(&texts)
-            .map_err(StoreError::from)?;
+        let vectors = store.embedder().embed(&texts).map_err(StoreError::from)?;
         Ok(Self {
             classes: classes.into_iter().zip(vectors).collect(),
         })
@@ -82,7 +80,7 @@ fn class_text(name: &str, iri: &str) -> String {
 }
 
 /// The classes the question's unclaimed words name by meaning, one per word at
-/// most, scored [`MEANING_SCORE`].
+/// most and none the question names already, scored [`MEANING_SCORE`].
 pub fn classes_by_meaning(
     store: &Store,
     lexicon: &Lexicon,
@@ -109,14 +107,17 @@ pub fn classes_by_meaning(
         return Ok(Vec::new());
     }
     let texts: Vec<String> = open.iter().map(|(_, w)| w.clone()).collect();
-    let embedded = store
-        .embedder()
-        .embed(&texts)
-        .map_err(StoreError::from)?;
+    let embedded = store.embedder().embed(&texts).map_err(StoreError::from)?;
+    let named: BTreeSet<&str> = linked.classes.iter().map(|c| c.iri.as_str()).collect();
     let mut out = Vec::new();
     for ((word, _), vector) in open.iter().zip(&embedded) {
         if let Some(entry) = closest(&vectors.classes, vector) {
             let entry = lexicon.entry(entry);
+            // A class the question names already is not named again by another
+            // word ("dog pets": the dog is a kind of pet, not a second pet).
+            if named.contains(entry.iri.as_str()) {
+                continue;
+            }
             out.push(Candidate {
                 iri: entry.iri.clone(),
                 name: entry.name.clone(),
@@ -139,7 +140,12 @@ fn claimed_words(linked: &Linked) -> BTreeSet<usize> {
         .iter()
         .flat_map(|m| m.words.iter().copied())
         .chain(linked.classes.iter().flat_map(|c| c.words.iter().copied()))
-        .chain(linked.properties.iter().flat_map(|c| c.words.iter().copied()))
+        .chain(
+            linked
+                .properties
+                .iter()
+                .flat_map(|c| c.words.iter().copied()),
+        )
         .collect()
 }
 
@@ -181,6 +187,9 @@ mod tests {
     #[test]
     fn class_names_become_words() {
         assert_eq!(class_text("GraduateStudent", "urn:x"), "graduate student");
-        assert_eq!(class_text("", "http://example.org/ont#Car_Maker"), "car maker");
+        assert_eq!(
+            class_text("", "http://example.org/ont#Car_Maker"),
+            "car maker"
+        );
     }
 }
