@@ -9,8 +9,12 @@ Each task (one JSON object per line: `id`, `prompt`, `check` (a Python program i
 which `[solution]` stands for the model's code as a string literal), optional
 `question` (what kgfuse is asked; the prompt otherwise), optional `exclude` (IRIs the
 context must not use), optional `group` (for the per-group table), optional `env`
-(variables the check needs)) is asked once per condition at
-temperature 0. The condition is the context block put before the task: `none`, or a
+(variables the check needs), optional `python` (its own environment), optional
+`data` (its own kgfuse store), optional `contexts` (conditions the task set
+computed itself, such as `bm25-chunks` or `oracle`: each a list of items `{"text",
+"shows"}`), optional `needs` (the IRIs of the functions its reference calls:
+dependency recall is the share of them whose signature the context shows)) is
+asked once per condition at temperature 0. The condition is the context block put before the task: `none`, or a
 kgfuse strategy's FusedContext (`kgfuse retrieve --strategy S --offline --format
 json`: retrieval uses kgfuse's offline model, so the context is the same whichever
 model answers, and model-assisted retrieval is measured on its own). The
@@ -23,8 +27,9 @@ Replies are cached per (task, condition, model, prompt hash) under
 question, strategy, exclusions) under `.../tasks/contexts/`, so an interrupted
 run resumes where it stopped;
 progress goes to stderr, the report (per condition: pass@1 with a 95 % Wilson
-interval, tasks, context tokens, model seconds, failures by kind) to stdout and,
-with `--out`, to a JSON file.
+interval, tasks, context tokens, dependency recall, model seconds, failures by
+kind) to stdout and, with `--out`, to a JSON file. `--budget-tokens N` cuts every
+condition's context to the same N tokens.
 """
 
 from __future__ import annotations
@@ -89,43 +94,75 @@ def example_code(code: str) -> str:
     return LEADING_DOCSTRING.sub("", code, count=1).strip()
 
 
-def context_block(context: dict, max_items: int) -> str:
-    """A FusedContext as prompt text: functions with their signatures and
-    summaries, worked examples with their code, dependency paths and facts (IRIs
-    as local names), then text passages; at most `max_items` of each, each at most
-    ITEM_CHARS."""
-    parts: list[str] = []
+def context_items(context: dict, max_items: int) -> list[dict]:
+    """A FusedContext as prompt items, each `{"text", "shows"}` (`shows`: the
+    IRIs of the functions whose signature the item gives): functions with their
+    signatures and summaries, worked examples with their code, dependency paths and
+    facts (IRIs as local names), then text passages; at most `max_items` of each,
+    each at most ITEM_CHARS."""
+    items: list[dict] = []
     for function in context.get("functions", [])[:max_items]:
         signature = function.get("signature") or function.get("name") or function.get("iri")
         where = function.get("module")
         line = f"- {signature.strip()}" + (f"  (in {where})" if where else "")
         summary = function.get("summary")
-        parts.append(clip(line + (f": {summary}" if summary else "")))
+        items.append({"text": clip(line + (f": {summary}" if summary else "")),
+                      "shows": [function["iri"]], "iri": function["iri"]})
     for case in context.get("cases", [])[:max_items]:
         code = example_code(case.get("code") or "")
         if code:
             title = clip(case.get("title") or local_name(case["iri"]))
-            parts.append(f"Example ({title}):\n```python\n{clip(code)}\n```")
+            items.append({"text": f"Example ({title}):\n```python\n{clip(code)}\n```",
+                          "shows": [], "iri": case["iri"]})
     for path in context.get("paths", [])[:max_items]:
-        parts.append("- path: " + " -> ".join(local_name(step) for step in path))
+        items.append({"text": "- path: " + " -> ".join(local_name(step) for step in path), "shows": []})
     for fact in context.get("structured_facts", [])[:max_items]:
-        parts.append("- " + " ".join(local_name(str(fact.get(k, ""))) if str(fact.get(k, "")).startswith("http")
-                                     else str(fact.get(k, "")) for k in ("subject", "predicate", "object")))
+        items.append({"text": "- " + " ".join(local_name(str(fact.get(k, ""))) if str(fact.get(k, "")).startswith("http")
+                                              else str(fact.get(k, "")) for k in ("subject", "predicate", "object")),
+                      "shows": []})
     for hit in context.get("unstructured", [])[:max_items]:
         text = (hit.get("text") or "").strip()
         if text:
-            parts.append(clip(text))
-    if not parts:
+            # A hit on a function node is its signature and summary as embedded.
+            items.append({"text": clip(text), "shows": [hit["iri"]], "iri": hit["iri"]})
+    return items
+
+
+def within_budget(items: list[dict], budget_tokens: int | None) -> list[dict]:
+    """The leading items whose text fits in `budget_tokens` (all when no budget):
+    every condition's context is cut the same way."""
+    if not budget_tokens:
+        return items
+    kept, used = [], 0
+    for item in items:
+        cost = approx_tokens(item["text"]) + 1
+        if used + cost > budget_tokens:
+            break
+        kept.append(item)
+        used += cost
+    return kept
+
+
+def context_block(items: list[dict]) -> str:
+    """The items as the context block put before the task."""
+    if not items:
         return ""
-    return "Context from the library's knowledge graph:\n" + "\n".join(parts) + "\n\n"
+    return "Context from the library's knowledge graph:\n" + "\n".join(i["text"] for i in items) + "\n\n"
 
 
-def shown_items(context: dict, max_items: int) -> list[str]:
-    """The IRIs of what `context_block` puts in the prompt, in its order."""
-    shown = [f["iri"] for f in context.get("functions", [])[:max_items]]
-    shown += [c["iri"] for c in context.get("cases", [])[:max_items] if example_code(c.get("code") or "")]
-    shown += [h["iri"] for h in context.get("unstructured", [])[:max_items] if h.get("text")]
-    return shown
+def shown_items(items: list[dict]) -> list[str]:
+    """The IRIs of what the items put in the prompt, in order."""
+    return [i["iri"] for i in items if i.get("iri")]
+
+
+def dependency_recall(task: dict, items: list[dict]) -> float | None:
+    """The share of the task's `needs` (the IRIs of the functions its reference
+    calls) whose signature the items show; None for a task without needs."""
+    needs = set(task.get("needs") or [])
+    if not needs:
+        return None
+    shown = {iri for item in items for iri in item.get("shows", [])}
+    return len(needs & shown) / len(needs)
 
 
 def binary_digest(path: str) -> str:
@@ -142,12 +179,13 @@ def retrieve(args: argparse.Namespace, task: dict, strategy: str) -> dict:
     """kgfuse's context for the task's question under `strategy` (cached per
     binary, store, question, strategy and exclusions)."""
     question = task.get("question", task["prompt"])
-    command = [args.kgfuse, "--data", args.data, "retrieve", question, "--strategy", strategy,
+    data = task.get("data") or args.data
+    command = [args.kgfuse, "--data", data, "retrieve", question, "--strategy", strategy,
                "--top-k", str(args.top_k), "--offline", "--format", "json"]
     for iri in task.get("exclude", []):
         command += ["--exclude", iri]
     key = {"binary": args.kgfuse_digest,
-           "data": str(Path(args.data).absolute()), "command": command[3:]}
+           "data": str(Path(data).absolute()), "command": command[3:]}
 
     def compute() -> dict:
         # A store is opened by one kgfuse process at a time: wait for another
@@ -226,10 +264,24 @@ def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def condition_items(args: argparse.Namespace, task: dict, condition: str) -> list[dict]:
+    """The context items of one condition, within the budget: none, the task's
+    own (`contexts`: conditions such as `bm25-chunks` or `oracle` that the task set
+    computed), or a kgfuse strategy's."""
+    if condition == "none":
+        return []
+    own = task.get("contexts", {})
+    if condition in own:
+        items = own[condition]
+    else:
+        items = context_items(retrieve(args, task, condition), args.max_items)
+    return within_budget(items, args.budget_tokens)
+
+
 def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
     """One task under one condition: context, prompt, reply, check."""
-    fused = {} if condition == "none" else retrieve(args, task, condition)
-    context = context_block(fused, args.max_items) if fused else ""
+    items = condition_items(args, task, condition)
+    context = context_block(items)
     prompt = context + task["prompt"]
     key = {"task": task["id"], "condition": condition, "model": args.model,
            "prompt": hashlib.sha256(prompt.encode()).hexdigest()}
@@ -238,14 +290,21 @@ def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
         reply, seconds = ask(args, prompt)
         code = extract_code(reply)
         program = task["check"].replace("[solution]", repr(code))
-        outcome = check.run(program, args.python, args.timeout, extra_env=task.get("env"))
+        outcome = check.run(program, args.python_of(task), args.timeout, extra_env=task.get("env"))
         return {"kind": outcome.kind, "detail": outcome.detail[-300:], "reply": reply,
                 "model_seconds": seconds,
                 "context_tokens": approx_tokens(context), "prompt_tokens": approx_tokens(prompt)}
 
     result = cached("replies", key, compute)
     return {"task": task["id"], "group": task.get("group", ""), "condition": condition,
-            "context_items": shown_items(fused, args.max_items), **result}
+            "context_items": shown_items(items),
+            "dependency_recall": dependency_recall(task, items), **result}
+
+
+def mean_of(values) -> float | None:
+    """The mean of the values that are not None (None when there are none)."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
 
 
 def report(results: list[dict], conditions: list[str]) -> dict:
@@ -260,6 +319,7 @@ def report(results: list[dict], conditions: list[str]) -> dict:
             "pass_at_1": passed / len(rows) if rows else 0.0,
             "interval_95": [low, high],
             "context_tokens": sum(r["context_tokens"] for r in rows) / max(1, len(rows)),
+            "dependency_recall": mean_of(r.get("dependency_recall") for r in rows),
             "model_seconds": sum(r["model_seconds"] for r in rows) / max(1, len(rows)),
             "failures": dict(collections.Counter(r["kind"] for r in rows if r["kind"] != "pass")),
             "by_group": {
@@ -274,7 +334,8 @@ def report(results: list[dict], conditions: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", required=True, type=Path)
-    parser.add_argument("--python", required=True, help="the tasks' environment")
+    parser.add_argument("--python", required=True,
+                        help="the tasks' environment (a task's own `python` wins)")
     parser.add_argument("--conditions", default="none,flat,unified")
     parser.add_argument("--kgfuse", default="kgfuse")
     parser.add_argument("--data", help="the kgfuse store (needed unless every condition is none)")
@@ -282,6 +343,8 @@ def main() -> None:
     parser.add_argument("--model", help="the model's name on that server")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--max-items", type=int, default=5)
+    parser.add_argument("--budget-tokens", type=int,
+                        help="cut every condition's context to this many tokens (items from the end)")
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--model-timeout", type=float, default=600)
     parser.add_argument("--timeout", type=float, default=60, help="seconds a check may run")
@@ -292,20 +355,27 @@ def main() -> None:
                              "model run to keep retrieval off its path")
     args = parser.parse_args()
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
-    if any(c != "none" for c in conditions) and not args.data:
-        parser.error("--data is needed for a kgfuse condition")
+    args.python_of = lambda task: task.get("python") or args.python
     if not args.contexts_only and not (args.model_url and args.model):
         parser.error("--model-url and --model are needed (unless --contexts-only)")
-    args.kgfuse_digest = binary_digest(args.kgfuse) if args.data else ""
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     tasks = tasks[: args.limit] if args.limit else tasks
+    kgfuse_conditions = [c for c in conditions if c != "none"]
+    for task in tasks:
+        if any(c not in task.get("contexts", {}) for c in kgfuse_conditions) \
+                and not (task.get("data") or args.data):
+            parser.error(f"--data is needed for a kgfuse condition (task {task['id']} names no store)")
+    args.kgfuse_digest = binary_digest(args.kgfuse) if any(
+        c not in t.get("contexts", {}) for t in tasks for c in kgfuse_conditions) else ""
     if args.contexts_only:
         pairs = [(t, c) for t in tasks for c in conditions if c != "none"]
         shown = []
         for n, (task, condition) in enumerate(pairs, 1):
-            fused = retrieve(args, task, condition)
+            items = condition_items(args, task, condition)
             shown.append({"task": task["id"], "group": task.get("group", ""), "condition": condition,
-                          "kind": "unasked", "context_items": shown_items(fused, args.max_items)})
+                          "kind": "unasked", "context_items": shown_items(items),
+                          "dependency_recall": dependency_recall(task, items),
+                          "context_tokens": approx_tokens(context_block(items))})
             print(f"[{n}/{len(pairs)}] context of {task['id']} {condition}", file=sys.stderr, flush=True)
         if args.out:
             # What each prompt would show, for needs.py, without a model.

@@ -106,7 +106,9 @@ fn a_class_word_links_by_meaning_with_a_semantic_embedder_only() {
     let context = k.retrieve("Which physicians work at Riverside?", "unified");
     let classes = linked_classes(&context);
     assert!(
-        classes.iter().any(|c| c.starts_with("http://example.org/Doctor ")),
+        classes
+            .iter()
+            .any(|c| c.starts_with("http://example.org/Doctor ")),
         "{classes:?}"
     );
     let answers = context["answers"].to_string();
@@ -118,7 +120,9 @@ fn a_class_word_links_by_meaning_with_a_semantic_embedder_only() {
     let context = k.retrieve("Which physicians work on Sunday?", "unified");
     let classes = linked_classes(&context);
     assert!(
-        classes.iter().all(|c| c.starts_with("http://example.org/Doctor ")),
+        classes
+            .iter()
+            .all(|c| c.starts_with("http://example.org/Doctor ")),
         "{classes:?}"
     );
 
@@ -126,5 +130,9 @@ fn a_class_word_links_by_meaning_with_a_semantic_embedder_only() {
     let hash = Kgfuse::hash();
     hash.load(&[&hash.file("clinic.ttl", CLINIC)]);
     let context = hash.retrieve("Which physicians work at Riverside?", "unified");
-    assert!(linked_classes(&context).is_empty(), "{:?}", linked_classes(&context));
+    assert!(
+        linked_classes(&context).is_empty(),
+        "{:?}",
+        linked_classes(&context)
+    );
 }

@@ -146,3 +146,135 @@ fn the_task_harness_scores_a_passing_and_a_failing_task_and_resumes_from_its_cac
     assert_eq!(prompts(&log).len(), 4);
     assert_eq!(again["conditions"], report["conditions"]);
 }
+
+/// Runs one of the harness's Python scripts with the caches in `scratch`.
+fn python(script: &str, args: &[&str], scratch: &std::path::Path) -> String {
+    let output = Command::new("python3")
+        .arg(root().join("eval/tasks").join(script))
+        .args(args)
+        .env("KGFUSE_TASKS_DIR", scratch)
+        .output()
+        .expect("python3 runs the harness");
+    assert!(
+        output.status.success(),
+        "{script} {args:?} failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn function_tasks_from_a_tiny_package_pass_and_fail_under_every_condition() {
+    let k = Kgfuse::empty();
+    let scratch = k.tmp.path().join("functions");
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let at = |name: &str| scratch.join(name).display().to_string();
+    let fixture = root().join("fixtures/function-tasks/tinycalc");
+    // The package's suite under coverage, its tasks, the tree the store is built
+    // from (every task's body left out), the store and the tasks bound to it.
+    python(
+        "functions.py",
+        &["prepare", "--dir", &fixture.display().to_string()],
+        &scratch,
+    );
+    python(
+        "functions.py",
+        &["tasks", "tinycalc==0.1", "--out", &at("tasks.jsonl")],
+        &scratch,
+    );
+    python(
+        "functions.py",
+        &[
+            "masked",
+            "tinycalc==0.1",
+            "--tasks",
+            &at("tasks.jsonl"),
+            "--out",
+            &at("masked"),
+        ],
+        &scratch,
+    );
+    let masked = std::fs::read_to_string(scratch.join("masked/tinycalc/text.py")).expect("masked");
+    assert!(
+        !masked.contains("mean length"),
+        "the reference body left the store's source: {masked}"
+    );
+    let kgfuse = assert_cmd::cargo::cargo_bin("kgfuse").display().to_string();
+    python(
+        "function_contexts.py",
+        &[
+            "--tasks",
+            &at("tasks.jsonl"),
+            "--masked",
+            &at("masked"),
+            "--kgfuse",
+            &kgfuse,
+            "--data",
+            &at("store"),
+            "--out",
+            &at("bound.jsonl"),
+        ],
+        &scratch,
+    );
+
+    // The fixed reply writes `summary` back: that task passes, the others fail.
+    let log = scratch.join("prompts.jsonl");
+    let model = FakeModel::start(&root().join("eval/tasks/testdata/tinycalc-reply.txt"), &log);
+    let conditions = "none,bm25-chunks,unified,oracle";
+    python(
+        "run.py",
+        &[
+            "--tasks",
+            &at("bound.jsonl"),
+            "--python",
+            "python3",
+            "--conditions",
+            conditions,
+            "--kgfuse",
+            &kgfuse,
+            "--budget-tokens",
+            "600",
+            "--model-url",
+            &model.url(),
+            "--model",
+            "fake",
+            "--timeout",
+            "60",
+            "--out",
+            &at("report.json"),
+        ],
+        &scratch,
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.join("report.json")).expect("report"),
+    )
+    .expect("JSON report");
+    for condition in conditions.split(',') {
+        let summary = &report["conditions"][condition];
+        assert_eq!(summary["tasks"], 3, "{condition}: {summary}");
+        assert!(
+            (summary["pass_at_1"].as_f64().unwrap_or(0.0) - 1.0 / 3.0).abs() < 1e-9,
+            "{condition}: {summary}"
+        );
+    }
+    let passed: Vec<&str> = report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["kind"] == "pass")
+        .filter_map(|r| r["task"].as_str())
+        .collect();
+    assert!(
+        passed.iter().all(|t| t.ends_with("tinycalc.text.summary")),
+        "{passed:?}"
+    );
+    // Dependency recall: the oracle shows every callee, no context none.
+    assert_eq!(report["conditions"]["oracle"]["dependency_recall"], 1.0);
+    assert_eq!(report["conditions"]["none"]["dependency_recall"], 0.0);
+    // No context shows the test that exercises `summary`, nor its reference body.
+    for prompt in prompts(&log) {
+        assert!(!prompt.contains("mean length {average"), "{prompt}");
+        assert!(!prompt.contains("def test_summary"), "{prompt}");
+    }
+}

@@ -286,7 +286,10 @@ fn settle_words(linked: &mut Linked, question: &str) {
             .first()
             .is_none_or(|c| c.name_coverage < WHOLE_NAME);
         if partial && class_words.contains(&mention.words) {
-            dropped.push((mention, "these words name a class; the nodes match them only in part"));
+            dropped.push((
+                mention,
+                "these words name a class; the nodes match them only in part",
+            ));
         } else if schema_words.contains(&mention.words)
             && !written_as_name(question, &mention.words)
         {
@@ -323,8 +326,7 @@ fn written_as_name(question: &str, indices: &[usize]) -> bool {
     let spans: Vec<(usize, &str)> = words(question)
         .map(|w| (w.as_ptr() as usize - question.as_ptr() as usize, w))
         .collect();
-    let (Some(&(start, _)), Some(&(end_at, end_word))) = (spans.get(first), spans.get(last))
-    else {
+    let (Some(&(start, _)), Some(&(end_at, end_word))) = (spans.get(first), spans.get(last)) else {
         return false;
     };
     let end = end_at + end_word.len();
@@ -332,7 +334,10 @@ fn written_as_name(question: &str, indices: &[usize]) -> bool {
         let quote = |c: Option<char>| c.is_some_and(|c| "\"'“”‘’«»`".contains(c));
         quote(before) && quote(after)
     };
-    if quoted(question[..start].chars().next_back(), question[end..].chars().next()) {
+    if quoted(
+        question[..start].chars().next_back(),
+        question[end..].chars().next(),
+    ) {
         return true;
     }
     first > 0
@@ -762,7 +767,10 @@ mod tests {
             linked.trace()
         );
         assert!(
-            linked.classes.iter().any(|c| c.iri == "http://example.org/Film"),
+            linked
+                .classes
+                .iter()
+                .any(|c| c.iri == "http://example.org/Film"),
             "{:?}",
             linked.trace()
         );
