@@ -72,10 +72,8 @@ class Window:
         self.length = sum(self.words.values())
 
 
-def windows(root: Path, files: list[tuple[str, str]], skip: dict[str, list[tuple[int, int]]]) -> list[Window]:
-    """The windows of `files` ((path relative to `root`, dotted module)), less those
-    overlapping a range of `skip` (path -> line ranges left out: the tests that
-    exercise the task, as kgfuse's `--exclude` leaves out their cases)."""
+def windows(root: Path, files: list[tuple[str, str]]) -> list[Window]:
+    """The windows of `files` ((path relative to `root`, dotted module))."""
     out = []
     for relative, module in files:
         path = root / relative
@@ -83,8 +81,6 @@ def windows(root: Path, files: list[tuple[str, str]], skip: dict[str, list[tuple
         defs = definitions(path, module)
         for start in range(1, max(2, len(lines) - WINDOW_LINES + WINDOW_STEP + 1), WINDOW_STEP):
             end = min(len(lines), start + WINDOW_LINES - 1)
-            if any(a <= end and start <= b for a, b in skip.get(relative, [])):
-                continue
             text = "\n".join(lines[start - 1:end])
             if text.strip():
                 shows = [name for line, name in defs.items() if start <= line <= end]

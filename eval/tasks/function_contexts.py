@@ -162,13 +162,14 @@ def find_definition(tree: ast.AST, path: list[str]) -> ast.FunctionDef | ast.Asy
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def bind(task: dict, args: argparse.Namespace, iri_of: dict[str, str], all_windows: list[chunks.Window],
-         files: list[tuple[str, str]]) -> dict:
+def bind(task: dict, args: argparse.Namespace, iri_of: dict[str, str], all_windows: list[chunks.Window]) -> dict:
     """The task with its store, exclusions, needs and own contexts."""
     tests = task.get("test_functions", [])
     excluded = [iri for iri in (resolve(t, iri_of) for t in tests) if iri]
     target = resolve(task["qualname"], iri_of)
     needs = [iri for iri in (resolve(c, iri_of) for c in task.get("callees", [])) if iri]
+    # The windows of the tests that exercise the task are left out, as kgfuse's
+    # `--exclude` leaves out their worked examples.
     skip = test_ranges(args.masked, tests)
     candidates = [w for w in all_windows
                   if not any(a <= w.end and w.start <= b for a, b in skip.get(w.file, []))]
@@ -201,11 +202,10 @@ def main() -> None:
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     build_store(args)
     iri_of = qualified_names(args.kgfuse, args.data)
-    files = python_files(args.masked)
-    all_windows = chunks.windows(args.masked, files, {})
+    all_windows = chunks.windows(args.masked, python_files(args.masked))
     with open(args.out, "w") as out:
         for task in tasks:
-            bound = bind(task, args, iri_of, all_windows, files)
+            bound = bind(task, args, iri_of, all_windows)
             if bound["unresolved"]:
                 print(f"{task['id']}: callees not in the store: {bound['unresolved']}", file=sys.stderr)
             out.write(json.dumps(bound) + "\n")
