@@ -6,6 +6,8 @@
 //!
 //! Only a semantic embedder knows that two different words mean alike: with the
 //! hash embedder (feature hashing of the words themselves) nothing links here.
+//! The classes compared are the store's own, not kgfuse's kinds of code and
+//! documents.
 
 use crate::RetrieveError;
 use crate::lexicon::analyze::words;
@@ -14,6 +16,7 @@ use crate::linking::{Candidate, Linked};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
 use kgfuse_core::text::{identifier_words, is_matching_stop_word};
+use kgfuse_core::vocab::KGFUSE;
 use kgfuse_store::{Store, StoreError, WholeStore};
 use std::collections::BTreeSet;
 
@@ -47,7 +50,12 @@ impl ClassVectors {
     }
 
     fn build(store: &Store, lexicon: &Lexicon) -> Result<Self, RetrieveError> {
-        let classes: Vec<u32> = lexicon.entries_of(Role::Class).collect();
+        // kgfuse's own kinds (function, module, case...) are named by their names
+        // only: a code question's "arguments" or "examples" is not about them.
+        let classes: Vec<u32> = lexicon
+            .entries_of(Role::Class)
+            .filter(|&c| !lexicon.entry(c).iri.starts_with(KGFUSE))
+            .collect();
         if !knows_meaning(store) || classes.is_empty() || classes.len() > MAX_CLASSES {
             return Ok(Self {
                 classes: Vec::new(),
