@@ -323,6 +323,8 @@ fn written_as_name(question: &str, indices: &[usize]) -> bool {
     let (Some(&first), Some(&last)) = (indices.iter().min(), indices.iter().max()) else {
         return false;
     };
+    // Each word is a slice of the question: its byte offset is the difference of
+    // the two pointers.
     let spans: Vec<(usize, &str)> = words(question)
         .map(|w| (w.as_ptr() as usize - question.as_ptr() as usize, w))
         .collect();
