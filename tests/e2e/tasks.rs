@@ -15,29 +15,38 @@ fn run_harness(
     scratch: &std::path::Path,
 ) -> Value {
     let report = scratch.join("report.json");
-    let kgfuse = assert_cmd::cargo::cargo_bin("kgfuse");
-    let output = Command::new("python3")
-        .arg(root().join("eval/tasks/run.py"))
-        .arg("--tasks")
-        .arg(tasks)
-        .args(["--python", "python3", "--conditions", "none,bm25"])
-        .arg("--kgfuse")
-        .arg(&kgfuse)
-        .arg("--data")
-        .arg(k.data())
-        .arg("--model-url")
-        .arg(model.url())
-        .args(["--model", "fake", "--timeout", "20", "--max-items", "8"])
-        .arg("--out")
-        .arg(&report)
-        .env("KGFUSE_TASKS_DIR", scratch)
-        .output()
-        .expect("python3 runs eval/tasks/run.py");
-    assert!(
-        output.status.success(),
-        "run.py failed\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let kgfuse = assert_cmd::cargo::cargo_bin("kgfuse").display().to_string();
+    let (tasks, data, url) = (
+        tasks.display().to_string(),
+        k.data().display().to_string(),
+        model.url(),
+    );
+    let out = report.display().to_string();
+    python(
+        "run.py",
+        &[
+            "--tasks",
+            &tasks,
+            "--python",
+            "python3",
+            "--conditions",
+            "none,bm25",
+            "--kgfuse",
+            &kgfuse,
+            "--data",
+            &data,
+            "--model-url",
+            &url,
+            "--model",
+            "fake",
+            "--timeout",
+            "20",
+            "--max-items",
+            "8",
+            "--out",
+            &out,
+        ],
+        scratch,
     );
     serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("JSON report")
 }
