@@ -11,8 +11,12 @@ contexts the task set computes itself, ready for `run.py`:
    (its tests become worked examples), `kgfuse index cases`. Built once; kept
    unless `--rebuild`.
 2. **Exclusions**: the worked examples (test functions) that exercise a task's
-   function, and the function itself, are left out of its kgfuse context
-   (`exclude`, by IRI, read from the store by qualified name).
+   function are left out of its kgfuse context (`exclude`, by IRI, read from the
+   store by qualified name). The function itself stays in the store as the
+   masked tree has it (signature and docstring, no body, no calls): the question
+   declares it, as an editor's stub does, and `unified` reads its place (its
+   class and module) from it; a strategy that shows it only repeats the question,
+   as the bm25-chunks window holding its `def` does.
 3. **Needs**: the IRIs of the package functions the reference calls (`callees`),
    the target of dependency recall.
 4. **bm25-chunks**: BM25 over 20-line windows of DIR (chunks.py), the windows of
@@ -166,7 +170,6 @@ def bind(task: dict, args: argparse.Namespace, iri_of: dict[str, str], all_windo
     """The task with its store, exclusions, needs and own contexts."""
     tests = task.get("test_functions", [])
     excluded = [iri for iri in (resolve(t, iri_of) for t in tests) if iri]
-    target = resolve(task["qualname"], iri_of)
     needs = [iri for iri in (resolve(c, iri_of) for c in task.get("callees", [])) if iri]
     # The windows of the tests that exercise the task are left out, as kgfuse's
     # `--exclude` leaves out their worked examples.
@@ -181,7 +184,7 @@ def bind(task: dict, args: argparse.Namespace, iri_of: dict[str, str], all_windo
     return {
         **task,
         "data": str(Path(args.data).absolute()),
-        "exclude": excluded + ([target] if target else []),
+        "exclude": excluded,
         "needs": needs,
         "contexts": {"bm25-chunks": chunks.items(windows, chunk_iris), "oracle": oracle},
         "unresolved": sorted(set(task.get("callees", [])) - {c for c in task.get("callees", [])

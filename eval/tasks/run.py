@@ -29,7 +29,8 @@ run resumes where it stopped;
 progress goes to stderr, the report (per condition: pass@1 with a 95 % Wilson
 interval, tasks, context tokens, dependency recall, model seconds, failures by
 kind) to stdout and, with `--out`, to a JSON file. `--budget-tokens N` cuts every
-condition's context to the same N tokens.
+condition's context to the same N tokens; `--context-after` puts the context after
+the task, so a task's conditions share its text as a prompt prefix.
 """
 
 from __future__ import annotations
@@ -282,7 +283,10 @@ def run_one(args: argparse.Namespace, task: dict, condition: str) -> dict:
     """One task under one condition: context, prompt, reply, check."""
     items = condition_items(args, task, condition)
     context = context_block(items)
-    prompt = context + task["prompt"]
+    # After: the task's own text is the shared prefix of its conditions' prompts,
+    # which the model server's prompt cache then serves once.
+    prompt = (task["prompt"].rstrip() + "\n\n" + context).rstrip() if args.context_after and context \
+        else context + task["prompt"]
     key = {"task": task["id"], "condition": condition, "model": args.model,
            "prompt": hashlib.sha256(prompt.encode()).hexdigest()}
 
@@ -346,6 +350,10 @@ def main() -> None:
     parser.add_argument("--budget-tokens", type=int,
                         help="cut every condition's context to this many tokens (items from the end)")
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--context-after", action="store_true",
+                        help="put the context block after the task instead of before it (the "
+                             "task's text is then a prefix the server's prompt cache can reuse "
+                             "across conditions)")
     parser.add_argument("--model-timeout", type=float, default=600)
     parser.add_argument("--timeout", type=float, default=60, help="seconds a check may run")
     parser.add_argument("--limit", type=int)

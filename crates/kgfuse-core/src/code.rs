@@ -41,13 +41,33 @@ pub fn is_private_name(name: &str) -> bool {
 /// assert!(!is_internal("sklearn.cluster._kmeans.KMeans.__init__"));
 /// ```
 pub fn is_internal(qualified: &str) -> bool {
-    let segments: Vec<&str> = qualified
+    let segments = segments(qualified);
+    let Some((name, _)) = segments.split_last() else {
+        return false;
+    };
+    is_private_name(name) || is_test_code(qualified)
+}
+
+/// Whether a qualified name is defined in test code: a segment enclosing it
+/// marks test code ([`is_test_segment`]).
+///
+/// ```
+/// use kgfuse_core::code::is_test_code;
+/// assert!(is_test_code("toolz.tests.test_dicttoolz.CustomMapping.keys"));
+/// assert!(!is_test_code("toolz.dicttoolz.valmap") && !is_test_code("tests"));
+/// ```
+pub fn is_test_code(qualified: &str) -> bool {
+    let segments = segments(qualified);
+    segments
+        .split_last()
+        .is_some_and(|(_, enclosing)| enclosing.iter().any(|s| is_test_segment(s)))
+}
+
+/// The segments of a Python (`a.b.c`) or Rust (`a::b::c`) qualified name.
+fn segments(qualified: &str) -> Vec<&str> {
+    qualified
         .split("::")
         .flat_map(|part| part.split('.'))
         .filter(|s| !s.is_empty())
-        .collect();
-    let Some((name, enclosing)) = segments.split_last() else {
-        return false;
-    };
-    is_private_name(name) || enclosing.iter().any(|s| is_test_segment(s))
+        .collect()
 }

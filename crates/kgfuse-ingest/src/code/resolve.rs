@@ -10,6 +10,7 @@
 //! retrieval can weigh them lower.
 
 use super::model::{Language, ParsedFile, RawCall};
+use kgfuse_core::code::{is_test_code, is_test_segment};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most by-name candidates accepted inside the caller's package.
@@ -205,7 +206,12 @@ impl SymbolIndex {
                             || self.kind(head).is_some()
                     });
                     if path.len() >= 2 && !head_known {
-                        return self.by_name(path.last().map_or("", String::as_str), package, true);
+                        return self.by_name(
+                            path.last().map_or("", String::as_str),
+                            package,
+                            true,
+                            scope,
+                        );
                     }
                     return Vec::new();
                 }
@@ -214,12 +220,12 @@ impl SymbolIndex {
                 Some(owner) => {
                     let found = self.member(&self.join(owner), name, 0);
                     if found.is_none() {
-                        return self.by_name(name, package, false);
+                        return self.by_name(name, package, false, scope);
                     }
                     found
                 }
                 // `self.f()` outside a class, or Rust `Self::f` in a trait default.
-                None => return self.by_name(name, package, false),
+                None => return self.by_name(name, package, false, scope),
             },
             RawCall::SuperMethod(name) => owner.and_then(|owner| {
                 let owner = self.join(owner);
@@ -231,11 +237,11 @@ impl SymbolIndex {
                 Some((class, SymbolKind::Class)) => self.member(&class, name, 0),
                 Some((function, SymbolKind::Function)) => match self.returned_class(&function) {
                     Some(class) => self.member(&class, name, 0),
-                    None => return self.by_name(name, package, true),
+                    None => return self.by_name(name, package, true, scope),
                 },
-                _ => return self.by_name(name, package, true),
+                _ => return self.by_name(name, package, true, scope),
             },
-            RawCall::Method(name) => return self.by_name(name, package, true),
+            RawCall::Method(name) => return self.by_name(name, package, true, scope),
         };
         resolved.map(Target::Resolved).into_iter().collect()
     }
@@ -391,7 +397,18 @@ impl SymbolIndex {
         self.member(class, "__init__", 0)
     }
 
-    fn by_name(&self, name: &str, package: &str, any_package: bool) -> Vec<Target> {
+    /// The functions named `name` a call from `scope` may reach when nothing
+    /// resolves it: those of the caller's package (at most `MAX_SAME_PACKAGE`),
+    /// else, when `any_package`, of any (at most `MAX_ANY_PACKAGE`). A call from
+    /// library code never reaches into test code (a test's `CustomMapping.keys`
+    /// is not what `d.keys()` in the library calls).
+    fn by_name(
+        &self,
+        name: &str,
+        package: &str,
+        any_package: bool,
+        scope: &[String],
+    ) -> Vec<Target> {
         // `__init__`, `__str__`, ...: every class has one; a name says nothing.
         if name.starts_with("__") && name.ends_with("__") {
             return Vec::new();
@@ -399,8 +416,14 @@ impl SymbolIndex {
         let Some(candidates) = self.by_name.get(name) else {
             return Vec::new();
         };
+        let from_test = scope.iter().any(|s| is_test_segment(s));
+        let candidates: Vec<&String> = candidates
+            .iter()
+            .filter(|c| from_test || !is_test_code(c))
+            .collect();
         let same: Vec<&String> = candidates
             .iter()
+            .copied()
             .filter(|c| self.package_of.get(*c).is_some_and(|p| p == package))
             .collect();
         let chosen: Vec<&String> = if !same.is_empty() {
@@ -409,7 +432,7 @@ impl SymbolIndex {
             }
             same
         } else if any_package && candidates.len() <= MAX_ANY_PACKAGE {
-            candidates.iter().collect()
+            candidates
         } else {
             return Vec::new();
         };
@@ -528,6 +551,42 @@ mod tests {
         assert_eq!(
             targets_of(&index, &files[1], "json.encoder.JSONEncoder.encode"),
             vec![Target::Resolved("json.encoder.Base.iterencode".into())]
+        );
+    }
+
+    /// A method called on an untyped value matches by name, but library code
+    /// never reaches into the package's tests by name; a test helper may.
+    #[test]
+    fn library_code_never_calls_into_tests_by_name() {
+        let library = python(
+            "/l/kit/maps.py",
+            &["kit", "maps"],
+            "def valmap(d):\n    return d.keys()\n\ndef width(shape):\n    return shape.area()\n",
+        );
+        let tests = python(
+            "/l/kit/tests/test_maps.py",
+            &["kit", "tests", "test_maps"],
+            "class CustomMapping:\n    def keys(self):\n        pass\n\n\
+             class Square:\n    def area(self):\n        pass\n\n\
+             def check(m):\n    return m.keys()\n",
+        );
+        let geometry = python(
+            "/l/kit/geometry.py",
+            &["kit", "geometry"],
+            "class Circle:\n    def area(self):\n        pass\n",
+        );
+        let files = vec![library, tests, geometry];
+        let index = SymbolIndex::build(Language::Python, &files, &[]);
+        assert_eq!(targets_of(&index, &files[0], "kit.maps.valmap"), vec![]);
+        assert_eq!(
+            targets_of(&index, &files[0], "kit.maps.width"),
+            vec![Target::ByName("kit.geometry.Circle.area".into())]
+        );
+        assert_eq!(
+            targets_of(&index, &files[1], "kit.tests.test_maps.check"),
+            vec![Target::ByName(
+                "kit.tests.test_maps.CustomMapping.keys".into()
+            )]
         );
     }
 

@@ -5,7 +5,10 @@
 //! - `walk`: the Graph-RAG walk ([`crate::strategies::neighborhood::walk`]) from the best
 //!   vector hits and the best lexical hits, ranked by closeness and similarity;
 //! - `domain`: DomAgent's function ranking inside the chosen packages;
-//! - `paths`: the functions on SGKR dependency paths between the question's tags.
+//! - `paths`: the functions on SGKR dependency paths between the question's tags;
+//! - `site`: when the question declares a function of the store, the functions
+//!   around it (its class, its module, what its module calls: [`super::site`]),
+//!   weighted above the others, and the declared function left out of every list.
 //!
 //! The plain vector list is not a channel of its own: the question's vector
 //! seeds the walk and scores every node it reaches, and as a separate list it only
@@ -17,6 +20,7 @@
 //! fused ranking puts the library's public API before its internals (private
 //! names, helpers in test code), which a caller does not use.
 
+use super::site::{Site, site_channel};
 use crate::functions::{functions_info, internal_nodes};
 use crate::fusion::{Channel, Fused, fuse};
 use crate::sources::sources_of;
@@ -34,6 +38,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 const DEPTH_PER_K: usize = 4;
 /// The shallowest channel list.
 const MIN_DEPTH: usize = 20;
+/// The `site` channel's weight in the fusion: where a question declares a
+/// function of the store, what lies around it is the strongest evidence of what
+/// its body calls (dependency recall, eval/tasks/README.md).
+const SITE_WEIGHT: f32 = 3.0;
 /// Lexical hits that seed the walk, beside the vector seeds.
 const LEXICAL_SEEDS: usize = 3;
 /// Node kinds that are code a caller can use.
@@ -79,6 +87,9 @@ pub(crate) struct Signals<'a> {
     /// The functions DomAgent's ranking keeps, best first (the `domain`
     /// channel; empty when the store holds no code).
     pub domain: &'a [String],
+    /// Where the store holds the function the question declares (the `site`
+    /// channel; [`super::site`]); empty when it declares none.
+    pub sites: &'a [Site],
 }
 
 /// Whether the question asks for code, in a store that holds functions: it says
@@ -225,6 +236,13 @@ async fn channels(
         Channel::new("lexical", walk_from.start.lexical),
         Channel::new("walk", walk_list),
     ];
+    if !signals.sites.is_empty() {
+        lists.push(Channel {
+            name: "site",
+            weight: SITE_WEIGHT,
+            ranked: site_channel(store, signals.sites, depth)?,
+        });
+    }
     if signals.holds_code {
         lists.push(Channel::new("domain", signals.domain.to_vec()));
         lists.push(paths_channel(
@@ -234,10 +252,12 @@ async fn channels(
             options,
         )?);
     }
+    // The declared function is the question, not an answer.
+    let declared = |iri: &str| signals.sites.iter().any(|site| site.function == iri);
     for channel in &mut lists {
         channel
             .ranked
-            .retain(|iri| keep(iri) && !options.exclude.contains(iri));
+            .retain(|iri| keep(iri) && !options.exclude.contains(iri) && !declared(iri));
         channel.ranked.truncate(depth);
     }
     Ok((lists, walked))
@@ -275,7 +295,8 @@ pub(crate) async fn ranking_stage(
     let seeds = walked.start.seeds.clone();
     let (lists, walked) = channels(store, signals, options, walked, &keep).await?;
     let mut fused = fuse(&lists);
-    let internal = if code.is_some() {
+    // Writing a function of the library itself, its internals are fair game.
+    let internal = if code.is_some() && signals.sites.is_empty() {
         public_api_first(store, &mut fused)?
     } else {
         HashSet::new()

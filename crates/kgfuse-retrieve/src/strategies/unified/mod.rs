@@ -49,6 +49,7 @@ mod entities;
 mod facts;
 mod queries;
 mod reads;
+mod site;
 
 use crate::strategies::neighborhood::{Adjacency, add_edges, evidence, walk_starts};
 use crate::{RetrieveError, RetrieveOptions, domain};
@@ -103,7 +104,18 @@ pub(crate) async fn retrieve(
         &mut rejected,
     )?;
     let holds_code = crate::holds_code(store)?;
-    let code = channels::asks_for_code(store, holds_code, question, &hits)?;
+    let sites = if holds_code {
+        site::sites_of(store, question)?
+    } else {
+        Vec::new()
+    };
+    let code = match sites.first() {
+        Some(site) => Some(format!(
+            "the question declares {}: what its body calls",
+            site.function
+        )),
+        None => channels::asks_for_code(store, holds_code, question, &hits)?,
+    };
     let shortlist = domain_shortlist(store, question, holds_code, options).await?;
     let read = graph_reads(
         store,
@@ -134,6 +146,7 @@ pub(crate) async fn retrieve(
         code: code.as_deref(),
         holds_code,
         domain: &domain_functions,
+        sites: &sites,
     };
     ranking_stage(store, &signals, options, read.walked, &mut context).await?;
     let sources = FactSources {
