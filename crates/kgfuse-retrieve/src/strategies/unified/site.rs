@@ -263,7 +263,7 @@ fn around(
     let solutions = sparql::run(store, text)?;
     // Code in a test file may call test helpers; library code does not.
     let site_is_test = is_test_code(local_name(&site.function));
-    let mut candidates: HashMap<String, (Candidate, String)> = HashMap::new();
+    let mut candidates: HashMap<String, Candidate> = HashMap::new();
     for row in &solutions.rows {
         let (Some(iri), Some(qualified)) = (cell_text(row.first()), cell_text(row.get(1))) else {
             continue;
@@ -272,19 +272,13 @@ fn around(
         if declared || (!site_is_test && is_test_code(&qualified)) {
             continue;
         }
-        let entry = candidates.entry(iri.clone()).or_insert_with(|| {
-            (
-                Candidate {
-                    iri,
-                    same_class: false,
-                    same_module: false,
-                    line: None,
-                    callers: 0,
-                },
-                qualified,
-            )
+        let candidate = candidates.entry(iri.clone()).or_insert_with(|| Candidate {
+            iri,
+            same_class: false,
+            same_module: false,
+            line: None,
+            callers: 0,
         });
-        let candidate = &mut entry.0;
         candidate.line = candidate
             .line
             .or_else(|| cell_text(row.get(2)).and_then(|l| l.parse().ok()));
@@ -298,7 +292,7 @@ fn around(
     }
     let mut scored: Vec<(f64, String)> = candidates
         .into_values()
-        .map(|(candidate, _)| (candidate_score(site, &candidate), candidate.iri))
+        .map(|candidate| (candidate_score(site, &candidate), candidate.iri))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     Ok(scored.into_iter().take(depth).map(|(_, iri)| iri).collect())
