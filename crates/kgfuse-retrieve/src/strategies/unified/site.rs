@@ -121,7 +121,7 @@ pub(crate) fn sites_of(store: &Store, question: &Question) -> Result<Vec<Site>, 
         comment = w3c::RDFS_COMMENT,
     );
     let solutions = sparql::run(store, text)?;
-    let question_words = without_whitespace(question.text());
+    let question_text = without_whitespace(question.text());
     let mut matches: Vec<(Site, bool)> = solutions
         .rows
         .iter()
@@ -132,7 +132,7 @@ pub(crate) fn sites_of(store: &Store, question: &Question) -> Result<Vec<Site>, 
                 return None;
             }
             let quoted = cell_text(row.get(5))
-                .is_some_and(|doc| question_words.contains(&without_whitespace(&doc)));
+                .is_some_and(|doc| question_text.contains(&without_whitespace(&doc)));
             let site = Site {
                 function,
                 module: cell_text(row.get(2)).unwrap_or_default(),
