@@ -231,9 +231,9 @@ def ask(args: argparse.Namespace, prompt: str) -> tuple[str, float]:
 
 
 def extract_code(reply: str) -> str:
-    """The code of a reply: its first fenced block, else DS-1000's `<code>` block,
-    else the whole reply."""
-    fenced = re.search(r"```(?:python|py)?\s*\n(.*?)```", reply, re.S)
+    """The code of a reply: its first fenced block (one the token limit left open
+    runs to the reply's end), else DS-1000's `<code>` block, else the whole reply."""
+    fenced = re.search(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", reply, re.S)
     if fenced:
         return fenced.group(1)
     tagged = re.search(r"<code>(.*?)</code>", reply, re.S)
