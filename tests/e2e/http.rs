@@ -228,7 +228,7 @@ pub(crate) fn post_json(server: &Server, path: &str, body: &Value) -> (u16, Valu
 }
 
 /// `curl` with arguments; returns (status, content type, body).
-fn curl(args: &[&str]) -> (u16, String, String) {
+pub(crate) fn curl(args: &[&str]) -> (u16, String, String) {
     let output = Command::new("curl")
         .args(["-sS", "-o", "-", "-w", "\n%{http_code} %{content_type}"])
         .args(args)
@@ -1020,8 +1020,28 @@ fn http_refuses_service_and_load_with_400_and_ends_a_cross_product_in_time() {
 }
 
 /// Latencies of short requests, sorted, in milliseconds.
+/// A store of a server and the token its clients carry.
+#[derive(Clone)]
+struct Tenant {
+    /// `/s/NAME`.
+    prefix: String,
+    token: String,
+}
+
+impl Tenant {
+    /// `prefix` + `path`, on `server`.
+    fn url(&self, server: &Server, path: &str) -> String {
+        server.url(&format!("{}{path}", self.prefix))
+    }
+
+    fn authorization(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+}
+
 fn short_requests(
     server: &Arc<Server>,
+    tenant: &Tenant,
     clients: usize,
     for_how_long: Duration,
 ) -> (Vec<f64>, Vec<String>) {
@@ -1037,6 +1057,7 @@ fn short_requests(
         .map(|client| {
             let (server, latencies, failures) =
                 (Arc::clone(server), Arc::clone(&latencies), Arc::clone(&failures));
+            let tenant = tenant.clone();
             std::thread::spawn(move || {
                 let agent = agent();
                 let mut turn = client;
@@ -1044,12 +1065,16 @@ fn short_requests(
                     turn += 1;
                     let started = Instant::now();
                     let outcome = if turn.is_multiple_of(3) {
-                        agent.post(server.url("/retrieve")).send_json(
+                        agent
+                            .post(tenant.url(&server, "/retrieve"))
+                            .header("Authorization", tenant.authorization())
+                            .send_json(
                             json!({"question": "Who approves parental leave?", "strategy": "hybrid", "top_k": 5}),
                         )
                     } else {
                         agent
-                            .get(server.url("/sparql"))
+                            .get(tenant.url(&server, "/sparql"))
+                            .header("Authorization", tenant.authorization())
                             .query("query", queries[turn % queries.len()])
                             .call()
                     };
@@ -1086,28 +1111,71 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted.get(at).copied().unwrap_or(f64::NAN)
 }
 
+/// A team's server: two stores with the same data, a read token for each; the
+/// attacker holds store b's and sends nothing but cross products to it, while
+/// store a's clients send short requests.
 #[test]
 fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() {
     let k = Kgfuse::hash();
+    let other = Kgfuse::hash();
     let files = all_fixture_files();
     k.load(&files.iter().map(String::as_str).collect::<Vec<_>>());
+    other.load(&files.iter().map(String::as_str).collect::<Vec<_>>());
+    let tokens = k.tmp.path().join("tokens.toml");
+    let tokens = tokens.to_str().expect("utf-8");
+    let token_for = |store: &str| {
+        k.ok(&[
+            "token", "--tokens", tokens, "add", store, "--scope", "read", "--store", store,
+        ])
+        .trim()
+        .to_owned()
+    };
+    let (a, b) = (
+        Tenant {
+            prefix: "/s/a".into(),
+            token: token_for("a"),
+        },
+        Tenant {
+            prefix: "/s/b".into(),
+            token: token_for("b"),
+        },
+    );
     let timeout = Duration::from_secs(3);
-    let server = Arc::new(Server::start(&k, &["--query-timeout", "3"]));
+    let (store_a, store_b) = (
+        format!("a={}", k.data().display()),
+        format!("b={}", other.data().display()),
+    );
+    let server = Arc::new(Server::start(
+        &k,
+        &[
+            "--query-timeout",
+            "3",
+            "--store",
+            &store_a,
+            "--store",
+            &store_b,
+            "--tokens",
+            tokens,
+            "--audit",
+            "-",
+        ],
+    ));
     // Short requests alone first: the baseline of the same run.
-    let (alone, failures) = short_requests(&server, 16, Duration::from_secs(8));
+    let (alone, failures) = short_requests(&server, &a, 16, Duration::from_secs(8));
     assert!(failures.is_empty(), "{failures:?}");
     // Then beside sixteen clients that send nothing but the cross product.
     let stop = Arc::new(AtomicBool::new(false));
     let hostile: Vec<_> = (0..16)
         .map(|_| {
-            let (server, stop) = (Arc::clone(&server), Arc::clone(&stop));
+            let (server, stop, b) = (Arc::clone(&server), Arc::clone(&stop), b.clone());
             std::thread::spawn(move || {
                 let agent = agent();
                 let mut outcomes = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
                     let started = Instant::now();
                     let outcome = agent
-                        .get(server.url("/sparql"))
+                        .get(b.url(&server, "/sparql"))
+                        .header("Authorization", b.authorization())
                         .query("query", CROSS_PRODUCT)
                         .call()
                         .map(read);
@@ -1118,7 +1186,7 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
             })
         })
         .collect();
-    let (beside, failures) = short_requests(&server, 16, Duration::from_secs(16));
+    let (beside, failures) = short_requests(&server, &a, 16, Duration::from_secs(16));
     stop.store(true, Ordering::Relaxed);
     let outcomes: Vec<(u16, Duration)> = hostile
         .into_iter()
@@ -1143,7 +1211,7 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
         .max()
         .unwrap_or_default();
     eprintln!(
-        "hostile load: short requests alone {} (p50 {:.0} ms, p95 {:.0} ms), beside 16 hostile \
+        "hostile load, two stores and tokens: short requests on a alone {} (p50 {:.0} ms, p95 {:.0} ms), beside 16 hostile \
          clients {} (p50 {:.0} ms, p95 {:.0} ms, p95 ratio {:.2}); {} cross products, p50 {:.2} s, \
          p95 {:.2} s, slowest {slowest:?} for a {timeout:?} timeout; {idle_ticks} CPU ticks in \
          second {waited} after",
@@ -1180,6 +1248,7 @@ fn http_sixteen_hostile_clients_end_in_time_and_short_requests_keep_answering() 
     let server = Arc::into_inner(server).expect("every client is done");
     server.stop();
     k.assert_consistent();
+    other.assert_consistent();
 }
 
 /// The official TEXT2SPARQL client's venv (`make test-deps` installs it with

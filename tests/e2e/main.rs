@@ -26,5 +26,6 @@ mod remote;
 mod retrieve;
 mod sparql;
 mod tasks;
+mod team;
 mod validate;
 mod worked_examples;

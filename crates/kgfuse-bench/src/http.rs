@@ -60,7 +60,11 @@ pub async fn run(lubm: &Path, queries: &[(String, String)], scratch: &Path) -> R
         max_rows: server_config.max_rows,
         ..ReadOnlyOptions::default()
     };
-    let server = kgfuse_http::Server::bind(engine.clone(), server_config).await?;
+    let server = kgfuse_http::Server::bind(
+        vec![kgfuse_http::ServedStore::new("default", engine.clone())],
+        server_config,
+    )
+    .await?;
     let base = format!("http://{}", server.local_addr()?);
     let (stop_server, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.run(async {

@@ -212,6 +212,11 @@ pub(crate) enum Command {
     /// GET /health) and a web console at /. Read-only unless --allow-updates.
     /// Prints the address it listens on; stops on Ctrl-C or SIGTERM.
     Serve(ServeArgs),
+    /// Manage the bearer tokens of a shared server (`kgfuse serve --tokens FILE`):
+    /// add one (its text is printed once; the file keeps only its SHA-256), list
+    /// them, or revoke one (a running server refuses it at its next request).
+    /// Needs no data directory.
+    Token(TokenArgs),
     /// Build derived indexes over what is in the store.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -467,6 +472,78 @@ pub(crate) struct DemoArgs {
     pub(crate) fixtures: PathBuf,
 }
 
+/// `kgfuse token` options.
+#[derive(clap::Args)]
+pub(crate) struct TokenArgs {
+    /// The token file (SHA-256 digests of the tokens, never the tokens; keep it
+    /// outside the data directory).
+    #[arg(long, global = true, env = "KGFUSE_TOKENS", value_name = "FILE")]
+    pub(crate) tokens: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: TokenCommand,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Add a token and print it on stdout, once: only its digest is kept. Creates
+    /// the file (and its directory) when missing.
+    Add(TokenAddArgs),
+    /// List the tokens: id, scope, stores and when each was made (never digests).
+    List(TokenListArgs),
+    /// Revoke a token: a running server refuses it at its next request.
+    Revoke(TokenRevokeArgs),
+}
+
+/// A token's scope; each includes the ones before it.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub(crate) enum ScopeChoice {
+    /// Queries, retrieval and answers.
+    Read,
+    /// Also SPARQL Update and Graph Store writes.
+    Write,
+    /// Also administration of the server.
+    Admin,
+}
+
+impl ScopeChoice {
+    /// The library's scope.
+    pub(crate) fn scope(self) -> kgfuse_http::tokens::Scope {
+        match self {
+            Self::Read => kgfuse_http::tokens::Scope::Read,
+            Self::Write => kgfuse_http::tokens::Scope::Write,
+            Self::Admin => kgfuse_http::tokens::Scope::Admin,
+        }
+    }
+}
+
+/// `kgfuse token add` options.
+#[derive(clap::Args)]
+pub(crate) struct TokenAddArgs {
+    /// The token's name, for people and the audit log: letters, digits, '.', '_'
+    /// and '-', up to 64.
+    pub(crate) id: String,
+    /// What the token may do.
+    #[arg(long, value_enum)]
+    pub(crate) scope: ScopeChoice,
+    /// A store the token may use (repeatable); without it, every store.
+    #[arg(long = "store", value_name = "NAME")]
+    pub(crate) stores: Vec<String>,
+}
+
+/// `kgfuse token list` options.
+#[derive(clap::Args)]
+pub(crate) struct TokenListArgs {
+    #[command(flatten)]
+    pub(crate) output: Output,
+}
+
+/// `kgfuse token revoke` options.
+#[derive(clap::Args)]
+pub(crate) struct TokenRevokeArgs {
+    /// The id of the token to revoke.
+    pub(crate) id: String,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum IngestCommand {
     /// Parse Python/Rust sources into packages, modules, classes, functions,
@@ -600,6 +677,22 @@ pub(crate) struct EvalArgs {
     pub(crate) expand: bool,
 }
 
+/// `NAME=DIR` of `serve --store`.
+fn parse_named_store(text: &str) -> Result<(String, PathBuf), String> {
+    let (name, dir) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write NAME=DIR"))?;
+    if !kgfuse_http::is_store_name(name) {
+        return Err(format!(
+            "store name {name:?}: use 1 to 64 letters, digits, '_' or '-'"
+        ));
+    }
+    if dir.is_empty() {
+        return Err(format!("{text:?}: the directory is missing"));
+    }
+    Ok((name.to_owned(), PathBuf::from(dir)))
+}
+
 /// `kgfuse serve` options.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
@@ -607,11 +700,34 @@ pub(crate) struct ServeArgs {
     /// loopback address makes the store reachable from other machines.
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub(crate) bind: std::net::SocketAddr,
-    /// Allow SPARQL Update and Graph Store writes to requests carrying
-    /// `Authorization: Bearer <token>`; the token (16+ characters) is read from
-    /// KGFUSE_HTTP_TOKEN.
+    /// Serve these stores, each under /s/NAME/ (repeatable); without it, the
+    /// --data store, under / and /s/default/.
+    #[arg(long = "store", value_name = "NAME=DIR", value_parser = parse_named_store)]
+    pub(crate) stores: Vec<(String, PathBuf)>,
+    /// Bearer tokens with scopes (read, write, admin) and stores, as `kgfuse
+    /// token add` writes them: every request then needs one. Re-read when the
+    /// file changes, so a revoked token stops working at once.
+    #[arg(long, env = "KGFUSE_TOKENS", value_name = "FILE")]
+    pub(crate) tokens: Option<PathBuf>,
+    /// Allow SPARQL Update and Graph Store writes: to write tokens of --tokens,
+    /// or, without a token file, to requests carrying the token (16+ characters)
+    /// in KGFUSE_HTTP_TOKEN.
     #[arg(long)]
     pub(crate) allow_updates: bool,
+    /// Serve on an address other machines reach without a token file: says the
+    /// data is public (without it, such an address is refused).
+    #[arg(long)]
+    pub(crate) public: bool,
+    /// Audit log, one JSON line per request: a file to append to, or - for
+    /// stderr. Default: stderr with --tokens, off without.
+    #[arg(long, value_name = "FILE|-")]
+    pub(crate) audit: Option<String>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
     /// Largest request body in MiB.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_body_mib: u64,
@@ -720,5 +836,50 @@ mod tests {
         };
         assert!(!args.output.is_json());
         assert!(Cli::try_parse_from(["kgfuse", "dump", "--format", "rdfxml"]).is_err());
+    }
+
+    /// `kgfuse token`: the file from --tokens before or after the subcommand,
+    /// repeatable --store, a required scope from the three words.
+    #[test]
+    fn token_commands_parse() {
+        let Command::Token(args) = Cli::try_parse_from([
+            "kgfuse",
+            "token",
+            "add",
+            "ci-reader",
+            "--scope",
+            "read",
+            "--store",
+            "docs",
+            "--store",
+            "code",
+            "--tokens",
+            "t.toml",
+        ])
+        .expect("parses")
+        .command
+        else {
+            panic!("token");
+        };
+        assert_eq!(args.tokens.as_deref(), Some(std::path::Path::new("t.toml")));
+        let TokenCommand::Add(add) = args.command else {
+            panic!("add");
+        };
+        assert_eq!(add.id, "ci-reader");
+        assert!(add.scope == ScopeChoice::Read);
+        assert_eq!(add.stores, ["docs", "code"]);
+
+        let Command::Token(args) =
+            Cli::try_parse_from(["kgfuse", "token", "--tokens", "t.toml", "revoke", "ci"])
+                .expect("parses")
+                .command
+        else {
+            panic!("token");
+        };
+        assert!(matches!(args.command, TokenCommand::Revoke(r) if r.id == "ci"));
+        assert!(Cli::try_parse_from(["kgfuse", "token", "list", "--format", "json"]).is_ok());
+        assert!(Cli::try_parse_from(["kgfuse", "token", "add", "ci"]).is_err());
+        assert!(Cli::try_parse_from(["kgfuse", "token", "add", "ci", "--scope", "owner"]).is_err());
+        assert!(Cli::try_parse_from(["kgfuse", "token", "revoke"]).is_err());
     }
 }

@@ -61,7 +61,9 @@ pub use rounds::Rounds;
 pub use scan::{GraphStats, TextLiteral, text_literal};
 pub use service::service_call;
 pub use sources::{SourceGraph, StoredSource};
-pub use sparql::{DEMOTE_AFTER, QueryOptions, parse_query, parse_update};
+pub use sparql::{
+    DEMOTE_AFTER, QueryOptions, parse_query, parse_update, update_clears_whole_store,
+};
 pub use vocabulary::{KnownTerms, QueryVocabulary, query_vocabulary};
 
 use backend::{Backend, Changes};

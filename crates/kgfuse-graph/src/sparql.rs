@@ -396,6 +396,23 @@ pub fn parse_update(text: &str, options: &QueryOptions) -> Result<spargebra::Upd
         .map_err(|e| syntax_error(&e, text, options))
 }
 
+/// Whether a SPARQL Update empties more than named graphs: `CLEAR` or `DROP` of
+/// `DEFAULT`, `NAMED` or `ALL` (a server asks a stronger grant for these).
+pub fn update_clears_whole_store(text: &str, options: &QueryOptions) -> Result<bool, GraphError> {
+    use spargebra::GraphUpdateOperation as Op;
+    use spargebra::algebra::GraphTarget;
+    Ok(parse_update(text, options)?
+        .operations
+        .iter()
+        .any(|operation| {
+            matches!(
+                operation,
+                Op::Clear { graph, .. } | Op::Drop { graph, .. }
+                    if !matches!(graph, GraphTarget::NamedNode(_))
+            )
+        }))
+}
+
 impl Graph {
     /// Parses and runs a SPARQL query.
     pub fn query(&self, text: &str, options: &QueryOptions) -> Result<QueryOutcome, GraphError> {
@@ -896,6 +913,19 @@ fn update_remote(endpoint: &Endpoint, update: &spargebra::Update) -> Result<(), 
 mod tests {
     use super::*;
     use crate::ResultsFormat;
+
+    #[test]
+    fn whole_store_clears_are_told_from_named_graph_updates() {
+        let options = QueryOptions::default();
+        let whole = |text: &str| update_clears_whole_store(text, &options).expect("parses");
+        assert!(whole("CLEAR ALL"));
+        assert!(whole("DROP SILENT NAMED"));
+        assert!(whole("INSERT DATA { <urn:a> <urn:b> 1 } ; CLEAR DEFAULT"));
+        assert!(!whole("CLEAR GRAPH <urn:g>"));
+        assert!(!whole("DROP GRAPH <urn:g>"));
+        assert!(!whole("DELETE WHERE { ?s ?p ?o }"));
+        assert!(update_clears_whole_store("CLEAR EVERYTHING", &options).is_err());
+    }
 
     fn sample() -> Graph {
         let graph = Graph::in_memory().expect("store");

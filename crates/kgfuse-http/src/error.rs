@@ -1,6 +1,6 @@
 //! Errors as HTTP responses: a status and a one-line message, never a backtrace.
 
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// A failed request: the status and the message the client sees.
@@ -11,6 +11,8 @@ pub(crate) struct ApiError {
     /// Render as `{"error": message}` (the JSON API) instead of plain text (the
     /// SPARQL and Graph Store protocols).
     json: bool,
+    /// A header to send with it (`WWW-Authenticate` with a 401).
+    header: Option<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
@@ -20,7 +22,14 @@ impl ApiError {
             status,
             message: message.into(),
             json: false,
+            header: None,
         }
+    }
+
+    /// The same error with a header.
+    pub(crate) fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.header = Some((name, value));
+        self
     }
 
     /// 400 Bad Request.
@@ -88,16 +97,21 @@ impl From<kgfuse::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.json {
+        let mut response = if self.json {
             let body = serde_json::json!({ "error": self.message });
-            return (self.status, axum::Json(body)).into_response();
+            (self.status, axum::Json(body)).into_response()
+        } else {
+            (
+                self.status,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                format!("{}\n", self.message),
+            )
+                .into_response()
+        };
+        if let Some((name, value)) = self.header {
+            response.headers_mut().insert(name, value);
         }
-        (
-            self.status,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            format!("{}\n", self.message),
-        )
-            .into_response()
+        response
     }
 }
 

@@ -1,13 +1,20 @@
 #![doc = include_str!("../README.md")]
 
+mod access;
 mod api;
+mod audit;
 mod error;
 mod graph_store;
 mod negotiate;
 mod sparql;
 mod text2sparql;
+mod tls;
+pub mod tokens;
 
+pub use access::{StoreRoute, is_store_name, store_route};
+pub use audit::AuditTarget;
 pub use sparql::TRUNCATED_HEADER;
+pub use tls::TlsFiles;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -17,8 +24,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use error::ApiError;
 use kgfuse::Engine;
-use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -30,6 +38,7 @@ pub const TOKEN_ENV: &str = "KGFUSE_HTTP_TOKEN";
 
 /// How the server runs. [`ServerConfig::default`] is the safe choice: localhost
 /// only, read-only, bounded bodies, queries, results and concurrency, no CORS.
+/// The limits hold per store: each store has its own `max_concurrent` permits.
 #[derive(Clone)]
 pub struct ServerConfig {
     /// Address to listen on (port 0 picks a free port; see [`Server::local_addr`]).
@@ -45,9 +54,22 @@ pub struct ServerConfig {
     pub max_rows: usize,
     /// Requests that touch the store at once; more wait their turn.
     pub max_concurrent: usize,
-    /// With a token, SPARQL Update and Graph Store writes are allowed to requests
-    /// carrying `Authorization: Bearer <token>`; without one they are refused (403).
+    /// SPARQL Update and Graph Store writes are allowed (to callers whose token
+    /// grants `write`); off, they are refused (403) whatever the token.
+    pub allow_updates: bool,
+    /// Without a token file: the one token (16+ characters) that authorises
+    /// writes. Not used with `tokens`.
     pub update_token: Option<String>,
+    /// A file of hashed, scoped tokens (`kgfuse token`): every request but
+    /// `/health` and the console page then needs one. Re-read when it changes.
+    pub tokens: Option<PathBuf>,
+    /// Serve without a token file on an address other machines reach: the data
+    /// is public. Without it, [`Server::bind`] refuses such an address.
+    pub public: bool,
+    /// The audit log's target.
+    pub audit: AuditTarget,
+    /// Serve HTTPS with this certificate and key.
+    pub tls: Option<TlsFiles>,
     /// Origins allowed to call the server from a browser page (CORS); none by default.
     pub cors_origins: Vec<String>,
     /// The dataset IRIs `GET /text2sparql` answers for (the store being
@@ -64,7 +86,12 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(120),
             max_rows: 10_000,
             max_concurrent: 16,
+            allow_updates: false,
             update_token: None,
+            tokens: None,
+            public: false,
+            audit: AuditTarget::Off,
+            tls: None,
             cors_origins: Vec::new(),
             datasets: Vec::new(),
         }
@@ -80,7 +107,12 @@ impl std::fmt::Debug for ServerConfig {
             .field("request_timeout", &self.request_timeout)
             .field("max_rows", &self.max_rows)
             .field("max_concurrent", &self.max_concurrent)
-            .field("updates", &self.update_token.is_some())
+            .field("allow_updates", &self.allow_updates)
+            .field("update_token", &self.update_token.is_some())
+            .field("tokens", &self.tokens)
+            .field("public", &self.public)
+            .field("audit", &self.audit)
+            .field("tls", &self.tls)
             .field("cors_origins", &self.cors_origins)
             .field("datasets", &self.datasets)
             .finish()
@@ -107,7 +139,27 @@ pub enum HttpError {
     Serve(#[from] std::io::Error),
 }
 
-/// What every handler shares: the engine, the limits, the concurrency permits.
+/// One store a server serves, under `/s/NAME/`.
+#[derive(Clone)]
+pub struct ServedStore {
+    /// The name in its paths (see [`is_store_name`]).
+    pub name: String,
+    /// The store, with its own model and settings.
+    pub engine: Engine,
+}
+
+impl ServedStore {
+    /// A store served under `name`.
+    pub fn new(name: impl Into<String>, engine: Engine) -> Self {
+        Self {
+            name: name.into(),
+            engine,
+        }
+    }
+}
+
+/// What every handler of one store shares: the engine, the limits, the
+/// concurrency permits.
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) engine: Engine,
@@ -117,8 +169,6 @@ pub(crate) struct AppState {
     /// query gives its permit back to short requests (its thread runs at the
     /// lowest priority by then).
     long_lane: Arc<Semaphore>,
-    /// SHA-256 of the update token (compared digest to digest).
-    token_digest: Option<[u8; 32]>,
 }
 
 impl AppState {
@@ -153,36 +203,82 @@ pub(crate) fn header_str(headers: &HeaderMap, name: HeaderName) -> Option<&str> 
     headers.get(name).and_then(|value| value.to_str().ok())
 }
 
-/// Lets a write through when updates are enabled and the request carries the
-/// token: 403 when updates are off, 401 (with `WWW-Authenticate`) without the token.
-pub(crate) fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(expected) = state.token_digest else {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "updates are disabled on this server (start it with --allow-updates and a token)",
-        ));
+/// The routes, limits and middleware over the stores, ready to serve. (Useful on
+/// its own to embed kgfuse in a larger axum application.) Every request passes
+/// one check before any store is touched (`access::dispatch`).
+pub fn router(stores: Vec<ServedStore>, config: ServerConfig) -> Result<Router, HttpError> {
+    check_config(&stores, &config)?;
+    let cors = cors_layer(&config.cors_origins)?;
+    let policy = match &config.tokens {
+        Some(path) => access::Policy::Tokens(
+            tokens::TokenSource::open(path).map_err(|e| HttpError::Config(e.to_string()))?,
+        ),
+        None => access::Policy::Open {
+            update_digest: config.update_token.as_deref().map(access::digest),
+        },
     };
-    let given = header_str(headers, header::AUTHORIZATION)
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(|token| digest(token.trim()));
-    // Comparing fixed-size digests takes the same time whatever the token.
-    if given.is_some_and(|given| given == expected) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "updates need Authorization: Bearer <token>",
-        ))
+    let audit = audit::Audit::open(&config.audit).map_err(|e| {
+        HttpError::Config(format!("cannot open the audit log {:?}: {e}", config.audit))
+    })?;
+    let config = Arc::new(config);
+    let stores = stores
+        .into_iter()
+        .map(|served| {
+            let state = AppState {
+                engine: served.engine,
+                permits: Arc::new(Semaphore::new(config.max_concurrent)),
+                long_lane: Arc::new(Semaphore::new(config.max_concurrent)),
+                config: Arc::clone(&config),
+            };
+            let store = access::Store {
+                router: store_routes(state.clone(), config.max_body_bytes),
+                state,
+            };
+            (served.name, store)
+        })
+        .collect::<BTreeMap<_, _>>();
+    let gate = Arc::new(access::Gate {
+        stores,
+        policy,
+        allow_updates: config.allow_updates,
+        max_body_bytes: config.max_body_bytes,
+        audit,
+    });
+    let mut router = Router::new()
+        .fallback(access::dispatch)
+        .with_state(gate)
+        .layer(middleware::from_fn(log_request))
+        .layer(CatchPanicLayer::custom(|_| {
+            tracing::error!("a request handler panicked");
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+                .into_response()
+        }));
+    if let Some(cors) = cors {
+        router = router.layer(cors);
     }
+    Ok(router)
 }
 
-fn digest(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
-}
-
-/// The routes, limits and middleware over `engine`, ready to serve. (Useful on its
-/// own to embed kgfuse in a larger axum application.)
-pub fn router(engine: Engine, config: ServerConfig) -> Result<Router, HttpError> {
+/// Refuses configurations that cannot be served safely or at all.
+fn check_config(stores: &[ServedStore], config: &ServerConfig) -> Result<(), HttpError> {
+    if stores.is_empty() {
+        return Err(HttpError::Config("no store to serve".into()));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for store in stores {
+        if !is_store_name(&store.name) {
+            return Err(HttpError::Config(format!(
+                "store name {:?}: use 1 to 64 letters, digits, '_' or '-'",
+                store.name
+            )));
+        }
+        if !names.insert(store.name.as_str()) {
+            return Err(HttpError::Config(format!(
+                "store name {:?} is given twice",
+                store.name
+            )));
+        }
+    }
     if config
         .update_token
         .as_deref()
@@ -192,21 +288,33 @@ pub fn router(engine: Engine, config: ServerConfig) -> Result<Router, HttpError>
             "the update token must have at least 16 characters".into(),
         ));
     }
+    if config.tokens.is_some() && config.update_token.is_some() {
+        return Err(HttpError::Config(format!(
+            "with a token file, writes are granted by its write tokens: unset {TOKEN_ENV}"
+        )));
+    }
+    if config.allow_updates && config.tokens.is_none() && config.update_token.is_none() {
+        return Err(HttpError::Config(format!(
+            "updates need tokens: a token file with write tokens, or a token in {TOKEN_ENV}"
+        )));
+    }
     if config.max_concurrent == 0 || config.max_rows == 0 {
         return Err(HttpError::Config(
             "max_concurrent and max_rows must be at least 1".into(),
         ));
     }
-    let cors = cors_layer(&config.cors_origins)?;
-    let state = AppState {
-        engine,
-        permits: Arc::new(Semaphore::new(config.max_concurrent)),
-        long_lane: Arc::new(Semaphore::new(config.max_concurrent)),
-        token_digest: config.update_token.as_deref().map(|t| digest(t.trim())),
-        config: Arc::new(config.clone()),
-    };
-    let mut router = Router::new()
-        .route("/", get(api::console))
+    if !config.bind.ip().is_loopback() && config.tokens.is_none() && !config.public {
+        return Err(HttpError::Config(format!(
+            "{} is reachable from other machines and this server has no token file: give              --tokens FILE (`kgfuse token add`), or --public if the data is public",
+            config.bind
+        )));
+    }
+    Ok(())
+}
+
+/// One store's endpoints, relative to its root.
+fn store_routes(state: AppState, max_body_bytes: usize) -> Router {
+    Router::new()
         .route("/sparql", get(sparql::get).post(sparql::post))
         .route(
             "/store",
@@ -218,22 +326,11 @@ pub fn router(engine: Engine, config: ServerConfig) -> Result<Router, HttpError>
         .route("/retrieve", axum::routing::post(api::retrieve))
         .route("/ask", axum::routing::post(api::ask))
         .route("/stats", get(api::stats))
-        .route("/health", get(api::health))
         .route("/prefixes", get(api::prefixes))
         .route("/text2sparql", get(text2sparql::get))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(state)
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(middleware::from_fn(log_request))
-        .layer(CatchPanicLayer::custom(|_| {
-            tracing::error!("a request handler panicked");
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
-                .into_response()
-        }));
-    if let Some(cors) = cors {
-        router = router.layer(cors);
-    }
-    Ok(router)
+        .layer(DefaultBodyLimit::max(max_body_bytes))
 }
 
 /// CORS for the configured origins, or none.
@@ -277,23 +374,29 @@ async fn log_request(request: axum::extract::Request, next: Next) -> Response {
 pub struct Server {
     listener: tokio::net::TcpListener,
     router: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Server {
-    /// Binds `config.bind` and prepares the routes over `engine`.
-    pub async fn bind(engine: Engine, config: ServerConfig) -> Result<Self, HttpError> {
+    /// Binds `config.bind` and prepares the routes over the stores.
+    pub async fn bind(stores: Vec<ServedStore>, config: ServerConfig) -> Result<Self, HttpError> {
         let addr = config.bind;
-        if !addr.ip().is_loopback() {
+        let tls = config.tls.as_ref().map(tls::server_config).transpose()?;
+        if !addr.ip().is_loopback() && tls.is_none() {
             tracing::warn!(
-                "listening on {addr}, reachable from other machines; kgfuse has no TLS, put a \
-                 reverse proxy in front of it"
+                "listening on {addr} without TLS: tokens and data cross the network in \
+                 clear; give --tls-cert and --tls-key, or put a TLS proxy in front"
             );
         }
-        let router = router(engine, config)?;
+        let router = router(stores, config)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| HttpError::Bind { addr, source })?;
-        Ok(Self { listener, router })
+        Ok(Self {
+            listener,
+            router,
+            tls,
+        })
     }
 
     /// The address actually bound (the port chosen when the config said 0).
@@ -301,14 +404,29 @@ impl Server {
         Ok(self.listener.local_addr()?)
     }
 
+    /// Whether the server speaks HTTPS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// Serves until `shutdown` completes, then lets requests in flight finish.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), HttpError> {
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        match self.tls {
+            Some(config) => {
+                let listener = tls::TlsListener::new(self.listener, config)?;
+                axum::serve(listener, self.router)
+                    .with_graceful_shutdown(shutdown)
+                    .await?;
+            }
+            None => {
+                axum::serve(self.listener, self.router)
+                    .with_graceful_shutdown(shutdown)
+                    .await?;
+            }
+        }
         Ok(())
     }
 }

@@ -1,9 +1,10 @@
 //! `/sparql`: the SPARQL 1.1 Protocol (queries by GET, POST with
 //! `application/sparql-query` and form-encoded POST; updates only when enabled).
 
+use crate::audit::RowCount;
 use crate::error::{ApiError, one_line};
 use crate::negotiate::{self, ResultKind};
-use crate::{AppState, authorize, header_str};
+use crate::{AppState, header_str};
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -62,6 +63,11 @@ impl Params {
         Ok(params)
     }
 
+    /// The `update` parameter, when the form carries one.
+    pub(crate) fn update_text(&self) -> Option<&str> {
+        self.update.as_deref()
+    }
+
     /// The protocol dataset as IRIs.
     fn dataset(&self) -> Result<(Vec<NamedNode>, Vec<NamedNode>), ApiError> {
         let parse = |iris: &[String], name: &str| {
@@ -115,12 +121,12 @@ pub(crate) async fn post(
     };
     match content_type.as_str() {
         "application/sparql-query" => run_query(&state, &headers, text()?, &url_params).await,
-        "application/sparql-update" => run_update(&state, &headers, text()?, &url_params).await,
+        "application/sparql-update" => run_update(&state, text()?, &url_params).await,
         "application/x-www-form-urlencoded" => {
             let params = Params::parse(&body)?;
             match (params.query.clone(), params.update.clone()) {
                 (Some(query), None) => run_query(&state, &headers, query, &params).await,
-                (None, Some(update)) => run_update(&state, &headers, update, &params).await,
+                (None, Some(update)) => run_update(&state, update, &params).await,
                 (Some(_), Some(_)) => Err(ApiError::bad_request(
                     "a request carries a query or an update, not both",
                 )),
@@ -228,6 +234,11 @@ pub(crate) fn respond(
             ),
         ));
     };
+    let rows = match &limited.outcome {
+        QueryOutcome::Solutions { rows, .. } => rows.len(),
+        QueryOutcome::Graph(triples) => triples.len(),
+        QueryOutcome::Boolean(_) => 1,
+    };
     let mut body = Vec::new();
     limited
         .outcome
@@ -238,6 +249,7 @@ pub(crate) fn respond(
         body,
     )
         .into_response();
+    response.extensions_mut().insert(RowCount(rows));
     if limited.truncated {
         response
             .headers_mut()
@@ -246,15 +258,13 @@ pub(crate) fn respond(
     Ok(response)
 }
 
-/// Runs an update when updates are enabled and the caller holds the token; the
-/// vectors follow the graph before the response is sent.
+/// Runs an update (the gate let it through: updates are on and the caller's
+/// token grants them); the vectors follow the graph before the response is sent.
 async fn run_update(
     state: &AppState,
-    headers: &HeaderMap,
     update: String,
     params: &Params,
 ) -> Result<Response, ApiError> {
-    authorize(state, headers)?;
     if !params.default_graphs.is_empty() || !params.named_graphs.is_empty() {
         return Err(ApiError::bad_request(
             "default-graph-uri and named-graph-uri belong to queries, not updates",

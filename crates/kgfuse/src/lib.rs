@@ -436,6 +436,15 @@ impl Engine {
             .run_template(template, bindings, &self.store.query_options())?)
     }
 
+    /// Whether an update empties more than named graphs (`CLEAR`/`DROP` of
+    /// `DEFAULT`, `NAMED` or `ALL`), read with this store's prefixes; nothing runs.
+    pub fn update_clears_whole_store(&self, update: &str) -> Result<bool, Error> {
+        Ok(kgfuse_graph::update_clears_whole_store(
+            update,
+            &self.store.query_options(),
+        )?)
+    }
+
     /// Runs a SPARQL Update and keeps the vectors in step.
     pub async fn update(&self, update: &str, progress: &dyn Progress) -> Result<SyncReport, Error> {
         self.store

@@ -14,6 +14,7 @@ mod retrieve;
 mod serve;
 mod sparql;
 mod stats;
+mod token;
 mod validate;
 mod why;
 
@@ -67,6 +68,8 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Ask(args) => ask::run(args, &ctx).await,
         Command::Mcp(args) => serve::mcp(args, &ctx).await,
         Command::Serve(args) => serve::http(args, &ctx).await,
+        // The token file only: no data directory is opened.
+        Command::Token(args) => token::run(args),
         Command::Index(IndexCommand::Cases(args)) => index::cases(args, &ctx).await,
         Command::Index(IndexCommand::Vectors(args)) => index::vectors(args, &ctx).await,
         Command::Eval(args) => eval::run(args, &ctx).await,

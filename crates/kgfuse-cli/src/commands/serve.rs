@@ -3,9 +3,11 @@
 
 use super::{Ctx, language_model};
 use crate::cli::{McpArgs, ServeArgs};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use kgfuse::Engine;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) async fn mcp(args: McpArgs, ctx: &Ctx) -> Result<ExitCode> {
@@ -16,13 +18,14 @@ pub(crate) async fn mcp(args: McpArgs, ctx: &Ctx) -> Result<ExitCode> {
 
 /// Runs the HTTP server until Ctrl-C or SIGTERM.
 pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
-    let update_token = if args.allow_updates {
+    let update_token = if args.allow_updates && args.tokens.is_none() {
         let token = std::env::var(kgfuse_http::TOKEN_ENV)
             .ok()
             .filter(|t| !t.trim().is_empty());
         let Some(token) = token else {
             bail!(
-                "--allow-updates needs a bearer token in {} (16 or more characters)",
+                "--allow-updates needs --tokens FILE with write tokens, or a bearer token in {} \
+                 (16 or more characters)",
                 kgfuse_http::TOKEN_ENV
             );
         };
@@ -30,7 +33,30 @@ pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
     } else {
         None
     };
-    let engine = ctx.open().await?.with_model(language_model(args.offline)?);
+    let audit = match args.audit.as_deref() {
+        Some("-") => kgfuse_http::AuditTarget::Stderr,
+        Some(path) => kgfuse_http::AuditTarget::File(path.into()),
+        None if args.tokens.is_some() => kgfuse_http::AuditTarget::Stderr,
+        None => kgfuse_http::AuditTarget::Off,
+    };
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(kgfuse_http::TlsFiles { cert, key }),
+        _ => None,
+    };
+    let model = language_model(args.offline)?;
+    let mut stores = Vec::new();
+    if args.stores.is_empty() {
+        let engine = ctx.open().await?.with_model(Arc::clone(&model));
+        stores.push(kgfuse_http::ServedStore::new("default", engine));
+    }
+    for (name, dir) in &args.stores {
+        let engine = Engine::open_with_progress(dir, &ctx.progress)
+            .await
+            .with_context(|| format!("store {name} ({})", dir.display()))?
+            .with_model(Arc::clone(&model));
+        stores.push(kgfuse_http::ServedStore::new(name.clone(), engine));
+    }
+    let names: Vec<String> = stores.iter().map(|s| s.name.clone()).collect();
     let config = kgfuse_http::ServerConfig {
         bind: args.bind,
         max_body_bytes: usize::try_from(args.max_body_mib.saturating_mul(1024 * 1024))
@@ -39,17 +65,34 @@ pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
         request_timeout: Duration::from_secs(args.request_timeout),
         max_rows: args.max_rows,
         max_concurrent: args.max_concurrent,
+        allow_updates: args.allow_updates,
         update_token,
+        tokens: args.tokens,
+        public: args.public,
+        audit,
+        tls,
         cors_origins: args.cors_origins,
         datasets: args.datasets,
     };
-    let server = kgfuse_http::Server::bind(engine, config).await?;
+    let server = kgfuse_http::Server::bind(stores, config).await?;
     let addr = server.local_addr()?;
+    let scheme = if server.is_tls() { "https" } else { "http" };
     // The address on stdout (scripts and tests read it: the port may be chosen);
     // everything else goes to stderr.
-    println!("listening on http://{addr}");
+    println!("listening on {scheme}://{addr}");
     std::io::stdout().flush()?;
-    eprintln!("kgfuse serve: console http://{addr}/ , SPARQL http://{addr}/sparql ; Ctrl-C stops");
+    if args.stores.is_empty() {
+        eprintln!(
+            "kgfuse serve: console {scheme}://{addr}/ , SPARQL {scheme}://{addr}/sparql ; Ctrl-C stops"
+        );
+    } else {
+        for name in &names {
+            eprintln!(
+                "kgfuse serve: store {name}: {scheme}://{addr}/s/{name}/ (console), /s/{name}/sparql"
+            );
+        }
+        eprintln!("kgfuse serve: Ctrl-C stops");
+    }
     server.run(shutdown_signal()).await?;
     eprintln!("kgfuse serve: stopped");
     Ok(ExitCode::SUCCESS)
