@@ -194,7 +194,7 @@ test-llm: llm
 	KGFUSE_REQUIRE_LLM=1 cargo test -p kgfuse-cli --test e2e -- local_llm --test-threads 1
 
 FUZZ_SECONDS ?= 120
-FUZZ_TARGETS ?= sparql_read_only rdf_load knowledge_toml documents
+FUZZ_TARGETS ?= sparql_read_only rdf_load knowledge_toml documents access
 FUZZ_TARGET_DIR ?= $(HOME)/.cache/kgfuse-fuzz-target
 FUZZ_CORPUS ?= $(HOME)/.cache/kgfuse/fuzz-corpus
 

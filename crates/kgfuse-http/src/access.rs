@@ -10,14 +10,14 @@
 
 use crate::audit::Audit;
 use crate::error::ApiError;
-use crate::tokens::{self, Scope, TokenEntry, TokenSource};
 use crate::{AppState, header_str};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, body};
-use sha2::{Digest, Sha256};
+use kgfuse_access::route::{StoreRoute, is_store_name, store_route};
+use kgfuse_access::tokens::{self, Scope, TokenEntry, TokenSource};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -60,47 +60,6 @@ impl Caller {
             Self::Token(entry) => Some(&entry.id),
         }
     }
-}
-
-/// Where a request path points: a named store's endpoint, or a path of the
-/// server itself (the single store's endpoints, `/health`, the console).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreRoute<'a> {
-    /// `/s/NAME` followed by `rest` (empty, or starting with `/`).
-    Named {
-        /// The store's name as written (checked by [`is_store_name`] later).
-        name: &'a str,
-        /// The endpoint path within the store.
-        rest: &'a str,
-    },
-    /// Any other path.
-    Root(&'a str),
-}
-
-/// Splits a raw request path (percent-encoding untouched) into a store and the
-/// endpoint path within it.
-pub fn store_route(path: &str) -> StoreRoute<'_> {
-    let Some(after) = path.strip_prefix("/s/") else {
-        return StoreRoute::Root(path);
-    };
-    match after.find('/') {
-        Some(slash) => StoreRoute::Named {
-            name: &after[..slash],
-            rest: &after[slash..],
-        },
-        None => StoreRoute::Named {
-            name: after,
-            rest: "",
-        },
-    }
-}
-
-/// A store name: 1 to 64 ASCII letters, digits, `_` or `-`.
-pub fn is_store_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Everything [`dispatch`] needs: the stores' routers, the policy, the audit log.
@@ -293,7 +252,7 @@ fn identify(gate: &Gate, request: &Request) -> Result<Caller, ApiError> {
             let holds_update_token = match (presented, update_digest) {
                 (Some(token), Some(expected)) => {
                     // Comparing fixed-size digests takes the same time whatever the token.
-                    digest(token) == *expected
+                    tokens::digest(token.trim()) == *expected
                 }
                 _ => false,
             };
@@ -417,49 +376,4 @@ fn relative_to_store(mut request: Request, rest: &str) -> Request {
 fn unauthorized(message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, message)
         .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
-}
-
-pub(crate) fn digest(token: &str) -> [u8; 32] {
-    Sha256::digest(token.trim().as_bytes()).into()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_split_into_store_and_endpoint() {
-        assert_eq!(
-            store_route("/s/docs/sparql"),
-            StoreRoute::Named {
-                name: "docs",
-                rest: "/sparql"
-            }
-        );
-        assert_eq!(
-            store_route("/s/docs"),
-            StoreRoute::Named {
-                name: "docs",
-                rest: ""
-            }
-        );
-        assert_eq!(
-            store_route("/s/docs/../code/sparql"),
-            StoreRoute::Named {
-                name: "docs",
-                rest: "/../code/sparql"
-            }
-        );
-        assert_eq!(store_route("/sparql"), StoreRoute::Root("/sparql"));
-        assert_eq!(
-            store_route("//s/docs/sparql"),
-            StoreRoute::Root("//s/docs/sparql")
-        );
-        assert_eq!(store_route("/s"), StoreRoute::Root("/s"));
-        assert!(is_store_name("team-a_2"));
-        assert!(!is_store_name(""));
-        assert!(!is_store_name("do%63s"));
-        assert!(!is_store_name(".."));
-        assert!(!is_store_name(&"x".repeat(65)));
-    }
 }

@@ -9,10 +9,10 @@ mod negotiate;
 mod sparql;
 mod text2sparql;
 mod tls;
-pub mod tokens;
 
-pub use access::{StoreRoute, is_store_name, store_route};
 pub use audit::AuditTarget;
+pub use kgfuse_access::route::{StoreRoute, is_store_name, store_route};
+pub use kgfuse_access::tokens;
 pub use sparql::TRUNCATED_HEADER;
 pub use tls::TlsFiles;
 
@@ -214,7 +214,10 @@ pub fn router(stores: Vec<ServedStore>, config: ServerConfig) -> Result<Router, 
             tokens::TokenSource::open(path).map_err(|e| HttpError::Config(e.to_string()))?,
         ),
         None => access::Policy::Open {
-            update_digest: config.update_token.as_deref().map(access::digest),
+            update_digest: config
+                .update_token
+                .as_deref()
+                .map(|token| tokens::digest(token.trim())),
         },
     };
     let audit = audit::Audit::open(&config.audit).map_err(|e| {

@@ -593,6 +593,11 @@ fn decode_digest(text: &str) -> Result<[u8; 32], String> {
     Ok(out)
 }
 
+/// The SHA-256 digest of a token's text: what the file keeps of it.
+pub fn digest(token: &str) -> [u8; 32] {
+    sha256(token.as_bytes())
+}
+
 fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
