@@ -460,3 +460,38 @@ fn team_serve_refuses_an_open_non_loopback_bind_and_serves_https() {
     assert!(!plain.status.success(), "{plain:?}");
     server.stop();
 }
+
+#[test]
+fn team_serve_file_gives_each_store_its_own_limits() {
+    let a = store_with(A_DATA);
+    let b = store_with(B_DATA);
+    let file = a.tmp.path().join("serve.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[stores.a]\ndata = {:?}\nmax_rows = 1\noffline = true\n\n[stores.b]\ndata = {:?}\n",
+            a.data().display().to_string(),
+            b.data().display().to_string()
+        ),
+    )
+    .expect("serve.toml");
+    let server = Server::start(&a, &["--config", file.to_str().expect("utf-8")]);
+    for (store, cut) in [("a", true), ("b", false)] {
+        let (status, _, body) = curl(&[
+            "-D",
+            "-",
+            "-G",
+            &server.url(&format!("/s/{store}/sparql")),
+            "--data-urlencode",
+            "query=SELECT * WHERE { GRAPH <urn:team:shared> { ?s ?p ?o } }",
+        ]);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            body.to_ascii_lowercase().contains("x-kgfuse-truncated: true"),
+            cut,
+            "store {store}: {body}"
+        );
+    }
+    server.stop();
+}
+

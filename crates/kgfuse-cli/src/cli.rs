@@ -704,6 +704,12 @@ pub(crate) struct ServeArgs {
     /// --data store, under / and /s/default/.
     #[arg(long = "store", value_name = "NAME=DIR", value_parser = parse_named_store)]
     pub(crate) stores: Vec<(String, PathBuf)>,
+    /// Serve the stores a TOML file lists, each with its own model and limits
+    /// ([stores.NAME] data, offline, llm_base_url, llm_model, llm_api_key_env,
+    /// query_timeout_secs, request_timeout_secs, max_rows, max_concurrent,
+    /// datasets); the flags give the server's settings and every store's defaults.
+    #[arg(long, value_name = "FILE", conflicts_with = "stores")]
+    pub(crate) config: Option<PathBuf>,
     /// Bearer tokens with scopes (read, write, admin) and stores, as `kgfuse
     /// token add` writes them: every request then needs one. Re-read when the
     /// file changes, so a revoked token stops working at once.

@@ -146,15 +146,48 @@ pub struct ServedStore {
     pub name: String,
     /// The store, with its own model and settings.
     pub engine: Engine,
+    /// Limits of this store that differ from the server's.
+    pub limits: StoreLimits,
 }
 
 impl ServedStore {
-    /// A store served under `name`.
+    /// A store served under `name` with the server's limits.
     pub fn new(name: impl Into<String>, engine: Engine) -> Self {
         Self {
             name: name.into(),
             engine,
+            limits: StoreLimits::default(),
         }
+    }
+}
+
+/// A store's own limits; each one unset takes the server's ([`ServerConfig`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// SPARQL queries are cancelled after this long.
+    pub query_timeout: Option<Duration>,
+    /// `/retrieve` and `/ask` are cancelled after this long.
+    pub request_timeout: Option<Duration>,
+    /// Most solutions or triples a query returns.
+    pub max_rows: Option<usize>,
+    /// Requests that touch this store at once.
+    pub max_concurrent: Option<usize>,
+    /// The dataset IRIs `GET /text2sparql` answers for with this store.
+    pub datasets: Option<Vec<String>>,
+}
+
+impl StoreLimits {
+    /// The server's configuration with this store's limits on top.
+    fn over(&self, server: &ServerConfig) -> ServerConfig {
+        let mut config = server.clone();
+        config.query_timeout = self.query_timeout.unwrap_or(server.query_timeout);
+        config.request_timeout = self.request_timeout.unwrap_or(server.request_timeout);
+        config.max_rows = self.max_rows.unwrap_or(server.max_rows);
+        config.max_concurrent = self.max_concurrent.unwrap_or(server.max_concurrent);
+        if let Some(datasets) = &self.datasets {
+            config.datasets.clone_from(datasets);
+        }
+        config
     }
 }
 
@@ -223,10 +256,10 @@ pub fn router(stores: Vec<ServedStore>, config: ServerConfig) -> Result<Router, 
     let audit = audit::Audit::open(&config.audit).map_err(|e| {
         HttpError::Config(format!("cannot open the audit log {:?}: {e}", config.audit))
     })?;
-    let config = Arc::new(config);
     let stores = stores
         .into_iter()
         .map(|served| {
+            let config = Arc::new(served.limits.over(&config));
             let state = AppState {
                 engine: served.engine,
                 permits: Arc::new(Semaphore::new(config.max_concurrent)),
@@ -301,10 +334,18 @@ fn check_config(stores: &[ServedStore], config: &ServerConfig) -> Result<(), Htt
             "updates need tokens: a token file with write tokens, or a token in {TOKEN_ENV}"
         )));
     }
-    if config.max_concurrent == 0 || config.max_rows == 0 {
-        return Err(HttpError::Config(
-            "max_concurrent and max_rows must be at least 1".into(),
-        ));
+    let limits = std::iter::once((config.max_concurrent, config.max_rows)).chain(
+        stores
+            .iter()
+            .map(|store| store.limits.over(config))
+            .map(|limits| (limits.max_concurrent, limits.max_rows)),
+    );
+    for (max_concurrent, max_rows) in limits {
+        if max_concurrent == 0 || max_rows == 0 {
+            return Err(HttpError::Config(
+                "max_concurrent and max_rows must be at least 1".into(),
+            ));
+        }
     }
     if !config.bind.ip().is_loopback() && config.tokens.is_none() && !config.public {
         return Err(HttpError::Config(format!(

@@ -12,6 +12,7 @@ mod init;
 mod load;
 mod retrieve;
 mod serve;
+mod serve_file;
 mod sparql;
 mod stats;
 mod token;

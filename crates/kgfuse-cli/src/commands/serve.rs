@@ -1,6 +1,7 @@
 //! `kgfuse mcp` (tools for agents on stdin/stdout) and `kgfuse serve` (HTTP:
 //! SPARQL protocol, JSON API, web console).
 
+use super::serve_file::ServeFile;
 use super::{Ctx, language_model};
 use crate::cli::{McpArgs, ServeArgs};
 use anyhow::{Context, Result, bail};
@@ -45,17 +46,26 @@ pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
     };
     let model = language_model(args.offline)?;
     let mut stores = Vec::new();
-    if args.stores.is_empty() {
+    if let Some(path) = &args.config {
+        for (name, settings) in ServeFile::read(path)?.stores {
+            let engine = open_store(&name, settings.data(), ctx)
+                .await?
+                .with_model(settings.model(&model)?);
+            let mut store = kgfuse_http::ServedStore::new(name, engine);
+            store.limits = settings.limits();
+            stores.push(store);
+        }
+    } else if args.stores.is_empty() {
         let engine = ctx.open().await?.with_model(Arc::clone(&model));
         stores.push(kgfuse_http::ServedStore::new("default", engine));
     }
     for (name, dir) in &args.stores {
-        let engine = Engine::open_with_progress(dir, &ctx.progress)
-            .await
-            .with_context(|| format!("store {name} ({})", dir.display()))?
+        let engine = open_store(name, dir, ctx)
+            .await?
             .with_model(Arc::clone(&model));
         stores.push(kgfuse_http::ServedStore::new(name.clone(), engine));
     }
+    let several = args.config.is_some() || !args.stores.is_empty();
     let names: Vec<String> = stores.iter().map(|s| s.name.clone()).collect();
     let config = kgfuse_http::ServerConfig {
         bind: args.bind,
@@ -81,7 +91,7 @@ pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
     // everything else goes to stderr.
     println!("listening on {scheme}://{addr}");
     std::io::stdout().flush()?;
-    if args.stores.is_empty() {
+    if !several {
         eprintln!(
             "kgfuse serve: console {scheme}://{addr}/ , SPARQL {scheme}://{addr}/sparql ; Ctrl-C stops"
         );
@@ -96,6 +106,13 @@ pub(crate) async fn http(args: ServeArgs, ctx: &Ctx) -> Result<ExitCode> {
     server.run(shutdown_signal()).await?;
     eprintln!("kgfuse serve: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Opens one of the stores to serve, naming it in any error.
+async fn open_store(name: &str, dir: &std::path::Path, ctx: &Ctx) -> Result<Engine> {
+    Engine::open_with_progress(dir, &ctx.progress)
+        .await
+        .with_context(|| format!("store {name} ({})", dir.display()))
 }
 
 /// Completes on Ctrl-C or SIGTERM.
