@@ -487,11 +487,11 @@ fn team_serve_file_gives_each_store_its_own_limits() {
         ]);
         assert_eq!(status, 200, "{body}");
         assert_eq!(
-            body.to_ascii_lowercase().contains("x-kgfuse-truncated: true"),
+            body.to_ascii_lowercase()
+                .contains("x-kgfuse-truncated: true"),
             cut,
             "store {store}: {body}"
         );
     }
     server.stop();
 }
-

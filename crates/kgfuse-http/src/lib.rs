@@ -394,7 +394,7 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, HttpError> {
         CorsLayer::new()
             .allow_origin(AllowOrigin::list(origins))
             .allow_methods([Method::GET, Method::POST])
-            .allow_headers([header::CONTENT_TYPE, header::ACCEPT])
+            .allow_headers([header::CONTENT_TYPE, header::ACCEPT, header::AUTHORIZATION])
             .expose_headers([HeaderName::from_static(TRUNCATED_HEADER)]),
     ))
 }
