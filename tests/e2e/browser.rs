@@ -297,3 +297,66 @@ fn http_console_runs_a_query_and_draws_retrieved_paths_in_chromium() {
     drop(browser);
     server.stop();
 }
+
+#[test]
+fn http_console_asks_a_token_server_for_a_token_and_keeps_it_in_the_tab() {
+    let k = Kgfuse::hash();
+    k.load(&["ontology/kgfuse.ttl", "fixtures/policy/policy.ttl"]);
+    let tokens = k.tmp.path().join("tokens.toml");
+    let tokens = tokens.to_str().expect("utf-8");
+    let token = k
+        .ok(&[
+            "token", "--tokens", tokens, "add", "viewer", "--scope", "read", "--store", "docs",
+        ])
+        .trim()
+        .to_owned();
+    let store = format!("docs={}", k.data().display());
+    let server = Server::start(&k, &["--store", &store, "--tokens", tokens]);
+    let browser = Browser::start();
+    browser.open(&format!("{}/s/docs/", server.base));
+
+    // The page's first requests are refused (401): it shows the token form.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while browser.script(
+        "return document.getElementById('token-form').hidden;",
+        json!([]),
+    ) != Value::Bool(false)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no token form: {}",
+            browser.text("body")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    browser.type_into("#token", &token);
+    browser.click("#token-form button");
+    browser.type_into(
+        "#query",
+        "SELECT ?doc ?title WHERE { ?doc a kgfuse:Document ; rdfs:label ?title }",
+    );
+    browser.click("#run");
+    assert_eq!(
+        browser.wait_for_status(),
+        "done",
+        "{}",
+        browser.text("#error")
+    );
+    let table = browser.text("#results tbody");
+    assert!(table.contains("Employee Handbook 2025"), "{table}");
+    // The token lives in this tab's session storage only.
+    let kept = browser.script(
+        "return [sessionStorage.getItem('kgfuse.console.token'), \
+         JSON.stringify(localStorage), document.cookie];",
+        json!([]),
+    );
+    assert_eq!(kept[0], Value::String(token.clone()));
+    assert!(
+        !kept[1].as_str().unwrap_or_default().contains(&token),
+        "{kept}"
+    );
+    assert_eq!(kept[2], Value::String(String::new()));
+    browser.screenshot("console-with-token");
+    drop(browser);
+    server.stop();
+}
