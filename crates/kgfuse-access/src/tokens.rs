@@ -568,12 +568,7 @@ fn check_stores(stores: &[String]) -> Result<(), String> {
         if store == "*" {
             continue;
         }
-        if store.is_empty()
-            || store.len() > MAX_NAME
-            || !store
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-        {
+        if !crate::route::is_store_name(store) {
             return Err(format!(
                 "store name {store:?}: expected \"*\" or 1 to {MAX_NAME} letters, digits, '_' and '-'"
             ));

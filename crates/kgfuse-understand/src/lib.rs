@@ -247,13 +247,12 @@ fn linking_stage(store: &Store, question: &Question) -> Result<Linked, RetrieveE
             .name("kgfuse-linking".into())
             .spawn_scoped(scope, || linking::link(store, question.text()));
         store.vector_of(question)?;
-        let linked = match linking {
+        match linking {
             Ok(thread) => thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             Err(_) => linking::link(store, question.text()),
-        };
-        Ok(linked?)
+        }
     })
 }
 

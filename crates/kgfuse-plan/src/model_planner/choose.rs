@@ -46,16 +46,15 @@ pub fn answered_readings(
         if answered.len() == MAX_READINGS {
             break;
         }
-        if let Run::Answered(set) = planner::run(store, &candidate.plan, planner::SOURCE)? {
-            if answered
+        if let Run::Answered(set) = planner::run(store, &candidate.plan, planner::SOURCE)?
+            && answered
                 .iter()
                 .all(|a| a.answers.rows != set.rows || a.answers.boolean != set.boolean)
-            {
-                answered.push(Answered {
-                    plan: candidate.plan.clone(),
-                    answers: set,
-                });
-            }
+        {
+            answered.push(Answered {
+                plan: candidate.plan.clone(),
+                answers: set,
+            });
         }
     }
     Ok(answered)
