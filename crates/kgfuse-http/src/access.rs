@@ -185,7 +185,7 @@ async fn check(gate: &Gate, request: Request) -> Result<Passed, Refused> {
                     if !holds_store(&caller, gate, only) {
                         return Err(refused(
                             ApiError::new(StatusCode::FORBIDDEN, NOT_YOURS),
-                            None,
+                            Some(only.clone()),
                             caller,
                         ));
                     }
