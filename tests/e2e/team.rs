@@ -357,6 +357,12 @@ fn team_tokens_scope_stores_and_isolate_them_from_an_attacker() {
         && l["store"] == "b"
         && l["status"] == 200
         && l["rows"].as_u64().is_some_and(|rows| rows > 0)));
+    assert!(
+        lines.iter().any(|l| l["endpoint"] == "/s/a/retrieve"
+            && l["status"] == 200
+            && l["rows"].as_u64().is_some_and(|rows| rows > 0)),
+        "a retrieval's items are its rows: {log}"
+    );
     // SERVICE never reached the server itself: every request to b's endpoint
     // carried a token, so a token-less one would be the server calling itself.
     assert!(

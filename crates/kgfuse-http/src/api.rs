@@ -2,13 +2,14 @@
 //! `GET /prefixes`) and the web console at `/`.
 
 use crate::AppState;
+use crate::audit::RowCount;
 use crate::error::{ApiError, one_line};
 use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use kgfuse::{Answer, FusedContext, RetrieveOptions, StoreStats, Strategy};
+use kgfuse::{Answer, RetrieveOptions, StoreStats, Strategy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -79,11 +80,12 @@ fn body<T>(payload: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
         })
 }
 
-/// `POST /retrieve {question, strategy?, top_k?}` → a FusedContext.
+/// `POST /retrieve {question, strategy?, top_k?}` → a FusedContext (its items
+/// counted as the audit log's rows).
 pub(crate) async fn retrieve(
     State(state): State<AppState>,
     payload: Result<Json<QuestionRequest>, JsonRejection>,
-) -> Result<Json<FusedContext>, ApiError> {
+) -> Result<Response, ApiError> {
     let request = body(payload).map_err(ApiError::into_json)?;
     // The engine's defaults (Engine::builder), with what the request says on top.
     let mut options = state.engine.retrieve_options().clone();
@@ -94,7 +96,18 @@ pub(crate) async fn retrieve(
         .await
         .map_err(|_| timed_out(&state))?
         .map_err(|e| ApiError::from(e).into_json())?;
-    Ok(Json(context))
+    let items = context.unstructured.len()
+        + context.structured_facts.len()
+        + context.functions.len()
+        + context.cases.len()
+        + context.paths.len()
+        + context
+            .answers
+            .as_ref()
+            .map_or(0, |answers| answers.rows.len());
+    let mut response = Json(context).into_response();
+    response.extensions_mut().insert(RowCount(items));
+    Ok(response)
 }
 
 /// `POST /ask {question, strategy?, top_k?}` → an Answer (its `status` says

@@ -21,8 +21,9 @@ pub enum AuditTarget {
     File(PathBuf),
 }
 
-/// How many rows (solutions or triples) a response carries: handlers put it in
-/// the response's extensions for the audit log.
+/// How many rows a response carries (a query's solutions or triples, a
+/// retrieval's items): handlers put it in the response's extensions for the
+/// audit log.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RowCount(pub(crate) usize);
 
