@@ -17,6 +17,7 @@ mod examples;
 mod exhaustion;
 mod http;
 mod ingest;
+mod lexicon;
 mod linking;
 mod load;
 mod local_llm;

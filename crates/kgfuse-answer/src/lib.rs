@@ -409,8 +409,8 @@ fn answer_from_rows(
     let lexicon = kgfuse_lexicon::lexicon::Lexicon::of(store)?;
     let name_of = |iri: &str| {
         lexicon
-            .find(iri)
-            .map(|i| lexicon.entry(i).name.clone())
+            .entry_of(iri)
+            .map(|e| e.name.clone())
             .filter(|name| !name.is_empty())
     };
     answer.answer = Some(format!("{} [1]", rows_as_text(&rows, name_of)));

@@ -7,6 +7,8 @@ use kgfuse_graph::GraphError;
 use kgfuse_llm::LlmError;
 use kgfuse_store::StoreError;
 
+use crate::lexicon::LexiconError;
+
 /// Errors of everything from a question to its context or answer. Not
 /// `non_exhaustive`, on purpose: a new kind must be a compile error in every
 /// conversion, never a fallback to another kind.
@@ -27,6 +29,9 @@ pub enum RetrieveError {
     /// A query or a model request ran out of time.
     #[error(transparent)]
     Timeout(TimedOut),
+    /// The lexicon's index failed (its files, or tantivy under them).
+    #[error(transparent)]
+    Lexicon(#[from] LexiconError),
 }
 
 /// What ran out of time, with the error that said so.

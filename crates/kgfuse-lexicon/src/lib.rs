@@ -22,3 +22,4 @@ pub mod testing;
 mod error;
 
 pub use error::{RetrieveError, TimedOut};
+pub use lexicon::LexiconError;

@@ -147,14 +147,14 @@ impl Linked {
     }
 }
 
-fn candidate(lexicon: &Lexicon, m: &NameMatch, score: f32) -> Candidate {
-    let entry = lexicon.entry(m.entry);
+fn candidate(m: &NameMatch, score: f32) -> Candidate {
+    let entry = &m.entry;
     Candidate {
         iri: entry.iri.clone(),
         name: entry.name.clone(),
         score,
         name_coverage: m.name_coverage,
-        kinds: entry.kinds.to_vec(),
+        kinds: entry.kinds.clone(),
         words: m.words.clone(),
         by_head: false,
         asked: false,
@@ -190,11 +190,11 @@ pub fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
     let lexicon = Lexicon::of(store)?;
     let terms = analyze_question(question);
     let mut linked = Linked {
-        classes: classes(&lexicon, question, &terms),
-        properties: properties(&lexicon, &terms),
+        classes: classes(&lexicon, question, &terms)?,
+        properties: properties(&lexicon, &terms)?,
         ..Linked::default()
     };
-    let mut groups = mention_groups(&lexicon, &terms);
+    let mut groups = mention_groups(&lexicon, &terms)?;
     let neighbours = neighbour_terms(store, &lexicon, &groups)?;
     let mut evidence = Vec::with_capacity(groups.len());
     for (group, near) in groups.iter_mut().zip(&neighbours) {
@@ -234,7 +234,7 @@ pub fn link(store: &Store, question: &str) -> Result<Linked, RetrieveError> {
             candidates: best
                 .iter()
                 .take(MAX_KEPT)
-                .map(|c| candidate(&lexicon, &c.0, c.2))
+                .map(|c| candidate(&c.0, c.2))
                 .collect(),
             tied,
             qualifier: false,
@@ -372,9 +372,12 @@ fn mark_qualifiers(linked: &mut Linked, terms: &[Term]) {
 
 /// Entity candidates grouped into mentions: (match, name score, score after the
 /// tie-break), best first within each group.
-fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32, f32)>> {
+fn mention_groups(
+    lexicon: &Lexicon,
+    terms: &[Term],
+) -> Result<Vec<Vec<(NameMatch, f32, f32)>>, RetrieveError> {
     let mut matches: Vec<NameMatch> = lexicon
-        .name_matches(terms, Role::Entity)
+        .name_matches(terms, Role::Entity)?
         .into_iter()
         .filter(|m| m.score() >= MIN_SCORE)
         .collect();
@@ -382,7 +385,7 @@ fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32,
         b.score()
             .total_cmp(&a.score())
             .then_with(|| b.words.len().cmp(&a.words.len()))
-            .then_with(|| lexicon.iri_order(a.entry, b.entry))
+            .then_with(|| a.entry.iri.cmp(&b.entry.iri))
     });
     let mut groups: Vec<Vec<(NameMatch, f32, f32)>> = Vec::new();
     let mut claimed: BTreeSet<usize> = BTreeSet::new();
@@ -400,7 +403,7 @@ fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Vec<Vec<(NameMatch, f32,
         claimed.extend(&m.words);
         groups.push(vec![(m, score, score)]);
     }
-    groups
+    Ok(groups)
 }
 
 /// Orders a mention's candidates by their name score times a context bonus: the
@@ -411,7 +414,7 @@ fn break_ties(
     lexicon: &Lexicon,
     terms: &[Term],
     group: &mut [(NameMatch, f32, f32)],
-    neighbours: &BTreeMap<String, HashSet<&str>>,
+    neighbours: &BTreeMap<String, HashSet<String>>,
     classes: &[Candidate],
 ) -> HashSet<String> {
     let best_name = group.iter().map(|c| c.1).fold(0.0, f32::max);
@@ -427,16 +430,14 @@ fn break_ties(
     };
     let accounted: Vec<HashSet<String>> = group
         .iter_mut()
-        .map(|candidate| context.rescore(lexicon, candidate, neighbours))
+        .map(|candidate| context.rescore(candidate, neighbours))
         .collect();
     let mut order: Vec<usize> = (0..group.len()).collect();
     order.sort_by(|&a, &b| {
-        group[b].2.total_cmp(&group[a].2).then_with(|| {
-            lexicon
-                .entry(group[a].0.entry)
-                .iri
-                .cmp(&lexicon.entry(group[b].0.entry).iri)
-        })
+        group[b]
+            .2
+            .total_cmp(&group[a].2)
+            .then_with(|| group[a].0.entry.iri.cmp(&group[b].0.entry.iri))
     });
     // Only a real tie (several nodes named as well) makes the terms that broke it
     // context rather than a thing asked about.
@@ -515,15 +516,14 @@ impl<'t> QuestionContext<'t> {
     /// returns the other terms it accounts for.
     fn rescore(
         &self,
-        lexicon: &Lexicon,
         (m, name_score, score): &mut (NameMatch, f32, f32),
-        neighbours: &BTreeMap<String, HashSet<&str>>,
+        neighbours: &BTreeMap<String, HashSet<String>>,
     ) -> HashSet<String> {
-        let entry = lexicon.entry(m.entry);
+        let entry = &m.entry;
         let iri_terms: Vec<String> = analyze(&entry.iri).into_iter().map(|t| t.text).collect();
         let mut found: HashSet<&str> = iri_terms.iter().map(String::as_str).collect();
         if let Some(near) = neighbours.get(entry.iri.as_str()) {
-            found.extend(near);
+            found.extend(near.iter().map(String::as_str));
         }
         let mut bonus = self.share(&found);
         if entry
@@ -543,20 +543,20 @@ impl<'t> QuestionContext<'t> {
 }
 
 /// The name terms of each candidate's neighbours, by group, by candidate IRI.
-type NeighbourTerms<'a> = Vec<BTreeMap<String, HashSet<&'a str>>>;
+type NeighbourTerms = Vec<BTreeMap<String, HashSet<String>>>;
 
 /// For each group with a tie to break (two candidates or more), for each
 /// candidate, the name terms of its neighbours (both directions, one hop, at most
 /// [`MAX_NEIGHBOURS`] a group): read from the graph's edge index when there is
 /// one (lookups, where the query costs 1-3 ms a group whose candidates have
 /// many neighbours), else one query per group, all sent together.
-fn neighbour_terms<'a>(
+fn neighbour_terms(
     store: &Store,
-    lexicon: &'a Lexicon,
+    lexicon: &Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, RetrieveError> {
+) -> Result<NeighbourTerms, RetrieveError> {
     match store.edge_index()? {
-        Some(index) => Ok(neighbour_terms_in(&index, lexicon, groups)),
+        Some(index) => neighbour_terms_in(&index, lexicon, groups),
         None => neighbour_terms_queried(store, lexicon, groups),
     }
 }
@@ -567,59 +567,58 @@ fn is_tied(group: &[(NameMatch, f32, f32)]) -> bool {
 }
 
 /// Adds the name terms of `neighbour` to those of `candidate`.
-fn add_neighbour<'a>(
-    lexicon: &'a Lexicon,
-    terms: &mut BTreeMap<String, HashSet<&'a str>>,
+fn add_neighbour(
+    lexicon: &Lexicon,
+    terms: &mut BTreeMap<String, HashSet<String>>,
     candidate: &str,
     neighbour: &str,
-) {
-    if let Some(entry) = lexicon.find(neighbour) {
+) -> Result<(), RetrieveError> {
+    if let Some(entry) = lexicon.find(neighbour)? {
         let near = match terms.get_mut(candidate) {
             Some(near) => near,
             None => terms.entry(candidate.to_owned()).or_default(),
         };
-        near.extend(lexicon.name_terms(entry));
+        near.extend(Lexicon::name_terms(&entry));
     }
+    Ok(())
 }
 
 /// [`neighbour_terms`] read from the edge index: what the query reads, in the
 /// candidates' order where a group has more than [`MAX_NEIGHBOURS`] (where the
 /// query takes the ones its engine reads first).
-fn neighbour_terms_in<'a>(
+fn neighbour_terms_in(
     index: &EdgeIndex,
-    lexicon: &'a Lexicon,
+    lexicon: &Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> NeighbourTerms<'a> {
-    let mut out: NeighbourTerms<'a> = vec![BTreeMap::new(); groups.len()];
+) -> Result<NeighbourTerms, RetrieveError> {
+    let mut out: NeighbourTerms = vec![BTreeMap::new(); groups.len()];
     for (group, terms) in groups.iter().zip(&mut out) {
         if !is_tied(group) {
             continue;
         }
-        let candidates = group
-            .iter()
-            .map(|(m, _, _)| lexicon.entry(m.entry).iri.as_str());
+        let candidates = group.iter().map(|(m, _, _)| m.entry.iri.as_str());
         let rows = candidates
             .flat_map(|c| index.neighbours(c).map(move |x| (c, x)))
             .take(MAX_NEIGHBOURS);
         for (candidate, neighbour) in rows {
-            add_neighbour(lexicon, terms, candidate, neighbour);
+            add_neighbour(lexicon, terms, candidate, neighbour)?;
         }
     }
-    out
+    Ok(out)
 }
 
 /// [`neighbour_terms`] read by one query per group, all sent together.
-fn neighbour_terms_queried<'a>(
+fn neighbour_terms_queried(
     store: &Store,
-    lexicon: &'a Lexicon,
+    lexicon: &Lexicon,
     groups: &[Vec<(NameMatch, f32, f32)>],
-) -> Result<NeighbourTerms<'a>, RetrieveError> {
+) -> Result<NeighbourTerms, RetrieveError> {
     let mut asked = Vec::new();
     let mut texts = Vec::new();
     for (i, group) in groups.iter().enumerate().filter(|(_, g)| is_tied(g)) {
         let nodes: Vec<RdfTerm> = group
             .iter()
-            .filter_map(|(m, _, _)| NamedNode::new(lexicon.entry(m.entry).iri.as_str()).ok())
+            .filter_map(|(m, _, _)| NamedNode::new(m.entry.iri.as_str()).ok())
             .map(RdfTerm::from)
             .collect();
         asked.push(i);
@@ -628,14 +627,14 @@ fn neighbour_terms_queried<'a>(
             values("c", &nodes)
         ));
     }
-    let mut out: NeighbourTerms<'a> = vec![BTreeMap::new(); groups.len()];
+    let mut out: NeighbourTerms = vec![BTreeMap::new(); groups.len()];
     for (i, solutions) in asked.into_iter().zip(run_all(store, texts)?) {
         let (Some(c_at), Some(x_at)) = (solutions.column("c"), solutions.column("x")) else {
             continue;
         };
         for row in &solutions.rows {
             if let (Some(c), Some(x)) = (cell_text(row.get(c_at)), cell_text(row.get(x_at))) {
-                add_neighbour(lexicon, &mut out[i], &c, &x);
+                add_neighbour(lexicon, &mut out[i], &c, &x)?;
             }
         }
     }
@@ -644,13 +643,17 @@ fn neighbour_terms_queried<'a>(
 
 /// Classes the question names: fully, or by their head noun when no class is
 /// named fully by the same words.
-fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> {
-    let matches = lexicon.name_matches(terms, Role::Class);
+fn classes(
+    lexicon: &Lexicon,
+    question: &str,
+    terms: &[Term],
+) -> Result<Vec<Candidate>, RetrieveError> {
+    let matches = lexicon.name_matches(terms, Role::Class)?;
     let exact: Vec<&NameMatch> = matches.iter().filter(|m| m.score() >= MIN_SCORE).collect();
     let mut out: Vec<Candidate> = Vec::new();
     let with = |m: &NameMatch| Candidate {
         asked: is_asked(question, terms, m),
-        ..candidate(lexicon, m, m.score())
+        ..candidate(m, m.score())
     };
     out.extend(exact.iter().map(|m| with(m)));
     // By head noun: a one-part word such as "courses" also means "graduate
@@ -664,7 +667,7 @@ fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> 
         let claimed = exact
             .iter()
             .any(|e| e.words != [word] && e.words.contains(&word));
-        let already = exact.iter().any(|e| e.entry == m.entry);
+        let already = exact.iter().any(|e| e.entry.iri == m.entry.iri);
         if one_part && !claimed && !already {
             let head = NameMatch {
                 words: vec![word],
@@ -672,7 +675,7 @@ fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> 
             };
             out.push(Candidate {
                 by_head: true,
-                ..candidate(lexicon, &head, HEAD_SCORE)
+                ..candidate(&head, HEAD_SCORE)
             });
             let asked = is_asked(question, terms, &head);
             if let Some(last) = out.last_mut() {
@@ -681,7 +684,7 @@ fn classes(lexicon: &Lexicon, question: &str, terms: &[Term]) -> Vec<Candidate> 
         }
     }
     out.sort_by(best_first);
-    out
+    Ok(out)
 }
 
 /// Higher score first; on a tie the candidate matched on more of the question's
@@ -695,15 +698,15 @@ fn best_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
 }
 
 /// Properties the question names.
-fn properties(lexicon: &Lexicon, terms: &[Term]) -> Vec<Candidate> {
+fn properties(lexicon: &Lexicon, terms: &[Term]) -> Result<Vec<Candidate>, RetrieveError> {
     let mut out: Vec<Candidate> = lexicon
-        .name_matches(terms, Role::Property)
+        .name_matches(terms, Role::Property)?
         .iter()
         .filter(|m| m.score() >= MIN_SCORE)
-        .map(|m| candidate(lexicon, m, m.score()))
+        .map(|m| candidate(m, m.score()))
         .collect();
     out.sort_by(best_first);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -822,7 +825,7 @@ mod tests {
         question: &str,
     ) -> Vec<BTreeMap<String, Vec<String>>> {
         let lexicon = Lexicon::of(store).expect("lexicon");
-        let groups = mention_groups(&lexicon, &analyze_question(question));
+        let groups = mention_groups(&lexicon, &analyze_question(question)).expect("groups");
         assert!(groups.iter().any(|g| is_tied(g)), "a tie to break");
         let queried = neighbour_terms_queried(store, &lexicon, &groups).expect("query");
         let index = store
@@ -830,9 +833,12 @@ mod tests {
             .edge_index(usize::MAX)
             .expect("index")
             .expect("embedded");
-        assert_eq!(queried, neighbour_terms_in(&index, &lexicon, &groups));
-        let sorted = |terms: &HashSet<&str>| {
-            let mut terms: Vec<String> = terms.iter().map(|t| (*t).to_owned()).collect();
+        assert_eq!(
+            queried,
+            neighbour_terms_in(&index, &lexicon, &groups).expect("index")
+        );
+        let sorted = |terms: &HashSet<String>| {
+            let mut terms: Vec<String> = terms.iter().cloned().collect();
             terms.sort();
             terms
         };

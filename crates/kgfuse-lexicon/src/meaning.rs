@@ -11,7 +11,7 @@
 
 use crate::RetrieveError;
 use crate::lexicon::analyze::words;
-use crate::lexicon::{Lexicon, Role};
+use crate::lexicon::{Entry, Lexicon, Role};
 use crate::linking::{Candidate, Linked};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
@@ -19,6 +19,7 @@ use kgfuse_core::text::{identifier_words, is_matching_stop_word};
 use kgfuse_core::vocab::KGFUSE;
 use kgfuse_store::{Store, StoreError, WholeStore};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Least cosine between a question word and a class name for the word to name
 /// the class. All-MiniLM-L6-v2 puts a word and its synonym or plural at 0.62-0.87
@@ -37,7 +38,7 @@ const MIN_WORD_CHARS: usize = 3;
 
 /// The store's class names and their embeddings, built once per write.
 pub struct ClassVectors {
-    classes: Vec<(u32, Vec<f32>)>,
+    classes: Vec<(Arc<Entry>, Vec<f32>)>,
 }
 
 impl WholeStore for ClassVectors {}
@@ -45,16 +46,17 @@ impl WholeStore for ClassVectors {}
 impl ClassVectors {
     /// The class vectors of the store (empty with the hash embedder or too many
     /// classes).
-    pub fn of(store: &Store, lexicon: &Lexicon) -> Result<std::sync::Arc<Self>, RetrieveError> {
+    pub fn of(store: &Store, lexicon: &Lexicon) -> Result<Arc<Self>, RetrieveError> {
         store.derived(|| Self::build(store, lexicon))
     }
 
     fn build(store: &Store, lexicon: &Lexicon) -> Result<Self, RetrieveError> {
         // kgfuse's own kinds (function, module, case...) are named by their names
         // only: a code question's "arguments" or "examples" is not about them.
-        let classes: Vec<u32> = lexicon
-            .entries_of(Role::Class)
-            .filter(|&c| !lexicon.entry(c).iri.starts_with(KGFUSE))
+        let classes: Vec<Arc<Entry>> = lexicon
+            .entries_of(Role::Class)?
+            .into_iter()
+            .filter(|c| !c.iri.starts_with(KGFUSE))
             .collect();
         if !knows_meaning(store) || classes.is_empty() || classes.len() > MAX_CLASSES {
             return Ok(Self {
@@ -63,7 +65,7 @@ impl ClassVectors {
         }
         let texts: Vec<String> = classes
             .iter()
-            .map(|&c| class_text(&lexicon.entry(c).name, &lexicon.entry(c).iri))
+            .map(|c| class_text(&c.name, &c.iri))
             .collect();
         let vectors = store.embedder().embed(&texts).map_err(StoreError::from)?;
         Ok(Self {
@@ -120,7 +122,6 @@ pub fn classes_by_meaning(
     let mut out = Vec::new();
     for ((word, _), vector) in open.iter().zip(&embedded) {
         if let Some(entry) = closest(&vectors.classes, vector) {
-            let entry = lexicon.entry(entry);
             // A class the question names already is not named again by another
             // word ("dog pets": the dog is a kind of pet, not a second pet).
             if named.contains(entry.iri.as_str()) {
@@ -131,7 +132,7 @@ pub fn classes_by_meaning(
                 name: entry.name.clone(),
                 score: MEANING_SCORE,
                 name_coverage: 0.0,
-                kinds: entry.kinds.to_vec(),
+                kinds: entry.kinds.clone(),
                 words: vec![*word],
                 by_head: true,
                 asked: is_asked(*word),
@@ -159,8 +160,8 @@ fn claimed_words(linked: &Linked) -> BTreeSet<usize> {
 
 /// The class closest to `word`, when at least [`MIN_COSINE`] and [`MARGIN`]
 /// closer than the next.
-fn closest(classes: &[(u32, Vec<f32>)], word: &[f32]) -> Option<u32> {
-    let mut best: Option<(u32, f32)> = None;
+fn closest<T: Clone>(classes: &[(T, Vec<f32>)], word: &[f32]) -> Option<T> {
+    let mut best: Option<(&T, f32)> = None;
     let mut second = f32::MIN;
     for (entry, vector) in classes {
         let cosine = dot(word, vector);
@@ -170,12 +171,12 @@ fn closest(classes: &[(u32, Vec<f32>)], word: &[f32]) -> Option<u32> {
                 if let Some((_, top)) = best {
                     second = second.max(top);
                 }
-                best = Some((*entry, cosine));
+                best = Some((entry, cosine));
             }
         }
     }
     best.filter(|&(_, top)| top >= MIN_COSINE && top - second >= MARGIN)
-        .map(|(entry, _)| entry)
+        .map(|(entry, _)| entry.clone())
 }
 
 #[cfg(test)]

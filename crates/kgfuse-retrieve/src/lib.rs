@@ -39,7 +39,8 @@ use kgfuse_llm::LanguageModel;
 use kgfuse_store::{Question, Store};
 use std::collections::BTreeSet;
 
-pub use kgfuse_lexicon::{RetrieveError, TimedOut};
+pub use kgfuse_lexicon::lexicon::{Changes as LexiconChanges, Lexicon};
+pub use kgfuse_lexicon::{LexiconError, RetrieveError, TimedOut};
 
 /// A retrieval strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,10 +1,13 @@
-//! `journal.json`: marks a write in progress so a crash can be repaired on open.
+//! `journal.json`: marks a write in progress so a crash can be repaired on open;
+//! `writes`: how many writes have finished, the store's content version.
 
 use crate::StoreError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const JOURNAL_FILE: &str = "journal.json";
+/// The count of finished writes, as decimal text.
+const WRITES_FILE: &str = "writes";
 
 /// An operation that started and has not finished.
 #[derive(Debug, Serialize, Deserialize)]
@@ -55,11 +58,38 @@ impl Journal {
         }
     }
 
-    /// Marks the operation complete.
+    /// Marks the operation complete: counts it in `writes`, then removes the
+    /// journal (a crash between the two counts it again at the repair, which
+    /// only makes readers of the count look at the store once more).
     pub fn finish(self) -> Result<(), StoreError> {
+        if let Some(dir) = self.path.parent() {
+            let count = finished_writes(dir)?.saturating_add(1);
+            let path = dir.join(WRITES_FILE);
+            kgfuse_core::write_atomically(&path, count.to_string().as_bytes()).map_err(
+                |source| StoreError::Io {
+                    path: path.display().to_string(),
+                    source,
+                },
+            )?;
+        }
         std::fs::remove_file(&self.path).map_err(|source| StoreError::Io {
             path: self.path.display().to_string(),
             source,
         })
+    }
+}
+
+/// How many writes have finished in the store at `dir` (0 before the first, and
+/// for a store written before the count was kept; an unreadable count is 0 too,
+/// which only makes a reader look at the store again).
+pub(crate) fn finished_writes(dir: &Path) -> Result<u64, StoreError> {
+    let path = dir.join(WRITES_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(text.trim().parse().unwrap_or(0)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(source) => Err(StoreError::Io {
+            path: path.display().to_string(),
+            source,
+        }),
     }
 }

@@ -631,6 +631,17 @@ impl Store {
         Ok(store)
     }
 
+    /// The version of the graph's content, for values kept on disk beside it
+    /// (the lexicon's index): the count of writes finished in this directory, so
+    /// an equal count means the graph has not changed since. `None` on a SPARQL
+    /// server, where other clients write without counting.
+    pub fn content_version(&self) -> Result<Option<u64>, StoreError> {
+        if self.graph.is_remote() {
+            return Ok(None);
+        }
+        journal::finished_writes(&self.dir).map(Some)
+    }
+
     /// Data directory.
     pub fn dir(&self) -> &Path {
         &self.dir

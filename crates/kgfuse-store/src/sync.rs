@@ -122,6 +122,10 @@ pub struct CheckReport {
     /// another build's), if anything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ontology_problem: Option<String>,
+    /// How the lexicon's index (a layer above the store, checked by the
+    /// facade) disagrees with the graph, if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexicon_problem: Option<String>,
 }
 
 impl CheckReport {
@@ -132,6 +136,7 @@ impl CheckReport {
             && self.stale_rows.is_empty()
             && self.duplicate_rows.is_empty()
             && self.ontology_problem.is_none()
+            && self.lexicon_problem.is_none()
     }
 }
 

@@ -46,6 +46,10 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// The lexicon's index in the store directory (names and BM25) failed;
+    /// `kgfuse check --repair` rebuilds it from the graph.
+    #[error(transparent)]
+    Lexicon(#[from] kgfuse_retrieve::LexiconError),
     /// Invalid input from the caller (an IRI that does not parse, an empty
     /// question, options that contradict each other).
     #[error("{0}")]
@@ -99,6 +103,7 @@ impl From<RetrieveError> for Error {
             RetrieveError::Graph(e) | RetrieveError::Timeout(TimedOut::Query(e)) => e.into(),
             RetrieveError::Model(e) | RetrieveError::Timeout(TimedOut::Model(e)) => Self::Model(e),
             RetrieveError::Invalid(why) => Self::Invalid(why),
+            RetrieveError::Lexicon(e) => Self::Lexicon(e),
         }
     }
 }

@@ -72,6 +72,25 @@ mod error;
 mod ingest;
 
 pub use builder::EngineBuilder;
+
+/// What [`Engine::repair`] rewrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairReport {
+    /// The vector side.
+    pub vectors: SyncReport,
+    /// The lexicon's index.
+    pub lexicon: kgfuse_retrieve::LexiconChanges,
+}
+
+impl std::fmt::Display for RepairReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}; lexicon entries: {} written, {} removed, {} unchanged",
+            self.vectors, self.lexicon.written, self.lexicon.removed, self.lexicon.unchanged
+        )
+    }
+}
 pub use error::Error;
 
 use kgfuse_store::Store;
@@ -551,14 +570,27 @@ impl Engine {
             .map_err(Error::from)
     }
 
-    /// Verifies that graph and vectors agree.
+    /// Verifies that graph and vectors agree, and the lexicon's index with the
+    /// graph.
     pub async fn check(&self) -> Result<CheckReport, Error> {
-        self.store.check().await.map_err(Error::from)
+        let mut report = self.store.check().await?;
+        let lexicon = kgfuse_retrieve::Lexicon::check(&self.store)?;
+        if let Some(lexicon) = lexicon.filter(|l| l.written + l.removed > 0) {
+            report.lexicon_problem = Some(format!(
+                "the lexicon's index disagrees with the graph: {} entries to write, {} to \
+                 remove, {} in step",
+                lexicon.written, lexicon.removed, lexicon.unchanged
+            ));
+        }
+        Ok(report)
     }
 
-    /// Rewrites whatever vector rows disagree with the graph.
-    pub async fn repair(&self, progress: &dyn Progress) -> Result<SyncReport, Error> {
-        self.store.repair(progress).await.map_err(Error::from)
+    /// Rewrites whatever vector rows disagree with the graph, then brings the
+    /// lexicon's index in step with it.
+    pub async fn repair(&self, progress: &dyn Progress) -> Result<RepairReport, Error> {
+        let vectors = self.store.repair(progress).await?;
+        let lexicon = kgfuse_retrieve::Lexicon::repair(&self.store)?;
+        Ok(RepairReport { vectors, lexicon })
     }
 
     /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-RQ) over

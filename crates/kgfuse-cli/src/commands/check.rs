@@ -1,5 +1,6 @@
 //! `kgfuse check`: does every text-bearing node have exactly one current vector
-//! row, and every row its node? `--repair` rewrites the vector side first.
+//! row, and every row its node? Does the lexicon's index hold what the graph
+//! names? `--repair` rewrites the vector side and the lexicon's index first.
 
 use super::{Ctx, print_json};
 use crate::cli::CheckArgs;
@@ -26,7 +27,10 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
                 println!("{label}: <{iri}>");
             }
         }
-        if let Some(problem) = &report.ontology_problem {
+        for problem in [&report.ontology_problem, &report.lexicon_problem]
+            .into_iter()
+            .flatten()
+        {
             println!("{problem}");
         }
         let verdict = if report.is_ok() { "ok" } else { "FAILED" };
@@ -38,7 +42,7 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
     if !report.is_ok() {
         eprintln!(
             "error: the store is not consistent; `kgfuse check --repair` rewrites the vector \
-             side and restores the kgfuse vocabulary"
+             side, restores the kgfuse vocabulary and brings the lexicon's index in step"
         );
         return Ok(ExitCode::FAILURE);
     }

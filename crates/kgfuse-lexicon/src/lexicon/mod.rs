@@ -1,15 +1,20 @@
 //! The lexicon: every named node of the store, its names and descriptions as
-//! search terms, built from the graph once per write (kept in
-//! [`Store::derived`]).
+//! search terms, kept on disk in a tantivy index inside the store directory
+//! ([`index`]) and brought in step with the graph when the store has changed
+//! since (only the entries that changed are rewritten). A process that opens an
+//! unchanged store reads the index as it is: nothing is built per process.
 //!
 //! It serves two jobs that need the same analysis of text ([`analyze`]):
 //!
-//! - **BM25 over names and descriptions** ([`Lexicon::bm25`]): labels, aliases,
-//!   names (identifiers split into words) count twice, comments, docstrings,
-//!   signatures, definitions and document text once; code bodies are left out, so
-//!   a function is found by what it is called and what it says it does;
-//! - **label candidates for entity linking** ([`Lexicon::name_matches`]): how much
-//!   of a node's name the question covers, and how much of the question's words the
+//! - **BM25 over names and descriptions** ([`Lexicon::bm25`], tantivy's BM25
+//!   with Robertson's usual k1 1.2, b 0.75): labels, aliases, names (identifiers
+//!   split into words) count twice, comments, docstrings, signatures,
+//!   definitions and document text once; code bodies are left out, so a
+//!   function is found by what it is called and what it says it does;
+//! - **label candidates for entity linking** ([`Lexicon::name_matches`]): the
+//!   names that share the most specific of the question's terms (a term query
+//!   against the index, at most [`CANDIDATES`] a role), then, for each, how much
+//!   of the name the question covers and how much of the question's words the
 //!   name explains, term by term, with inflections, identifier parts and stem
 //!   prefixes (`advises` ~ `advisor`) taken into account.
 //!
@@ -22,18 +27,26 @@
 //! named by their labels, else by their local names (`worksFor` -> works for).
 
 pub mod analyze;
+mod index;
+
+pub use index::{Changes, LEXICON_DIR, LexiconError};
 
 use crate::RetrieveError;
 use crate::sparql;
 use crate::sparql::cell_text;
 use analyze::{Term, analyze, analyze_question};
+use index::{EntityStatistics, LexiconIndex, Source};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::NamedNode;
 use kgfuse_graph::model::Term as GraphTerm;
 use kgfuse_store::Store;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, Searcher, TantivyDocument};
 
 /// What a lexicon entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,40 +59,29 @@ pub enum Role {
     Property,
 }
 
-/// One node of the lexicon.
-#[derive(Debug, Clone)]
+/// One node of the lexicon, as its index stores it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// The node.
     pub iri: String,
     /// What it is.
     pub role: Role,
-    /// Local names of its types (`Function`, `GraduateStudent`), shared by the
-    /// entries of the same types.
-    pub kinds: Arc<[String]>,
+    /// Local names of its types (`Function`, `GraduateStudent`).
+    pub kinds: Vec<String>,
     /// Its first name, for display.
     pub name: String,
-    /// Names and descriptions as one text (what BM25 scored), for display.
+    /// Names and descriptions as one text (what BM25 scored), for display;
+    /// empty for classes and properties.
     pub text: String,
-    /// Its names in [`Lexicon::names`].
-    names: std::ops::Range<u32>,
-}
-
-/// One name of one entry, analysed: its terms in the lexicon's array of name
-/// terms, the stemmed parts first (without repeats), then the whole identifiers
-/// (`graduatestudent12`).
-#[derive(Debug, Clone)]
-struct Name {
-    entry: u32,
-    terms: std::ops::Range<u32>,
-    /// How many of `terms` are parts.
-    parts: u32,
+    /// Its names.
+    pub names: Vec<String>,
 }
 
 /// A name of an entry that a question matches, and how well.
 #[derive(Debug, Clone)]
 pub struct NameMatch {
-    /// Index of the entry.
-    pub entry: u32,
+    /// The entry.
+    pub entry: Arc<Entry>,
     /// Share of the name's term weight the question covers (1 = all of it; a
     /// whole identifier of the name counts as all of it).
     pub name_coverage: f32,
@@ -106,17 +108,20 @@ impl NameMatch {
 /// A BM25 hit.
 #[derive(Debug, Clone)]
 pub struct LexicalHit {
-    /// Index of the entry.
-    pub entry: u32,
+    /// The entry.
+    pub entry: Arc<Entry>,
     /// BM25 score.
     pub score: f32,
 }
 
-/// BM25 parameters (Robertson's usual values).
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
-/// Names weigh this many times a description term in BM25.
-const NAME_WEIGHT: f32 = 2.0;
+/// Most entries of one role whose names [`Lexicon::name_matches`] scores: the
+/// ones whose names share the question's most specific terms (a common word
+/// touches every function named with it, and scoring them all was most of a
+/// question's linking time at a million functions).
+pub const CANDIDATES: usize = 256;
+/// Most name terms one question part extends to (`teach` -> `teacher`,
+/// `teaches`, ...), the shortest first.
+const MAX_EXTENSIONS: usize = 64;
 /// A question part and a name part match by prefix when the shorter has this
 /// many characters at least (`advis` ~ `advisor`, `teach` ~ `teacher`).
 const MIN_PREFIX: usize = 4;
@@ -124,10 +129,7 @@ const MIN_PREFIX: usize = 4;
 const PREFIX_WEIGHT: f32 = 0.8;
 /// How a question part matches one name part, as [`Lexicon::matching_terms`]
 /// would: 1 when equal, [`PREFIX_WEIGHT`] when one extends the other and the
-/// shorter has [`MIN_PREFIX`] characters at least. Checked per name without
-/// scanning the lexicon's terms: a common part such as `decod` extends thousands
-/// of whole identifiers (`decodefee5897`), and scanning them for each of the
-/// thousands of names it touches made linking quadratic in the lexicon's size.
+/// shorter has [`MIN_PREFIX`] characters at least.
 fn part_match(question_part: &str, name_part: &str) -> Option<f32> {
     if question_part == name_part {
         return Some(1.0);
@@ -143,128 +145,53 @@ fn part_match(question_part: &str, name_part: &str) -> Option<f32> {
 /// What a match whose parts appear in another order than the name's keeps of its
 /// word coverage.
 const OUT_OF_ORDER: f32 = 0.5;
-/// Longest description text kept per entry for display.
-const MAX_TEXT: usize = 1_500;
 
-/// Name and description terms of every named node, each distinct term stored
-/// once and every posting list in one array (a map of strings per list grew
-/// the process by ~5 KiB a function; BENCHMARKS.md).
-#[derive(Debug, Default)]
+/// The lexicon, open: a snapshot of its index to read from.
 pub struct Lexicon {
-    entries: Vec<Entry>,
-    /// Entry indexes sorted by IRI, for [`Lexicon::find`].
-    by_iri: Vec<u32>,
-    /// By entry index: its place in [`Self::by_iri`], so that ties are broken
-    /// by IRI without comparing strings ([`Lexicon::iri_order`]).
-    iri_rank: Vec<u32>,
-    /// Every term of every name and document.
-    terms: Terms,
-    names: Vec<Name>,
-    /// The terms of every name, a name's in [`Name::terms`].
-    name_terms: Vec<u32>,
-    /// Name term -> names holding it (parts and wholes).
-    name_postings: Lists<u32>,
-    /// Terms some name holds, sorted by text for prefix scans.
-    name_terms_sorted: Vec<u32>,
-    /// Term -> number of entries whose names hold it.
-    name_df: Vec<u32>,
-    /// BM25 postings over entity documents: term -> (entry, weighted tf).
-    postings: Lists<(u32, f32)>,
-    doc_len: Vec<f32>,
-    avg_len: f32,
-    documents: u32,
+    index: LexiconIndex,
+    searcher: Searcher,
+    /// Live entries (every role).
+    entries: u64,
+    /// Entity documents, for BM25's statistics.
+    entities: u64,
 }
 
-/// Distinct terms, each held once, numbered in order of first use.
-#[derive(Debug, Default)]
-struct Terms {
-    ids: HashMap<Arc<str>, u32>,
-    texts: Vec<Arc<str>>,
-}
-
-impl Terms {
-    /// The id of `text`, given it one if it has none.
-    fn intern(&mut self, text: &str) -> u32 {
-        if let Some(&id) = self.ids.get(text) {
-            return id;
-        }
-        let id = u32::try_from(self.texts.len()).unwrap_or(u32::MAX);
-        let text: Arc<str> = Arc::from(text);
-        self.texts.push(Arc::clone(&text));
-        self.ids.insert(text, id);
-        id
-    }
-
-    fn id(&self, text: &str) -> Option<u32> {
-        self.ids.get(text).copied()
-    }
-
-    fn text(&self, id: u32) -> &str {
-        &self.texts[id as usize]
-    }
-
-    fn len(&self) -> usize {
-        self.texts.len()
+impl std::fmt::Debug for Lexicon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lexicon")
+            .field("entries", &self.entries)
+            .finish_non_exhaustive()
     }
 }
 
-/// A list of items per term: one growable list each while the lexicon is built,
-/// then all of them in one array ([`Lists::flatten`]).
-#[derive(Debug)]
-struct Lists<T> {
-    building: Vec<Vec<T>>,
-    /// Term `t`'s items are `items[starts[t]..starts[t + 1]]` once flattened.
-    starts: Vec<usize>,
-    items: Vec<T>,
+/// A name's analysed terms: its stemmed parts (without consecutive repeats),
+/// then its whole identifiers (`graduatestudent12`).
+struct NameTerms {
+    parts: Vec<String>,
+    wholes: Vec<String>,
 }
 
-impl<T> Default for Lists<T> {
-    fn default() -> Self {
-        Self {
-            building: Vec::new(),
-            starts: Vec::new(),
-            items: Vec::new(),
-        }
+impl NameTerms {
+    fn of(name: &str) -> Self {
+        let terms = analyze(name);
+        let mut parts: Vec<String> = terms
+            .iter()
+            .filter(|t| !t.whole)
+            .map(|t| t.text.clone())
+            .collect();
+        parts.dedup();
+        let wholes = terms
+            .into_iter()
+            .filter(|t| t.whole)
+            .map(|t| t.text)
+            .collect();
+        Self { parts, wholes }
     }
 }
 
-impl<T: Copy + PartialEq> Lists<T> {
-    /// Appends `item` to `term`'s list unless it is already its last one.
-    fn push_new(&mut self, term: u32, item: T) {
-        let term = term as usize;
-        if self.building.len() <= term {
-            self.building.resize_with(term + 1, Vec::new);
-        }
-        let list = &mut self.building[term];
-        if list.last() != Some(&item) {
-            list.push(item);
-        }
-    }
-
-    /// Moves every list into one array, each list freed as it is moved.
-    fn flatten(&mut self, terms: usize) {
-        let building = std::mem::take(&mut self.building);
-        self.starts = Vec::with_capacity(terms + 1);
-        self.items = Vec::with_capacity(building.iter().map(Vec::len).sum());
-        let mut lists = building.into_iter();
-        for _ in 0..terms {
-            self.starts.push(self.items.len());
-            if let Some(list) = lists.next() {
-                self.items.extend(list);
-            }
-        }
-        self.starts.push(self.items.len());
-    }
-
-    /// `term`'s items (none before [`Lists::flatten`]).
-    fn get(&self, term: u32) -> &[T] {
-        let term = term as usize;
-        match (self.starts.get(term), self.starts.get(term + 1)) {
-            (Some(&start), Some(&end)) => &self.items[start..end],
-            _ => &[],
-        }
-    }
-}
+/// Name term -> (best match weight, question words), for the terms a question's
+/// parts touch.
+type Touched = HashMap<String, (f32, Vec<usize>)>;
 
 /// Predicates whose literals name a node, whatever their local name.
 const NAME_PREDICATES: &[&str] = &[
@@ -450,7 +377,7 @@ fn has_literal_object(store: &Store, predicate: &str) -> Result<bool, RetrieveEr
 /// occurs several times, the placement with the narrowest span of words wins
 /// ("graduate" in "graduate students take GraduateCourse0" is word 1 for the class
 /// graduate student, not the course's word).
-fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize, usize)> {
+fn place(parts: &[String], matched: &Touched) -> Vec<(usize, usize)> {
     let found: Vec<(usize, &Vec<usize>)> = parts
         .iter()
         .enumerate()
@@ -482,338 +409,393 @@ fn place(parts: &[u32], matched: &HashMap<u32, (f32, Vec<usize>)>) -> Vec<(usize
     best.map(|(_, placed)| placed).unwrap_or_default()
 }
 
+
 impl kgfuse_store::WholeStore for Lexicon {}
 
+/// What the graph makes of its named nodes: one [`Source`] per lexicon entry.
+fn sources(store: &Store) -> Result<Vec<Source>, RetrieveError> {
+    let harvest = harvest(store)?;
+    let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();
+    let is_property: HashSet<&str> = harvest.properties.iter().map(String::as_str).collect();
+    let role_of = |iri: &str| {
+        if is_class.contains(iri) {
+            Role::Class
+        } else if is_property.contains(iri) {
+            Role::Property
+        } else {
+            Role::Entity
+        }
+    };
+    // Entities: nodes with a primary name or a description.
+    let mut texts: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
+    for (subject, value, _) in harvest.names.iter().filter(|n| n.2) {
+        texts.entry(subject).or_default().0.push(value);
+    }
+    for (subject, value) in &harvest.descriptions {
+        texts.entry(subject).or_default().1.push(value);
+    }
+    for (subject, value, primary) in &harvest.names {
+        if !primary && let Some(entry) = texts.get_mut(subject.as_str()) {
+            entry.0.push(value);
+        }
+    }
+    let mut kinds: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (s, t) in &harvest.types {
+        kinds.entry(s).or_default().push(local_name(t));
+    }
+    let mut out = Vec::with_capacity(texts.len());
+    for (iri, (names, descriptions)) in &texts {
+        let role = role_of(iri);
+        let mut names = names.clone();
+        // A class's or property's identifier is a name people use too
+        // (LUBM labels `emailAddress` "can be reached at").
+        if role != Role::Entity {
+            names.push(local_name(iri));
+        }
+        names.sort_unstable();
+        names.dedup();
+        out.push(Source {
+            iri: (*iri).to_owned(),
+            role,
+            kinds: kinds
+                .get(iri)
+                .map(|k| k.iter().map(|k| (*k).to_owned()).collect())
+                .unwrap_or_default(),
+            names: names.into_iter().map(str::to_owned).collect(),
+            descriptions: if role == Role::Entity {
+                descriptions.iter().map(|d| (*d).to_owned()).collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    // Classes and properties without a label are named by their local names.
+    let mut named: HashSet<&str> = texts.keys().copied().collect();
+    for iri in harvest.classes.iter().chain(&harvest.properties) {
+        if named.insert(iri.as_str()) {
+            out.push(Source {
+                iri: iri.clone(),
+                role: role_of(iri),
+                kinds: Vec::new(),
+                names: vec![local_name(iri).to_owned()],
+                descriptions: Vec::new(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 impl Lexicon {
-    /// The store's lexicon, built on first use after each write.
+    /// The store's lexicon: its index read as it is when the store has not
+    /// changed since it was last brought in step, else brought in step first
+    /// (entries that changed rewritten, the rest kept). Kept until the next write.
     pub fn of(store: &Store) -> Result<Arc<Self>, RetrieveError> {
-        store.derived(|| Self::build(store))
+        store.derived(|| Self::open(store))
     }
 
-    fn build(store: &Store) -> Result<Self, RetrieveError> {
-        let harvest = harvest(store)?;
-        let mut lexicon = Self::default();
-        let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();
-        let is_property: HashSet<&str> = harvest.properties.iter().map(String::as_str).collect();
-        let role_of = |iri: &str| {
-            if is_class.contains(iri) {
-                Role::Class
-            } else if is_property.contains(iri) {
-                Role::Property
-            } else {
-                Role::Entity
+    fn open(store: &Store) -> Result<Self, RetrieveError> {
+        let version = store.content_version()?;
+        let dir = store.dir().join(LEXICON_DIR);
+        let index = match LexiconIndex::open(&dir) {
+            Ok(index) => index,
+            Err(e) => {
+                tracing::warn!("{e}; the lexicon is built in memory for this process");
+                LexiconIndex::in_memory()?
             }
         };
-        // Entities: nodes with a primary name or a description.
-        let mut texts: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
-        for (subject, value, _) in harvest.names.iter().filter(|n| n.2) {
-            texts.entry(subject).or_default().0.push(value);
+        if version.is_some() && index.content_version() == version {
+            let lexicon = Self::reading(index)?;
+            tracing::info!(
+                entries = lexicon.entries,
+                dir = %dir.display(),
+                "lexicon: read from its index, in step with the store"
+            );
+            return Ok(lexicon);
         }
-        for (subject, value) in &harvest.descriptions {
-            texts.entry(subject).or_default().1.push(value);
-        }
-        for (subject, value, primary) in &harvest.names {
-            if !primary && let Some(entry) = texts.get_mut(subject.as_str()) {
-                entry.0.push(value);
-            }
-        }
-        let mut kinds: HashMap<&str, Vec<&str>> = HashMap::new();
-        for (s, t) in &harvest.types {
-            kinds.entry(s).or_default().push(local_name(t));
-        }
-        // One shared list per distinct combination of types.
-        let mut shared: HashMap<&[&str], Arc<[String]>> = HashMap::new();
-        let no_kinds: Arc<[String]> = Arc::new([]);
-        for (iri, (names, descriptions)) in &texts {
-            let role = role_of(iri);
-            let mut names = names.clone();
-            // A class's or property's identifier is a name people use too
-            // (LUBM labels `emailAddress` "can be reached at").
-            if role != Role::Entity {
-                names.push(local_name(iri));
-            }
-            names.sort_unstable();
-            names.dedup();
-            let entry_kinds = match kinds.get(iri) {
-                Some(list) => Arc::clone(
-                    shared
-                        .entry(list.as_slice())
-                        .or_insert_with(|| list.iter().map(|k| (*k).to_owned()).collect()),
-                ),
-                None => Arc::clone(&no_kinds),
-            };
-            let id = lexicon.add_entry(iri, role, entry_kinds, &names);
-            if role == Role::Entity {
-                lexicon.add_document(id, &names, descriptions);
-            }
-        }
-        // Classes and properties without a label are named by their local names.
-        let mut named: HashSet<&str> = texts.keys().copied().collect();
-        for iri in harvest.classes.iter().chain(&harvest.properties) {
-            if named.insert(iri.as_str()) {
-                let role = role_of(iri);
-                lexicon.add_entry(iri, role, Arc::clone(&no_kinds), &[local_name(iri)]);
-            }
-        }
-        lexicon.finish();
+        let started = std::time::Instant::now();
+        let changes = index.write(&sources(store)?, version)?;
+        let lexicon = Self::reading(index)?;
+        tracing::info!(
+            entries = lexicon.entries,
+            written = changes.written,
+            removed = changes.removed,
+            unchanged = changes.unchanged,
+            elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            dir = %dir.display(),
+            "lexicon: index brought in step with the store"
+        );
         Ok(lexicon)
     }
 
-    fn add_entry(&mut self, iri: &str, role: Role, kinds: Arc<[String]>, names: &[&str]) -> u32 {
-        let id = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
-        let first_name = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        let mut seen_terms: Vec<u32> = Vec::new();
-        for name in names {
-            let terms = analyze(name);
-            let mut parts: Vec<u32> = terms
-                .iter()
-                .filter(|t| !t.whole)
-                .map(|t| self.terms.intern(&t.text))
-                .collect();
-            parts.dedup();
-            let wholes: Vec<u32> = terms
-                .iter()
-                .filter(|t| t.whole)
-                .map(|t| self.terms.intern(&t.text))
-                .collect();
-            if parts.is_empty() && wholes.is_empty() {
-                continue;
-            }
-            let name_id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-            for &term in parts.iter().chain(&wholes) {
-                self.name_postings.push_new(term, name_id);
-                if !seen_terms.contains(&term) {
-                    seen_terms.push(term);
-                }
-            }
-            let start = u32::try_from(self.name_terms.len()).unwrap_or(u32::MAX);
-            let parts_count = u32::try_from(parts.len()).unwrap_or(u32::MAX);
-            self.name_terms.extend(parts);
-            self.name_terms.extend(wholes);
-            self.names.push(Name {
-                entry: id,
-                terms: start..u32::try_from(self.name_terms.len()).unwrap_or(u32::MAX),
-                parts: parts_count,
-            });
+    /// What bringing the index in step with the graph would change, written
+    /// nowhere (`kgfuse check`), when the index says it is in step with the
+    /// store's content version: all zero but `unchanged` when it is. `None` when
+    /// the index is behind (not built yet, or the store written since): the next
+    /// question brings it in step, as it is meant to.
+    pub fn check(store: &Store) -> Result<Option<Changes>, RetrieveError> {
+        let index = LexiconIndex::open(&store.dir().join(LEXICON_DIR))?;
+        let version = store.content_version()?;
+        if version.is_none() || index.content_version() != version {
+            return Ok(None);
         }
-        for term in seen_terms {
-            let term = term as usize;
-            if self.name_df.len() <= term {
-                self.name_df.resize(term + 1, 0);
-            }
-            self.name_df[term] += 1;
-        }
-        self.entries.push(Entry {
-            iri: iri.to_owned(),
-            role,
-            kinds,
-            name: names.first().map(|n| (*n).to_owned()).unwrap_or_default(),
-            text: String::new(),
-            names: first_name..u32::try_from(self.names.len()).unwrap_or(u32::MAX),
-        });
-        id
+        Ok(Some(index.differences(&sources(store)?)?))
     }
 
-    fn add_document(&mut self, id: u32, names: &[&str], descriptions: &[&str]) {
-        let mut tf: HashMap<u32, f32> = HashMap::new();
-        let mut length = 0.0;
-        for (texts, weight) in [(names, NAME_WEIGHT), (descriptions, 1.0)] {
-            for text in texts {
-                for term in analyze(text) {
-                    *tf.entry(self.terms.intern(&term.text)).or_default() += weight;
-                    length += weight;
-                }
-            }
-        }
-        for (term, count) in tf {
-            self.postings.push_new(term, (id, count));
-        }
-        let index = id as usize;
-        if self.doc_len.len() <= index {
-            self.doc_len.resize(index + 1, 0.0);
-        }
-        self.doc_len[index] = length;
-        self.documents += 1;
-        let mut text = names.join(" / ");
-        for description in descriptions {
-            if text.len() >= MAX_TEXT {
-                break;
-            }
-            text.push('\n');
-            text.push_str(description);
-        }
-        if text.len() > MAX_TEXT {
-            let cut = (0..=MAX_TEXT)
-                .rev()
-                .find(|i| text.is_char_boundary(*i))
-                .unwrap_or(0);
-            text.truncate(cut);
-        }
-        text.shrink_to_fit();
-        self.entries[index].text = text;
+    /// Brings the index in step with the graph whatever its stamp says
+    /// (`kgfuse check --repair`).
+    pub fn repair(store: &Store) -> Result<Changes, RetrieveError> {
+        let index = LexiconIndex::open(&store.dir().join(LEXICON_DIR))?;
+        Ok(index.write(&sources(store)?, store.content_version()?)?)
     }
 
-    fn finish(&mut self) {
-        self.doc_len.resize(self.entries.len(), 0.0);
-        #[allow(clippy::cast_precision_loss)]
-        let documents = self.documents.max(1) as f32;
-        self.avg_len = self.doc_len.iter().sum::<f32>() / documents;
-        let terms = self.terms.len();
-        self.name_df.resize(terms, 0);
-        self.name_postings.flatten(terms);
-        self.postings.flatten(terms);
-        let mut named: Vec<u32> = (0..u32::try_from(terms).unwrap_or(u32::MAX))
-            .filter(|&t| !self.name_postings.get(t).is_empty())
-            .collect();
-        named.sort_unstable_by(|a, b| self.terms.text(*a).cmp(self.terms.text(*b)));
-        self.name_terms_sorted = named;
-        let mut by_iri: Vec<u32> =
-            (0..u32::try_from(self.entries.len()).unwrap_or(u32::MAX)).collect();
-        by_iri.sort_by(|a, b| self.entry(*a).iri.cmp(&self.entry(*b).iri));
-        self.iri_rank = vec![0; by_iri.len()];
-        for (rank, &entry) in (0u32..).zip(&by_iri) {
-            self.iri_rank[entry as usize] = rank;
-        }
-        self.by_iri = by_iri;
-        self.name_terms.shrink_to_fit();
-        self.names.shrink_to_fit();
-        self.entries.shrink_to_fit();
+    /// A lexicon of `sources` alone, in memory (tests).
+    #[cfg(test)]
+    fn of_sources(sources: &[Source]) -> Self {
+        let index = LexiconIndex::in_memory().expect("index in memory");
+        index.write(sources, None).expect("written");
+        Self::reading(index).expect("read")
     }
 
-    /// The indexes of the entries of one role.
-    pub fn entries_of(&self, role: Role) -> impl Iterator<Item = u32> + '_ {
-        (0..u32::try_from(self.entries.len()).unwrap_or(u32::MAX))
-            .filter(move |&i| self.entry(i).role == role)
+    fn reading(index: LexiconIndex) -> Result<Self, RetrieveError> {
+        let searcher = index.searcher();
+        let entities = index::entity_documents(&searcher, &index.fields)
+            .map_err(|e| index.failed(e))?;
+        Ok(Self {
+            entries: searcher.num_docs(),
+            entities,
+            searcher,
+            index,
+        })
     }
 
-    /// The entry at `index`.
-    pub fn entry(&self, index: u32) -> &Entry {
-        &self.entries[index as usize]
+    fn failed(&self, source: tantivy::TantivyError) -> RetrieveError {
+        self.index.failed(source).into()
     }
 
-    /// The parts, then the whole identifiers, of a name.
-    fn terms_of(&self, name: &Name) -> (&[u32], &[u32]) {
-        let terms = &self.name_terms[name.terms.start as usize..name.terms.end as usize];
-        terms.split_at(name.parts as usize)
+    /// The entry stored at `address`.
+    fn load(&self, address: DocAddress) -> Result<Arc<Entry>, RetrieveError> {
+        let doc: TantivyDocument = self.searcher.doc(address).map_err(|e| self.failed(e))?;
+        let fields = &self.index.fields;
+        let first = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        let all = |field| -> Vec<String> {
+            doc.get_all(field)
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        };
+        let names = all(fields.names);
+        Ok(Arc::new(Entry {
+            iri: first(fields.iri),
+            role: index::role_of_number(
+                doc.get_first(fields.role)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0),
+            ),
+            kinds: all(fields.kinds),
+            name: names.first().cloned().unwrap_or_default(),
+            text: first(fields.text),
+            names,
+        }))
+    }
+
+    /// The entries of one role, by IRI.
+    pub fn entries_of(&self, role: Role) -> Result<Vec<Arc<Entry>>, RetrieveError> {
+        let query = self.role_query(role);
+        let found = self
+            .searcher
+            .search(&query, &DocSetCollector)
+            .map_err(|e| self.failed(e))?;
+        let mut out = found
+            .into_iter()
+            .map(|address| self.load(address))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort_by(|a, b| a.iri.cmp(&b.iri));
+        Ok(out)
+    }
+
+    fn role_query(&self, role: Role) -> TermQuery {
+        TermQuery::new(
+            tantivy::Term::from_field_u64(self.index.fields.role, index::role_number(role)),
+            IndexRecordOption::Basic,
+        )
     }
 
     /// The name terms (parts and wholes) of an entry.
-    pub fn name_terms(&self, index: u32) -> impl Iterator<Item = &str> {
-        let range = self.entry(index).names.clone();
-        self.names[range.start as usize..range.end as usize]
+    pub fn name_terms(entry: &Entry) -> Vec<String> {
+        entry
+            .names
             .iter()
-            .flat_map(|n| &self.name_terms[n.terms.start as usize..n.terms.end as usize])
-            .map(|&t| self.terms.text(t))
-    }
-
-    /// The order of two entries' IRIs, from their ranks (ties among thousands of
-    /// equally scored names compared strings for most of a question's time at a
-    /// million functions).
-    pub fn iri_order(&self, a: u32, b: u32) -> std::cmp::Ordering {
-        self.iri_rank[a as usize].cmp(&self.iri_rank[b as usize])
+            .flat_map(|name| {
+                let terms = NameTerms::of(name);
+                terms.parts.into_iter().chain(terms.wholes)
+            })
+            .collect()
     }
 
     /// The entry of an IRI.
-    pub fn find(&self, iri: &str) -> Option<u32> {
-        self.by_iri
-            .binary_search_by(|&e| self.entry(e).iri.as_str().cmp(iri))
-            .ok()
-            .map(|at| self.by_iri[at])
+    pub fn find(&self, iri: &str) -> Result<Option<Arc<Entry>>, RetrieveError> {
+        let query = TermQuery::new(
+            tantivy::Term::from_field_text(self.index.fields.iri, iri),
+            IndexRecordOption::Basic,
+        );
+        let found = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(|e| self.failed(e))?;
+        found
+            .first()
+            .map(|(_, address)| self.load(*address))
+            .transpose()
+    }
+
+    /// The entry of an IRI for display and ranking, where a failed lookup
+    /// reads as no entry (and is logged): the index answered the question's
+    /// earlier reads, so a failure here is rare and only loses a name.
+    pub fn entry_of(&self, iri: &str) -> Option<Arc<Entry>> {
+        self.find(iri).unwrap_or_else(|e| {
+            tracing::warn!("looking up {iri} in the lexicon: {e}");
+            None
+        })
+    }
+
+    /// How many entries' names hold `term`.
+    fn name_df(&self, term: &str) -> u64 {
+        self.searcher
+            .doc_freq(&tantivy::Term::from_field_text(
+                self.index.fields.name_terms,
+                term,
+            ))
+            .unwrap_or(0)
     }
 
     /// Inverse document frequency of a name term among the entries' names.
     pub fn name_idf(&self, term: &str) -> f32 {
-        self.idf_of(self.terms.id(term))
-    }
-
-    fn idf_of(&self, term: Option<u32>) -> f32 {
         #[allow(clippy::cast_precision_loss)]
-        let n = self.entries.len().max(1) as f32;
-        let df = term.and_then(|t| self.name_df.get(t as usize)).copied();
+        let n = self.entries.max(1) as f32;
         #[allow(clippy::cast_precision_loss)]
-        let df = df.unwrap_or(0) as f32;
+        let df = self.name_df(term) as f32;
         (1.0 + n / (df + 1.0)).ln()
     }
 
     /// The `k` entity entries that best match `text` by BM25, optionally only those
-    /// `keep` accepts.
-    pub fn bm25(&self, text: &str, k: usize, keep: &dyn Fn(&Entry) -> bool) -> Vec<LexicalHit> {
-        let mut query: Vec<String> = analyze_question(text).into_iter().map(|t| t.text).collect();
-        query.sort_unstable();
-        query.dedup();
-        #[allow(clippy::cast_precision_loss)]
-        let n = self.documents.max(1) as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        for term in &query {
-            let posting = self
-                .terms
-                .id(term)
-                .map_or(&[][..], |t| self.postings.get(t));
-            if posting.is_empty() {
-                continue;
-            }
-            #[allow(clippy::cast_precision_loss)]
-            let df = posting.len() as f32;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for &(doc, tf) in posting {
-                let length = self.doc_len[doc as usize] / self.avg_len.max(f32::EPSILON);
-                let score = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length));
-                *scores.entry(doc).or_default() += score;
-            }
+    /// `keep` accepts; ties in IRI order.
+    pub fn bm25(
+        &self,
+        text: &str,
+        k: usize,
+        keep: &dyn Fn(&Entry) -> bool,
+    ) -> Result<Vec<LexicalHit>, RetrieveError> {
+        let mut terms: Vec<String> = analyze_question(text).into_iter().map(|t| t.text).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
         }
-        let mut hits: Vec<LexicalHit> = scores
-            .into_iter()
-            .filter(|(doc, _)| keep(self.entry(*doc)))
-            .map(|(entry, score)| LexicalHit { entry, score })
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| -> (Occur, Box<dyn Query>) {
+                (
+                    Occur::Should,
+                    Box::new(TermQuery::new(
+                        tantivy::Term::from_field_text(self.index.fields.body, t),
+                        IndexRecordOption::WithFreqs,
+                    )),
+                )
+            })
             .collect();
-        let best_first = |a: &LexicalHit, b: &LexicalHit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| self.iri_order(a.entry, b.entry))
+        let query = BooleanQuery::new(clauses);
+        let statistics = EntityStatistics {
+            searcher: &self.searcher,
+            entities: self.entities,
         };
-        if hits.len() > k && k > 0 {
-            hits.select_nth_unstable_by(k - 1, best_first);
+        // Fetched beyond k for the entries `keep` refuses and for ties at the
+        // cut; more when too many were refused.
+        let mut limit = k + k / 2 + 8;
+        loop {
+            let top = self
+                .searcher
+                .search_with_statistics_provider(
+                    &query,
+                    &TopDocs::with_limit(limit).order_by_score(),
+                    &statistics,
+                )
+                .map_err(|e| self.failed(e))?;
+            let exhausted = top.len() < limit;
+            let mut hits = Vec::with_capacity(top.len());
+            for (score, address) in top {
+                let entry = self.load(address)?;
+                if keep(&entry) {
+                    hits.push(LexicalHit { entry, score });
+                }
+            }
+            if hits.len() > k || exhausted {
+                hits.sort_by(|a, b| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then_with(|| a.entry.iri.cmp(&b.entry.iri))
+                });
+                hits.truncate(k);
+                return Ok(hits);
+            }
+            limit = limit.saturating_mul(4);
         }
-        hits.truncate(k);
-        hits.sort_by(best_first);
-        hits
     }
 
     /// Name terms that match a question part: the part itself, and by prefix
     /// (either way) when both are long enough; with the weight of the match.
-    fn matching_terms(&self, part: &str) -> Vec<(u32, f32)> {
-        let named = |text: &str| {
-            self.terms
-                .id(text)
-                .filter(|&t| !self.name_postings.get(t).is_empty())
-        };
-        let mut out: Vec<(u32, f32)> = Vec::new();
-        if let Some(term) = named(part) {
-            out.push((term, 1.0));
+    fn matching_terms(&self, part: &str) -> Result<Vec<(String, f32)>, RetrieveError> {
+        let mut out: Vec<(String, f32)> = Vec::new();
+        if self.name_df(part) > 0 {
+            out.push((part.to_owned(), 1.0));
         }
-        if part.chars().count() >= MIN_PREFIX {
-            // Name terms extending the part (`teach` -> `teacher`).
-            let sorted = &self.name_terms_sorted;
-            let after = sorted.partition_point(|&t| self.terms.text(t) <= part);
-            for &term in sorted[after..]
-                .iter()
-                .take_while(|&&t| self.terms.text(t).starts_with(part))
-            {
-                out.push((term, PREFIX_WEIGHT));
-            }
-            // Name terms the part extends (`advisor` -> `advis`).
-            for (end, _) in part.char_indices().skip(MIN_PREFIX) {
-                if let Some(term) = named(&part[..end]) {
-                    out.push((term, PREFIX_WEIGHT));
+        if part.chars().count() < MIN_PREFIX {
+            return Ok(out);
+        }
+        // Name terms extending the part (`teach` -> `teacher`), the shortest
+        // first.
+        let mut extended: BTreeSet<(usize, String)> = BTreeSet::new();
+        let upper = [part.as_bytes(), &[0xFF]].concat();
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment
+                .inverted_index(self.index.fields.name_terms)
+                .map_err(|e| self.failed(e))?;
+            let mut stream = inverted
+                .terms()
+                .range()
+                .gt(part.as_bytes())
+                .lt(&upper)
+                .into_stream()
+                .map_err(|e| self.failed(e.into()))?;
+            while stream.advance() {
+                if let Ok(term) = std::str::from_utf8(stream.key()) {
+                    extended.insert((term.len(), term.to_owned()));
+                    if extended.len() > MAX_EXTENSIONS {
+                        extended.pop_last();
+                    }
                 }
             }
         }
-        out
+        out.extend(extended.into_iter().map(|(_, t)| (t, PREFIX_WEIGHT)));
+        // Name terms the part extends (`advisor` -> `advis`).
+        for (end, _) in part.char_indices().skip(MIN_PREFIX) {
+            if self.name_df(&part[..end]) > 0 {
+                out.push((part[..end].to_owned(), PREFIX_WEIGHT));
+            }
+        }
+        Ok(out)
     }
 
-    /// Every name the question's terms touch, scored by coverage both ways; only
-    /// entries of `role`.
-    pub fn name_matches(&self, question: &[Term], role: Role) -> Vec<NameMatch> {
+    /// Every name of the entries of `role` whose names best share the
+    /// question's terms ([`CANDIDATES`] at most), scored by coverage both ways;
+    /// one match per entry, its best name.
+    pub fn name_matches(
+        &self,
+        question: &[Term],
+        role: Role,
+    ) -> Result<Vec<NameMatch>, RetrieveError> {
         // Question part -> (words it occurs in); whole identifiers separately.
         let mut parts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         let mut wholes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -823,72 +805,103 @@ impl Lexicon {
                 .or_default()
                 .extend(term.word..term.word + term.span);
         }
-        let mut out: Vec<NameMatch> = self
-            .touched_names(&parts, role)
-            .into_iter()
-            .filter_map(|(name, matched)| self.name_match(name, &matched, question, &wholes))
-            .collect();
-        // One match per entry: its best name.
-        out.sort_by(|a, b| {
-            a.entry
-                .cmp(&b.entry)
-                .then_with(|| b.score().total_cmp(&a.score()))
-        });
-        out.dedup_by_key(|m| m.entry);
-        out
-    }
-
-    /// Name -> (name term -> (match weight, question words)), for the names of
-    /// `role` only: a common word touches thousands of names of other roles
-    /// (every function named with "filter"), which would be gathered for nothing.
-    fn touched_names(
-        &self,
-        parts: &BTreeMap<&str, Vec<usize>>,
-        role: Role,
-    ) -> BTreeMap<u32, HashMap<u32, (f32, Vec<usize>)>> {
-        let mut touched: BTreeMap<u32, HashMap<u32, (f32, Vec<usize>)>> = BTreeMap::new();
-        for (part, words) in parts {
-            for (term, weight) in self.matching_terms(part) {
-                for &name in self.name_postings.get(term) {
-                    if self.entry(self.names[name as usize].entry).role != role {
-                        continue;
-                    }
-                    let slot = touched
-                        .entry(name)
-                        .or_default()
-                        .entry(term)
-                        .or_insert((0.0, Vec::new()));
-                    slot.0 = slot.0.max(weight);
-                    slot.1.extend(words);
-                }
+        let mut touched: Touched = HashMap::new();
+        for (part, words) in &parts {
+            for (term, weight) in self.matching_terms(part)? {
+                let slot = touched.entry(term).or_insert((0.0, Vec::new()));
+                slot.0 = slot.0.max(weight);
+                slot.1.extend(words);
             }
         }
-        touched
+        let mut idf: HashMap<String, f32> = HashMap::new();
+        let mut out = Vec::new();
+        for address in self.candidates(&touched, &wholes, role)? {
+            let entry = self.load(address)?;
+            let best = entry
+                .names
+                .iter()
+                .filter_map(|name| {
+                    self.name_match(&entry, &NameTerms::of(name), &touched, question, &wholes, &mut idf)
+                })
+                .reduce(|best, m| if m.score() > best.score() { m } else { best });
+            out.extend(best);
+        }
+        Ok(out)
     }
 
-    /// One touched name scored: how much of the name the question covers, how
-    /// much of the touched question words the name explains, and the words.
+    /// The entries of `role` whose names best share the touched terms: BM25
+    /// over the name terms, each term weighted by how it matched.
+    fn candidates(
+        &self,
+        touched: &Touched,
+        wholes: &BTreeMap<&str, Vec<usize>>,
+        role: Role,
+    ) -> Result<Vec<DocAddress>, RetrieveError> {
+        let field = self.index.fields.name_terms;
+        let term_query = |text: &str, weight: f32| -> (Occur, Box<dyn Query>) {
+            let query = TermQuery::new(
+                tantivy::Term::from_field_text(field, text),
+                IndexRecordOption::WithFreqs,
+            );
+            (Occur::Should, Box::new(BoostQuery::new(Box::new(query), weight)))
+        };
+        let mut terms: Vec<(Occur, Box<dyn Query>)> = touched
+            .iter()
+            .map(|(text, (weight, _))| term_query(text, *weight))
+            .collect();
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        terms.extend(wholes.keys().map(|w| term_query(w, 1.0)));
+        let query = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(self.role_query(role)), 0.0)),
+            ),
+            (Occur::Must, Box::new(BooleanQuery::new(terms))),
+        ]);
+        let found = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(CANDIDATES).order_by_score())
+            .map_err(|e| self.failed(e))?;
+        Ok(found.into_iter().map(|(_, address)| address).collect())
+    }
+
+    /// One name of a candidate scored: how much of the name the question
+    /// covers, how much of the touched question words the name explains, and the
+    /// words. `None` when the question touches none of it.
     fn name_match(
         &self,
-        name_id: u32,
-        matched: &HashMap<u32, (f32, Vec<usize>)>,
+        entry: &Arc<Entry>,
+        name: &NameTerms,
+        touched: &Touched,
         question: &[Term],
         wholes: &BTreeMap<&str, Vec<usize>>,
+        idf: &mut HashMap<String, f32>,
     ) -> Option<NameMatch> {
-        let name = &self.names[name_id as usize];
-        let (name_parts, name_wholes) = self.terms_of(name);
-        let whole_words: Vec<usize> = name_wholes
+        let mut idf_of = |term: &str| -> f32 {
+            if let Some(&value) = idf.get(term) {
+                return value;
+            }
+            let value = self.name_idf(term);
+            idf.insert(term.to_owned(), value);
+            value
+        };
+        let whole_words: Vec<usize> = name
+            .wholes
             .iter()
-            .filter_map(|&w| wholes.get(self.terms.text(w)))
+            .filter_map(|w| wholes.get(w.as_str()))
             .flatten()
             .copied()
             .collect();
-        let total: f32 = name_parts.iter().map(|&p| self.idf_of(Some(p))).sum();
-        let covered: f32 = name_parts
+        let total: f32 = name.parts.iter().map(|p| idf_of(p)).sum();
+        let covered: f32 = name
+            .parts
             .iter()
-            .filter_map(|p| matched.get(p).map(|(w, _)| w * self.idf_of(Some(*p))))
+            .filter_map(|p| touched.get(p).map(|(w, _)| (p, *w)))
+            .map(|(p, w)| w * idf_of(p))
             .sum();
-        let placed = place(name_parts, matched);
+        let placed = place(&name.parts, touched);
         let mut words: Vec<usize> = placed.iter().map(|(_, w)| *w).collect();
         let by_whole = !whole_words.is_empty();
         let name_coverage = if whole_words.is_empty() {
@@ -902,13 +915,13 @@ impl Lexicon {
         if words.is_empty() {
             return None;
         }
-        let last = name_parts.len().saturating_sub(1);
+        let last = name.parts.len().saturating_sub(1);
         let head_words: Vec<usize> = placed
             .iter()
             .filter(|(part, _)| *part == last)
             .map(|(_, w)| *w)
             .collect();
-        let mut word_coverage = self.word_coverage(question, name_parts, &words);
+        let mut word_coverage = word_coverage(question, &name.parts, &words, &mut idf_of);
         let (in_order, gap) = reading(question, &placed, &words, by_whole);
         if !in_order {
             word_coverage *= OUT_OF_ORDER;
@@ -917,7 +930,7 @@ impl Lexicon {
             word_coverage *= OUT_OF_ORDER;
         }
         Some(NameMatch {
-            entry: name.entry,
+            entry: Arc::clone(entry),
             name_coverage,
             parts_coverage: if total > 0.0 { covered / total } else { 0.0 },
             word_coverage,
@@ -925,31 +938,36 @@ impl Lexicon {
             head_words,
         })
     }
+}
 
-    /// How much of the touched question `words` a name of `name_parts` explains,
-    /// weighted by the words' idf.
-    fn word_coverage(&self, question: &[Term], name_parts: &[u32], words: &[usize]) -> f32 {
-        let mut word_total = 0.0;
-        let mut word_covered = 0.0;
-        for term in question
+/// How much of the touched question `words` a name of `name_parts` explains,
+/// weighted by the words' idf.
+fn word_coverage(
+    question: &[Term],
+    name_parts: &[String],
+    words: &[usize],
+    idf_of: &mut dyn FnMut(&str) -> f32,
+) -> f32 {
+    let mut word_total = 0.0;
+    let mut word_covered = 0.0;
+    for term in question
+        .iter()
+        .filter(|t| !t.whole && words.contains(&t.word))
+    {
+        let idf = idf_of(&term.text);
+        word_total += idf;
+        if let Some(best) = name_parts
             .iter()
-            .filter(|t| !t.whole && words.contains(&t.word))
+            .filter_map(|p| part_match(&term.text, p))
+            .reduce(f32::max)
         {
-            let idf = self.name_idf(&term.text);
-            word_total += idf;
-            if let Some(best) = name_parts
-                .iter()
-                .filter_map(|&p| part_match(&term.text, self.terms.text(p)))
-                .reduce(f32::max)
-            {
-                word_covered += best * idf;
-            }
+            word_covered += best * idf;
         }
-        if word_total > 0.0 {
-            word_covered / word_total
-        } else {
-            1.0
-        }
+    }
+    if word_total > 0.0 {
+        word_covered / word_total
+    } else {
+        1.0
     }
 }
 
@@ -976,28 +994,33 @@ fn reading(
     (in_order, gap)
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn lexicon(entries: &[(&str, Role, &[&str], &[&str])]) -> Lexicon {
-        let mut lexicon = Lexicon::default();
-        for (iri, role, names, descriptions) in entries {
-            let id = lexicon.add_entry(iri, *role, Arc::new([]), names);
-            if *role == Role::Entity {
-                lexicon.add_document(id, names, descriptions);
-            }
-        }
-        lexicon.finish();
-        lexicon
+        let sources: Vec<Source> = entries
+            .iter()
+            .map(|(iri, role, names, descriptions)| Source {
+                iri: (*iri).to_owned(),
+                role: *role,
+                kinds: Vec::new(),
+                names: names.iter().map(|n| (*n).to_owned()).collect(),
+                descriptions: descriptions.iter().map(|d| (*d).to_owned()).collect(),
+            })
+            .collect();
+        Lexicon::of_sources(&sources)
     }
 
     fn best(lexicon: &Lexicon, question: &str, role: Role) -> Vec<(String, f32)> {
-        let mut matches = lexicon.name_matches(&analyze(question), role);
+        let mut matches = lexicon
+            .name_matches(&analyze(question), role)
+            .expect("matches");
         matches.sort_by(|a, b| b.score().total_cmp(&a.score()));
         matches
             .into_iter()
-            .map(|m| (lexicon.entry(m.entry).iri.clone(), m.score()))
+            .map(|m| (m.entry.iri.clone(), m.score()))
             .collect()
     }
 
@@ -1028,7 +1051,7 @@ mod tests {
     /// `part_match` is `matching_terms` restricted to one name part: the same
     /// weight for every pair, exact, extended either way, short or long.
     #[test]
-    fn a_part_matches_as_the_lexicon_scan_would() {
+    fn a_part_matches_as_the_index_lookup_would() {
         let names = [
             "teacher",
             "teach",
@@ -1053,11 +1076,11 @@ mod tests {
         for question in [
             "teach", "teacher", "advisor", "advis", "fee", "feed", "decod", "écol", "éco",
         ] {
-            let scanned = lexicon.matching_terms(question);
+            let looked_up = lexicon.matching_terms(question).expect("terms");
             for part in &parts {
-                let expected = scanned
+                let expected = looked_up
                     .iter()
-                    .filter(|(t, _)| lexicon.terms.text(*t) == part)
+                    .filter(|(t, _)| t == part)
                     .map(|(_, w)| *w)
                     .reduce(f32::max);
                 assert_eq!(part_match(question, part), expected, "{question} ~ {part}");
@@ -1081,8 +1104,36 @@ mod tests {
                 &["Set the payload to the given value."],
             ),
         ]);
-        let hits = lexicon.bm25("content type of a message", 5, &|_| true);
-        assert_eq!(lexicon.entry(hits[0].entry).iri, "urn:get_content_type");
+        let hits = lexicon
+            .bm25("content type of a message", 5, &|_| true)
+            .expect("hits");
+        assert_eq!(hits[0].entry.iri, "urn:get_content_type");
         assert_eq!(hits.len(), 1);
+    }
+
+    /// Tantivy's BM25, with entity documents as the collection, gives the
+    /// scores of Robertson's formula (k1 1.2, b 0.75) over the same terms
+    /// (field lengths this short are kept exactly).
+    #[test]
+    fn bm25_scores_are_robertsons() {
+        let lexicon = lexicon(&[
+            ("urn:a", Role::Entity, &["Calendar"], &["A date and a date."]),
+            ("urn:b", Role::Entity, &["Clock"], &["The date."]),
+            ("urn:c", Role::Entity, &["Disk"], &["Stores files."]),
+            ("urn:Date", Role::Class, &["Date"], &[]),
+        ]);
+        let hits = lexicon.bm25("date", 3, &|_| true).expect("hits");
+        // Documents: names twice, descriptions once; the class has none.
+        let (length_a, length_b, length_c) = (4.0_f32, 3.0, 4.0);
+        let average = (length_a + length_b + length_c) / 3.0;
+        let idf = ((3.0_f32 - 2.0 + 0.5) / (2.0 + 0.5) + 1.0).ln();
+        let score = |tf: f32, length: f32| {
+            idf * tf * 2.2 / (tf + 1.2 * (1.0 - 0.75 + 0.75 * length / average))
+        };
+        let names: Vec<&str> = hits.iter().map(|h| h.entry.iri.as_str()).collect();
+        assert_eq!(names, ["urn:a", "urn:b"]);
+        let (a, b) = (score(2.0, length_a), score(1.0, length_b));
+        assert!((hits[0].score - a).abs() < 1e-4, "{} vs {a}", hits[0].score);
+        assert!((hits[1].score - b).abs() < 1e-4, "{} vs {b}", hits[1].score);
     }
 }

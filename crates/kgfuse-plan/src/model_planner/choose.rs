@@ -76,8 +76,8 @@ pub fn choose(
     let lexicon = Lexicon::of(store)?;
     let name_of = |iri: &str| {
         lexicon
-            .find(iri)
-            .map(|i| lexicon.entry(i).name.clone())
+            .entry_of(iri)
+            .map(|e| e.name.clone())
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| local_name(iri).to_owned())
     };

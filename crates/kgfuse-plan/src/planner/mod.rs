@@ -298,12 +298,14 @@ fn counted_class(lexicon: &Lexicon, cues: &Cues, linked: &Linked) -> Option<Clas
             t
         })
         .collect();
-    let matches = lexicon.name_matches(&terms, kgfuse_lexicon::lexicon::Role::Class);
+    let matches = lexicon
+        .name_matches(&terms, kgfuse_lexicon::lexicon::Role::Class)
+        .ok()?;
     let best = matches.iter().map(|m| m.score()).fold(0.0, f32::max);
     let classes: Vec<String> = matches
         .iter()
         .filter(|m| best > 0.0 && m.score() >= best * CLASS_TIE)
-        .map(|m| lexicon.entry(m.entry).iri.clone())
+        .map(|m| m.entry.iri.clone())
         .collect();
     (!classes.is_empty()).then_some(ClassWords { classes, words })
 }
@@ -956,9 +958,9 @@ fn measure(reading: &Reading, nouns: &[&str], word: usize) -> Option<Step> {
     numeric
         .iter()
         .find(|u| {
-            let name = reading.lexicon.find(&u.step.property).map_or_else(
+            let name = reading.lexicon.entry_of(&u.step.property).map_or_else(
                 || local_name(&u.step.property).to_owned(),
-                |i| reading.lexicon.entry(i).name.clone(),
+                |e| e.name.clone(),
             );
             let parts = analyze(&format!("{name} {}", local_name(&u.step.property)));
             parts.iter().any(|p| stems.contains(&p.text))

@@ -17,11 +17,11 @@ pub(crate) fn retrieve(
 ) -> Result<FusedContext, RetrieveError> {
     let lexicon = Lexicon::of(store)?;
     let held_out = question.held_out();
-    let hits = lexicon.bm25(question.text(), top_k, &|e| !held_out.contains(&e.iri));
+    let hits = lexicon.bm25(question.text(), top_k, &|e| !held_out.contains(&e.iri))?;
     let mut context = FusedContext::default();
     let mut kept = Vec::with_capacity(hits.len());
     for hit in hits {
-        let entry = lexicon.entry(hit.entry);
+        let entry = &hit.entry;
         kept.push(format!("{} (bm25 {:.3})", entry.iri, hit.score));
         context.unstructured.push(TextHit {
             iri: entry.iri.clone(),

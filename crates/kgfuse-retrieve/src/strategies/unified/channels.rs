@@ -104,10 +104,14 @@ pub(crate) fn asks_for_code(
     if !holds_code {
         return Ok(None);
     }
-    Ok(code_cue(&*Lexicon::of(store)?, question, hits))
+    code_cue(&*Lexicon::of(store)?, question, hits)
 }
 
-fn code_cue(lexicon: &Lexicon, question: &Question, hits: &[VectorHit]) -> Option<String> {
+fn code_cue(
+    lexicon: &Lexicon,
+    question: &Question,
+    hits: &[VectorHit],
+) -> Result<Option<String>, RetrieveError> {
     let held_out = question.held_out();
     let question = question.text();
     let lower = question.to_lowercase();
@@ -116,13 +120,13 @@ fn code_cue(lexicon: &Lexicon, question: &Question, hits: &[VectorHit]) -> Optio
         .map(|w| w.strip_suffix('s').unwrap_or(w))
         .collect();
     if let Some(cue) = CODE_CUES.iter().find(|c| words.contains(*c)) {
-        return Some(format!("the question asks for code (\"{cue}\")"));
+        return Ok(Some(format!("the question asks for code (\"{cue}\")")));
     }
     let is_code = |kinds: &[String]| kinds.iter().any(|k| CODE_KINDS.contains(&k.as_str()));
     let lexical: Vec<bool> = lexicon
-        .bm25(question, 5, &|e| !held_out.contains(&e.iri))
+        .bm25(question, 5, &|e| !held_out.contains(&e.iri))?
         .iter()
-        .map(|h| is_code(&lexicon.entry(h.entry).kinds[..]))
+        .map(|h| is_code(&h.entry.kinds))
         .collect();
     let vector: Vec<bool> = hits
         .iter()
@@ -131,8 +135,8 @@ fn code_cue(lexicon: &Lexicon, question: &Question, hits: &[VectorHit]) -> Optio
         .collect();
     let seen = lexical.len() + vector.len();
     let code = lexical.iter().chain(&vector).filter(|c| **c).count();
-    (seen > 0 && code * 2 > seen)
-        .then(|| format!("{code} of the {seen} best lexical and vector matches are code"))
+    Ok((seen > 0 && code * 2 > seen)
+        .then(|| format!("{code} of the {seen} best lexical and vector matches are code")))
 }
 
 /// The `answers` channel: the linked entities, then the IRI nodes of the
@@ -173,9 +177,9 @@ impl WalkStart {
         let lexical: Vec<String> = lexicon
             .bm25(question.text(), depth(options), &|e| {
                 e.role == Role::Entity && !held_out.contains(&e.iri)
-            })
+            })?
             .iter()
-            .map(|h| lexicon.entry(h.entry).iri.clone())
+            .map(|h| h.entry.iri.clone())
             .collect();
         let mut seeds: Vec<String> = store
             .search(question, options.neighborhood.seeds, INSTANCE_FILTER)
@@ -286,8 +290,8 @@ pub(crate) async fn ranking_stage(
     let code = signals.code;
     let kinds_of = |iri: &str| -> Vec<String> {
         lexicon
-            .find(iri)
-            .map(|e| lexicon.entry(e).kinds.to_vec())
+            .entry_of(iri)
+            .map(|e| e.kinds.clone())
             .unwrap_or_default()
     };
     let keep =
@@ -420,8 +424,8 @@ fn node_texts(
             let text = match texts.get(item.iri.as_str()) {
                 Some(hit) => hit.text.clone(),
                 None => lexicon
-                    .find(&item.iri)
-                    .map(|e| lexicon.entry(e).text.clone())
+                    .entry_of(&item.iri)
+                    .map(|e| e.text.clone())
                     .unwrap_or_default(),
             };
             TextHit {

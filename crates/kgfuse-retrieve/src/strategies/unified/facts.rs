@@ -77,12 +77,8 @@ impl<'a> Relevance<'a> {
             score += 3;
         }
         let of_class = |iri: &str| {
-            self.lexicon.find(iri).is_some_and(|e| {
-                self.lexicon
-                    .entry(e)
-                    .kinds
-                    .iter()
-                    .any(|k| self.classes.contains(k.as_str()))
+            self.lexicon.entry_of(iri).is_some_and(|e| {
+                e.kinds.iter().any(|k| self.classes.contains(k.as_str()))
             })
         };
         let (s, o) = (fact.subject.as_str(), fact.object.as_str());
