@@ -75,6 +75,24 @@ fn a_second_process_reads_the_index_without_rebuilding_it() {
     assert!(log.contains(READ), "{log}");
     assert!(!log.contains(BUILT), "{log}");
     assert_eq!(second, first);
+    // A write of one node: the next process reads that node again, not the
+    // whole graph, and `check` (which reads the whole graph) agrees.
+    let vessel = parts(
+        &k,
+        "vessel.ttl",
+        &[(
+            "vessel",
+            "expansion vessel",
+            "Takes up the water's expansion as it heats.",
+        )],
+    );
+    k.ok(&["load", &vessel]);
+    let (after, log) = bm25(&k, "expansion vessel");
+    assert_eq!(after.first().map(String::as_str), Some("urn:x:vessel"));
+    assert!(log.contains(BUILT), "{log}");
+    assert!(log.contains("read=\"the written nodes\""), "{log}");
+    assert!(log.contains("written=1"), "{log}");
+    k.assert_consistent();
 }
 
 #[test]

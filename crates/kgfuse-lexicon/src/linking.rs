@@ -578,7 +578,7 @@ fn add_neighbour(
             Some(near) => near,
             None => terms.entry(candidate.to_owned()).or_default(),
         };
-        near.extend(Lexicon::name_terms(&entry));
+        near.extend(entry.name_terms());
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! `writes`: how many writes have finished, the store's content version.
 
 use crate::StoreError;
+use crate::changes::ChangedNodes;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -58,12 +59,19 @@ impl Journal {
         }
     }
 
-    /// Marks the operation complete: counts it in `writes`, then removes the
-    /// journal (a crash between the two counts it again at the repair, which
-    /// only makes readers of the count look at the store once more).
+    /// Marks an operation that may have changed anything complete.
     pub fn finish(self) -> Result<(), StoreError> {
+        self.finish_with(&ChangedNodes::everything())
+    }
+
+    /// Marks the operation complete: records the nodes it changed, counts it
+    /// in `writes`, then removes the journal (a crash in between counts it
+    /// again at the repair, which records everything: readers of the count
+    /// only look at the store once more).
+    pub fn finish_with(self, changed: &ChangedNodes) -> Result<(), StoreError> {
         if let Some(dir) = self.path.parent() {
             let count = finished_writes(dir)?.saturating_add(1);
+            changed.record(dir, count)?;
             let path = dir.join(WRITES_FILE);
             kgfuse_core::write_atomically(&path, count.to_string().as_bytes()).map_err(
                 |source| StoreError::Io {

@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+mod changes;
 mod derived;
 mod edge_index;
 mod entailment;
@@ -387,6 +388,7 @@ fn parse_predicates(config: &StoreConfig) -> Result<Vec<NamedNode>, StoreError> 
 /// subjects to embed again, and what the write touches or entails.
 struct LoadWatch<'a> {
     touched: &'a mut entailment::Touched,
+    changed: &'a mut changes::ChangedNodes,
     entailments: &'a mut entailment::NewEntailments,
     affected: &'a mut BTreeSet<String>,
     text_predicates: &'a [NamedNode],
@@ -397,6 +399,7 @@ struct LoadWatch<'a> {
 impl kgfuse_graph::LoadObserver for LoadWatch<'_> {
     fn quad(&mut self, quad: kgfuse_graph::model::QuadRef<'_>) {
         self.touched.quad(quad);
+        self.changed.quad(quad);
         self.entailments.quad(quad);
         let text_predicate = self
             .text_predicates
@@ -414,6 +417,9 @@ impl kgfuse_graph::LoadObserver for LoadWatch<'_> {
 
     fn due_quads(&mut self, graph: &Graph) -> Result<Vec<kgfuse_graph::model::Quad>, GraphError> {
         let derived = self.entailments.due_quads(graph)?;
+        for quad in &derived {
+            self.changed.quad(quad.as_ref());
+        }
         if let Some(facts) = self.facts.as_deref_mut() {
             facts.derived(&derived);
         }
@@ -425,6 +431,9 @@ impl kgfuse_graph::LoadObserver for LoadWatch<'_> {
         graph: &Graph,
     ) -> Result<Vec<kgfuse_graph::model::Quad>, GraphError> {
         let derived = self.entailments.closing_quads(graph)?;
+        for quad in &derived {
+            self.changed.quad(quad.as_ref());
+        }
         if let Some(facts) = self.facts.as_deref_mut() {
             facts.derived(&derived);
         }
@@ -563,7 +572,7 @@ impl Store {
             tracing::warn!("the graph write failed part way; the next open repairs the store");
             return Ok(());
         }
-        journal.finish()
+        journal.finish_with(&changes::ChangedNodes::default())
     }
 
     /// When a journal is pending (a process died in the middle of a write, or a
@@ -640,6 +649,23 @@ impl Store {
             return Ok(None);
         }
         journal::finished_writes(&self.dir).map(Some)
+    }
+
+    /// The IRIs the writes after content version `after` up to `upto` may
+    /// have changed (subjects, predicates and IRI objects of the triples they
+    /// added or removed), so a value kept beside the graph can read those
+    /// again; `None` when it must read everything: one of them was a SPARQL
+    /// update, a repair or a schema change, touched too many nodes, or its
+    /// record is gone; and on a SPARQL server.
+    pub fn changed_between(
+        &self,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<BTreeSet<String>>, StoreError> {
+        if self.graph.is_remote() {
+            return Ok(None);
+        }
+        changes::changed_between(&self.dir, after, upto)
     }
 
     /// Data directory.
@@ -764,12 +790,15 @@ impl Store {
         } else {
             (self.touched()?, entailment::NewEntailments::default())
         };
+        let mut changed = changes::ChangedNodes::default();
         for replaced in plan.replaced_graphs() {
             affected.extend(
                 self.graph
                     .text_subjects_in_graph(replaced, &self.text_predicates)?,
             );
-            touched.triples(&self.graph.graph_triples(replaced)?);
+            let old = self.graph.graph_triples(replaced)?;
+            changed.triples(&old);
+            touched.triples(&old);
         }
         let detail = sources
             .iter()
@@ -787,6 +816,7 @@ impl Store {
             &plan,
             &mut LoadWatch {
                 touched: &mut touched,
+                changed: &mut changed,
                 entailments: &mut entailments,
                 affected: &mut affected,
                 text_predicates: &self.text_predicates,
@@ -829,7 +859,7 @@ impl Store {
             self.remember_prefixes(&report.prefixes),
             "remembering the prefixes",
         )?;
-        step(journal.finish(), "removing the journal")?;
+        step(journal.finish_with(&changed), "removing the journal")?;
         self.maintain_vector_index(progress).await;
         phases.lap("prefixes, journal, vector index");
         phases.finish();
@@ -880,6 +910,7 @@ impl Store {
         // Text-bearing subjects before (old graphs) and after (new triples).
         let mut affected = BTreeSet::new();
         let mut touched = self.touched()?;
+        let mut changed = changes::ChangedNodes::default();
         let mut replaces = !drop.is_empty();
         for graph in sources.iter().map(|s| &s.graph).chain(drop) {
             affected.extend(
@@ -888,7 +919,11 @@ impl Store {
             );
             let old = self.graph.graph_triples(graph)?;
             replaces |= !old.is_empty();
+            changed.triples(&old);
             touched.triples(&old);
+        }
+        for quad in sources.iter().flat_map(SourceGraph::quads) {
+            changed.quad(quad.as_ref());
         }
         for triple in sources.iter().flat_map(|s| &s.triples) {
             if let kgfuse_graph::model::NamedOrBlankNode::NamedNode(subject) = &triple.subject
@@ -923,7 +958,7 @@ impl Store {
             "writing the vector rows",
         )?;
         phases.lap("vectors (text, embedding, LanceDB)");
-        step(journal.finish(), "removing the journal")?;
+        step(journal.finish_with(&changed), "removing the journal")?;
         self.maintain_vector_index(progress).await;
         phases.lap("journal, vector index");
         phases.finish();

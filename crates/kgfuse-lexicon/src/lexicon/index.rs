@@ -28,7 +28,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 pub const LEXICON_DIR: &str = "lexicon";
 /// Bumped when the fields or what goes into them change: an index of another
 /// format is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// Memory the writer may fill before it writes a segment.
 const WRITER_MEMORY: usize = 64 * 1024 * 1024;
 /// How long a write waits for another process's writer to finish.
@@ -121,12 +121,23 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    /// A hash of everything the entry's document is made of.
+    /// A hash of everything the entry's document is made of, whatever the
+    /// order its types and descriptions were read in (a whole-graph scan and a
+    /// read of a few nodes give them in different orders).
     pub fn hash(&self) -> u64 {
         let mut hasher = Sha256::new();
         hasher.update(self.iri.as_bytes());
         hasher.update([0xFF, u8::try_from(role_number(self.role)).unwrap_or(0)]);
-        for (list, mark) in [(&self.kinds, 1u8), (&self.names, 2), (&self.descriptions, 3)] {
+        fn sorted(list: &[String]) -> Vec<&str> {
+            let mut list: Vec<&str> = list.iter().map(String::as_str).collect();
+            list.sort_unstable();
+            list
+        }
+        for (list, mark) in [
+            (sorted(&self.kinds), 1u8),
+            (sorted(&self.names), 2),
+            (sorted(&self.descriptions), 3),
+        ] {
             for item in list {
                 hasher.update([0xFF, mark]);
                 hasher.update(item.as_bytes());
@@ -159,12 +170,36 @@ pub(crate) fn joined_terms<'a>(texts: impl Iterator<Item = &'a str>, repeat: usi
     out
 }
 
+/// The predicates whose literals name or describe nodes, as the last reading
+/// of the whole graph found them (a read of a few nodes adds the new ones it
+/// meets).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub(crate) struct Predicates {
+    pub names: Vec<String>,
+    pub descriptions: Vec<String>,
+}
+
 /// What the index's last commit recorded.
-#[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq)]
-struct Stamp {
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub(crate) struct Stamp {
     format: u32,
     /// The store's content version the index was brought in step with.
-    content_version: Option<u64>,
+    pub content_version: Option<u64>,
+    /// The name and description predicates of the graph at that version
+    /// (absent from the first format's stamps, which are then rebuilt).
+    #[serde(default)]
+    pub predicates: Predicates,
+}
+
+impl Stamp {
+    /// A stamp of this format.
+    pub fn new(content_version: Option<u64>, predicates: Predicates) -> Self {
+        Self {
+            format: FORMAT,
+            content_version,
+            predicates,
+        }
+    }
 }
 
 /// How a write went.
@@ -251,9 +286,9 @@ impl LexiconIndex {
         }
     }
 
-    /// The store content version the index was last brought in step with.
-    pub fn content_version(&self) -> Option<u64> {
-        stamp_of(&self.index).content_version
+    /// What the index's last commit recorded.
+    pub fn stamp(&self) -> Stamp {
+        stamp_of(&self.index)
     }
 
     /// A snapshot to read from.
@@ -306,15 +341,83 @@ impl LexiconIndex {
         Ok(changes)
     }
 
-    /// Brings the index in step with `sources` (every entry the graph makes),
-    /// rewriting only the entries that changed, and records `content_version`.
-    pub fn write(
+    /// The hash of the entry of `iri`, if the index holds one.
+    fn hash_of(&self, searcher: &Searcher, iri: &str) -> Result<Option<u64>, LexiconError> {
+        let query = tantivy::query::TermQuery::new(
+            Term::from_field_text(self.fields.iri, iri),
+            IndexRecordOption::Basic,
+        );
+        let found = searcher
+            .search(&query, &tantivy::collector::TopDocs::with_limit(1).order_by_score())
+            .map_err(|e| self.failed(e))?;
+        let Some((_, address)) = found.first() else {
+            return Ok(None);
+        };
+        let hashes = searcher
+            .segment_reader(address.segment_ord)
+            .fast_fields()
+            .u64("hash")
+            .map_err(|e| self.failed(e))?;
+        Ok(Some(hashes.first(address.doc_id).unwrap_or(0)))
+    }
+
+    /// Brings the entries of `nodes` in step with `sources` (what the graph now
+    /// makes of those nodes: a node without a source has no entry), leaving
+    /// every other entry as it is, and records `stamp`.
+    pub fn write_nodes(
         &self,
+        nodes: &std::collections::BTreeSet<String>,
         sources: &[Source],
-        content_version: Option<u64>,
+        stamp: &Stamp,
     ) -> Result<Changes, LexiconError> {
+        let searcher = self.searcher();
+        let by_iri: HashMap<&str, &Source> = sources.iter().map(|s| (s.iri.as_str(), s)).collect();
+        let writer = self.writer()?;
+        let mut changes = Changes::default();
+        for node in nodes {
+            let kept = self.hash_of(&searcher, node)?;
+            let source = by_iri.get(node.as_str());
+            let hash = source.map(|s| s.hash());
+            if kept.is_some() && kept == hash {
+                changes.unchanged += 1;
+                continue;
+            }
+            if kept.is_some() {
+                writer.delete_term(Term::from_field_text(self.fields.iri, node));
+                changes.removed += 1;
+            }
+            if let (Some(source), Some(hash)) = (source, hash) {
+                writer
+                    .add_document(self.document(source, hash))
+                    .map_err(|e| self.failed(e))?;
+                changes.written += 1;
+            }
+        }
+        self.commit(writer, stamp)?;
+        Ok(changes)
+    }
+
+    /// Commits `writer`'s changes with `stamp`, waits for its merges, and reads
+    /// the result.
+    fn commit(
+        &self,
+        mut writer: IndexWriter<TantivyDocument>,
+        stamp: &Stamp,
+    ) -> Result<(), LexiconError> {
+        let payload = serde_json::to_string(stamp).unwrap_or_default();
+        let mut commit = writer.prepare_commit().map_err(|e| self.failed(e))?;
+        commit.set_payload(&payload);
+        commit.commit().map_err(|e| self.failed(e))?;
+        writer.wait_merging_threads().map_err(|e| self.failed(e))?;
+        self.reader.reload().map_err(|e| self.failed(e))?;
+        Ok(())
+    }
+
+    /// Brings the index in step with `sources` (every entry the graph makes),
+    /// rewriting only the entries that changed, and records `stamp`.
+    pub fn write(&self, sources: &[Source], stamp: &Stamp) -> Result<Changes, LexiconError> {
         let mut old = self.hashes()?;
-        let mut writer = self.writer()?;
+        let writer = self.writer()?;
         let mut changes = Changes::default();
         for source in sources {
             let hash = source.hash();
@@ -338,16 +441,7 @@ impl LexiconIndex {
             writer.delete_term(Term::from_field_text(self.fields.iri, gone));
             changes.removed += 1;
         }
-        let stamp = Stamp {
-            format: FORMAT,
-            content_version,
-        };
-        let payload = serde_json::to_string(&stamp).unwrap_or_default();
-        let mut commit = writer.prepare_commit().map_err(|e| self.failed(e))?;
-        commit.set_payload(&payload);
-        commit.commit().map_err(|e| self.failed(e))?;
-        writer.wait_merging_threads().map_err(|e| self.failed(e))?;
-        self.reader.reload().map_err(|e| self.failed(e))?;
+        self.commit(writer, stamp)?;
         Ok(changes)
     }
 
@@ -456,10 +550,7 @@ fn stamp_of(index: &Index) -> Stamp {
         .ok()
         .and_then(|metas| metas.payload)
         .and_then(|payload| serde_json::from_str(&payload).ok())
-        .unwrap_or(Stamp {
-            format: FORMAT,
-            content_version: None,
-        })
+        .unwrap_or_else(|| Stamp::new(None, Predicates::default()))
 }
 
 /// BM25's statistics over entity documents only: classes and properties have
@@ -491,4 +582,44 @@ pub(crate) fn entity_documents(searcher: &Searcher, fields: &Fields) -> tantivy:
         fields.role,
         role_number(Role::Entity),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(kinds: &[&str], names: &[&str], descriptions: &[&str]) -> Source {
+        let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
+        Source {
+            iri: "urn:x:valve".into(),
+            role: Role::Entity,
+            kinds: owned(kinds),
+            names: owned(names),
+            descriptions: owned(descriptions),
+        }
+    }
+
+    /// A whole-graph scan and a read of a few nodes give types and
+    /// descriptions in different orders: the hash must not see it, and must see
+    /// every change of content.
+    #[test]
+    fn the_hash_ignores_order_and_sees_content() {
+        let one = source(&["Valve", "Part"], &["valve"], &["Opens.", "Closes."]);
+        let reordered = source(&["Part", "Valve"], &["valve"], &["Closes.", "Opens."]);
+        assert_eq!(one.hash(), reordered.hash());
+        for changed in [
+            source(&["Valve"], &["valve"], &["Opens.", "Closes."]),
+            source(&["Valve", "Part"], &["relief valve"], &["Opens.", "Closes."]),
+            source(&["Valve", "Part"], &["valve"], &["Opens."]),
+            // A description moved into the names is another document.
+            source(&["Valve", "Part"], &["valve", "Opens."], &["Closes."]),
+        ] {
+            assert_ne!(one.hash(), changed.hash(), "{changed:?}");
+        }
+        let class = Source {
+            role: Role::Class,
+            ..one.clone()
+        };
+        assert_ne!(one.hash(), class.hash());
+    }
 }

@@ -35,7 +35,7 @@ use crate::RetrieveError;
 use crate::sparql;
 use crate::sparql::cell_text;
 use analyze::{Term, analyze, analyze_question};
-use index::{EntityStatistics, LexiconIndex, Source};
+use index::{EntityStatistics, LexiconIndex, Predicates, Source, Stamp};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::vocab::{kg, w3c};
 use kgfuse_graph::model::NamedNode;
@@ -75,6 +75,19 @@ pub struct Entry {
     pub text: String,
     /// Its names.
     pub names: Vec<String>,
+}
+
+impl Entry {
+    /// The terms of its names: each name's parts, then its whole identifiers.
+    pub fn name_terms(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .flat_map(|name| {
+                let terms = NameTerms::of(name);
+                terms.parts.into_iter().chain(terms.wholes)
+            })
+            .collect()
+    }
 }
 
 /// A name of an entry that a question matches, and how well.
@@ -241,8 +254,12 @@ fn is_description_predicate(iri: &str) -> bool {
     .any(|end| local.ends_with(end))
 }
 
-/// What the graph holds for the lexicon, read with a few scans.
+/// What the graph holds for the lexicon, read with a few scans (or, after a
+/// write, for the nodes it changed).
+#[derive(Default)]
 struct Harvest {
+    /// The predicates whose literals name or describe nodes.
+    predicates: Predicates,
     /// (subject, value, is primary name) for names; descriptions separately.
     names: Vec<(String, String, bool)>,
     descriptions: Vec<(String, String)>,
@@ -352,12 +369,119 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
     properties.sort();
     properties.dedup();
     Ok(Harvest {
+        predicates: Predicates {
+            names: name_predicates,
+            descriptions: description_predicates,
+        },
         names,
         descriptions,
         types,
         classes,
         properties,
     })
+}
+
+/// Most nodes one query of [`harvest_nodes`] names.
+const NODES_PER_QUERY: usize = 256;
+
+/// [`harvest`] for `nodes` only: their names, descriptions and types, and
+/// whether each is a class or a property anywhere in the graph. `known` are the
+/// name and description predicates of the last whole reading; a changed node
+/// that is a new one joins them (its subjects are changed nodes too).
+fn harvest_nodes(
+    store: &Store,
+    nodes: &BTreeSet<String>,
+    known: &Predicates,
+) -> Result<Harvest, RetrieveError> {
+    let mut predicates = known.clone();
+    for node in nodes {
+        let (name, description) = (is_name_predicate(node), is_description_predicate(node));
+        let listed = predicates.names.contains(node) || predicates.descriptions.contains(node);
+        if (name || description) && !listed && has_literal_object(store, node)? {
+            if name {
+                predicates.names.push(node.clone());
+            } else {
+                predicates.descriptions.push(node.clone());
+            }
+        }
+    }
+    let iris: Vec<String> = nodes.iter().cloned().collect();
+    let read = |of: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
+        let of: Vec<NamedNode> = of
+            .iter()
+            .filter_map(|p| NamedNode::new(p.as_str()).ok())
+            .collect();
+        Ok(store.graph().text_literals_of(&iris, &of)?)
+    };
+    let names = read(&predicates.names)?
+        .into_iter()
+        .map(|l| {
+            let primary = !SECONDARY_NAMES.contains(&predicates.names[l.predicate].as_str());
+            (l.subject, l.value, primary)
+        })
+        .collect();
+    let descriptions = read(&predicates.descriptions)?
+        .into_iter()
+        .map(|l| (l.subject, l.value))
+        .collect();
+    let mut harvest = Harvest {
+        predicates,
+        names,
+        descriptions,
+        ..Harvest::default()
+    };
+    let terms: Vec<kgfuse_graph::model::Term> = nodes
+        .iter()
+        .filter_map(|n| NamedNode::new(n.as_str()).ok())
+        .map(kgfuse_graph::model::Term::from)
+        .collect();
+    let declared_class = [
+        format!("{}Class", kgfuse_core::vocab::OWL),
+        format!("{}Class", kgfuse_core::vocab::RDFS),
+    ];
+    let declared_property = [
+        format!("{}Property", kgfuse_core::vocab::RDF),
+        format!("{}ObjectProperty", kgfuse_core::vocab::OWL),
+        format!("{}DatatypeProperty", kgfuse_core::vocab::OWL),
+    ];
+    for chunk in terms.chunks(NODES_PER_QUERY) {
+        let typed = sparql::run_whole_store(
+            store,
+            format!(
+                "SELECT ?s ?t WHERE {{ {} ?s a ?t FILTER(isIRI(?t)) }}",
+                sparql::values("s", chunk)
+            ),
+        )?;
+        for row in &typed.rows {
+            let (Some(s), Some(t)) = (cell_text(row.first()), cell_text(row.get(1))) else {
+                continue;
+            };
+            if declared_class.contains(&t) {
+                harvest.classes.push(s.clone());
+            } else if declared_property.contains(&t) {
+                harvest.properties.push(s.clone());
+            }
+            harvest.types.push((s, t));
+        }
+        for (pattern, into) in [
+            ("?x a ?n FILTER(isIRI(?x))", &mut harvest.classes),
+            ("?x ?n ?y", &mut harvest.properties),
+        ] {
+            let used = sparql::run_whole_store(
+                store,
+                format!(
+                    "SELECT ?n WHERE {{ {} FILTER EXISTS {{ {pattern} }} }}",
+                    sparql::values("n", chunk)
+                ),
+            )?;
+            into.extend(used.rows.iter().filter_map(|row| cell_text(row.first())));
+        }
+    }
+    for list in [&mut harvest.classes, &mut harvest.properties] {
+        list.sort();
+        list.dedup();
+    }
+    Ok(harvest)
 }
 
 /// Whether some triple of `predicate` has a literal object (the scan stops
@@ -412,9 +536,8 @@ fn place(parts: &[String], matched: &Touched) -> Vec<(usize, usize)> {
 
 impl kgfuse_store::WholeStore for Lexicon {}
 
-/// What the graph makes of its named nodes: one [`Source`] per lexicon entry.
-fn sources(store: &Store) -> Result<Vec<Source>, RetrieveError> {
-    let harvest = harvest(store)?;
+/// What the harvested nodes make: one [`Source`] per lexicon entry.
+fn sources(harvest: &Harvest) -> Vec<Source> {
     let is_class: HashSet<&str> = harvest.classes.iter().map(String::as_str).collect();
     let is_property: HashSet<&str> = harvest.properties.iter().map(String::as_str).collect();
     let role_of = |iri: &str| {
@@ -482,7 +605,7 @@ fn sources(store: &Store) -> Result<Vec<Source>, RetrieveError> {
             });
         }
     }
-    Ok(out)
+    out
 }
 
 impl Lexicon {
@@ -503,7 +626,8 @@ impl Lexicon {
                 LexiconIndex::in_memory()?
             }
         };
-        if version.is_some() && index.content_version() == version {
+        let stamp = index.stamp();
+        if version.is_some() && stamp.content_version == version {
             let lexicon = Self::reading(index)?;
             tracing::info!(
                 entries = lexicon.entries,
@@ -513,10 +637,26 @@ impl Lexicon {
             return Ok(lexicon);
         }
         let started = std::time::Instant::now();
-        let changes = index.write(&sources(store)?, version)?;
+        let changed = match (stamp.content_version, version) {
+            (Some(indexed), Some(now)) if indexed < now => store.changed_between(indexed, now)?,
+            _ => None,
+        };
+        let (changes, read) = match &changed {
+            Some(nodes) => {
+                let harvest = harvest_nodes(store, nodes, &stamp.predicates)?;
+                let stamp = Stamp::new(version, harvest.predicates.clone());
+                (index.write_nodes(nodes, &sources(&harvest), &stamp)?, "the written nodes")
+            }
+            None => {
+                let harvest = harvest(store)?;
+                let stamp = Stamp::new(version, harvest.predicates.clone());
+                (index.write(&sources(&harvest), &stamp)?, "the whole graph")
+            }
+        };
         let lexicon = Self::reading(index)?;
         tracing::info!(
             entries = lexicon.entries,
+            read,
             written = changes.written,
             removed = changes.removed,
             unchanged = changes.unchanged,
@@ -535,24 +675,28 @@ impl Lexicon {
     pub fn check(store: &Store) -> Result<Option<Changes>, RetrieveError> {
         let index = LexiconIndex::open(&store.dir().join(LEXICON_DIR))?;
         let version = store.content_version()?;
-        if version.is_none() || index.content_version() != version {
+        if version.is_none() || index.stamp().content_version != version {
             return Ok(None);
         }
-        Ok(Some(index.differences(&sources(store)?)?))
+        Ok(Some(index.differences(&sources(&harvest(store)?))?))
     }
 
     /// Brings the index in step with the graph whatever its stamp says
     /// (`kgfuse check --repair`).
     pub fn repair(store: &Store) -> Result<Changes, RetrieveError> {
         let index = LexiconIndex::open(&store.dir().join(LEXICON_DIR))?;
-        Ok(index.write(&sources(store)?, store.content_version()?)?)
+        let harvest = harvest(store)?;
+        let stamp = Stamp::new(store.content_version()?, harvest.predicates.clone());
+        Ok(index.write(&sources(&harvest), &stamp)?)
     }
 
     /// A lexicon of `sources` alone, in memory (tests).
     #[cfg(test)]
     fn of_sources(sources: &[Source]) -> Self {
         let index = LexiconIndex::in_memory().expect("index in memory");
-        index.write(sources, None).expect("written");
+        index
+            .write(sources, &Stamp::new(None, Predicates::default()))
+            .expect("written");
         Self::reading(index).expect("read")
     }
 
@@ -621,18 +765,6 @@ impl Lexicon {
             tantivy::Term::from_field_u64(self.index.fields.role, index::role_number(role)),
             IndexRecordOption::Basic,
         )
-    }
-
-    /// The name terms (parts and wholes) of an entry.
-    pub fn name_terms(entry: &Entry) -> Vec<String> {
-        entry
-            .names
-            .iter()
-            .flat_map(|name| {
-                let terms = NameTerms::of(name);
-                terms.parts.into_iter().chain(terms.wholes)
-            })
-            .collect()
     }
 
     /// The entry of an IRI.
