@@ -152,7 +152,7 @@ impl Source {
 
 /// The terms of `texts` as tantivy's whitespace tokenizer reads them, each
 /// text `repeat` times.
-pub(crate) fn joined_terms<'a>(texts: impl Iterator<Item = &'a str>, repeat: usize) -> String {
+fn joined_terms<'a>(texts: impl Iterator<Item = &'a str>, repeat: usize) -> String {
     let mut out = String::new();
     for text in texts {
         for term in super::analyze::analyze(text) {
