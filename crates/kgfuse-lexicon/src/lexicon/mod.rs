@@ -1268,4 +1268,58 @@ mod tests {
         assert!((hits[0].score - a).abs() < 1e-4, "{} vs {a}", hits[0].score);
         assert!((hits[1].score - b).abs() < 1e-4, "{} vs {b}", hits[1].score);
     }
+
+    /// After each write, reading only the nodes it changed leaves the index as
+    /// reading the whole graph would: `check` (which reads the whole graph)
+    /// finds nothing to write or remove, through new instances, a new name
+    /// predicate, a node first used as a type and a property first used.
+    #[tokio::test]
+    async fn reading_the_written_nodes_gives_what_reading_the_whole_graph_gives() {
+        let (dir, store) = crate::testing::with_turtle(crate::testing::EMPLOYEES).await;
+        Lexicon::of(&store).expect("built from the whole graph");
+        let writes = [
+            "ex:carol a ex:Employee ; rdfs:label \"Carol Jones\" ; ex:worksFor ex:acme .",
+            "ex:carol ex:nickname \"Caz\" . ex:acme rdfs:comment \"Makes anvils.\" .",
+            "ex:dave a ex:Contractor ; rdfs:label \"Dave\" .",
+            "ex:dave ex:reportsTo ex:carol .",
+        ];
+        for (i, triples) in writes.iter().enumerate() {
+            let path = dir.path().join(format!("write{i}.ttl"));
+            let turtle = format!(
+                "@prefix ex: <http://example.org/> .\n\
+                 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n{triples}\n"
+            );
+            std::fs::write(&path, turtle).expect("write the file");
+            let before = store.content_version().expect("version").expect("local");
+            store
+                .load_files(&[path.as_path().into()], None, &kgfuse_core::progress::NoProgress)
+                .await
+                .expect("load");
+            let after = store.content_version().expect("version").expect("local");
+            let changed = store.changed_between(before, after).expect("changes");
+            assert!(changed.is_some(), "write {i} recorded its nodes");
+            let lexicon = Lexicon::of(&store).expect("brought in step");
+            let changes = Lexicon::check(&store)
+                .expect("check")
+                .expect("the index is in step with the store");
+            assert_eq!(
+                (changes.written, changes.removed),
+                (0, 0),
+                "write {i}: {changes:?}"
+            );
+            assert_eq!(u64::try_from(changes.unchanged).ok(), Some(lexicon.entries));
+        }
+        let lexicon = Lexicon::of(&store).expect("lexicon");
+        let role_of = |iri: &str| lexicon.find(iri).expect("find").map(|e| e.role);
+        assert_eq!(role_of("http://example.org/Contractor"), Some(Role::Class));
+        assert_eq!(role_of("http://example.org/reportsTo"), Some(Role::Property));
+        let carol = lexicon
+            .find("http://example.org/carol")
+            .expect("find")
+            .expect("carol");
+        assert!(carol.names.contains(&"Caz".to_owned()), "{carol:?}");
+        // Her asserted type and the one RDFS entails from it.
+        assert!(carol.kinds.contains(&"Employee".to_owned()), "{carol:?}");
+        assert!(carol.kinds.contains(&"Person".to_owned()), "{carol:?}");
+    }
 }
