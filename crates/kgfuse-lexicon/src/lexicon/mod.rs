@@ -608,6 +608,16 @@ fn sources(harvest: &Harvest) -> Vec<Source> {
     out
 }
 
+/// The lock that [`Lexicon::open`] holds for the index in `dir`, shared by
+/// every store of the process opened on that directory.
+fn opening_lock(dir: &std::path::Path) -> Arc<std::sync::Mutex<()>> {
+    static LOCKS: std::sync::LazyLock<
+        std::sync::Mutex<HashMap<std::path::PathBuf, Arc<std::sync::Mutex<()>>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    let mut locks = LOCKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    Arc::clone(locks.entry(dir.to_owned()).or_default())
+}
+
 impl Lexicon {
     /// The store's lexicon: its index read as it is when the store has not
     /// changed since it was last brought in step, else brought in step first
@@ -617,8 +627,14 @@ impl Lexicon {
     }
 
     fn open(store: &Store) -> Result<Self, RetrieveError> {
-        let version = store.content_version()?;
         let dir = store.dir().join(LEXICON_DIR);
+        // One thread of the process brings a directory's index in step at a
+        // time; the others then find it in step and read it (a server's
+        // requests after a write would otherwise each read the graph and wait
+        // for the index's writer in turn).
+        let lock = opening_lock(&dir);
+        let _opening = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let version = store.content_version()?;
         let index = match LexiconIndex::open(&dir) {
             Ok(index) => index,
             Err(e) => {
@@ -1321,5 +1337,37 @@ mod tests {
         // Her asserted type and the one RDFS entails from it.
         assert!(carol.kinds.contains(&"Employee".to_owned()), "{carol:?}");
         assert!(carol.kinds.contains(&"Person".to_owned()), "{carol:?}");
+    }
+
+    /// Threads that ask for the lexicon together after a write all get it with
+    /// the write in it, and the index ends in step with the graph.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn threads_asking_together_share_one_update() {
+        let (dir, store) = crate::testing::with_turtle(crate::testing::EMPLOYEES).await;
+        Lexicon::of(&store).expect("built");
+        let path = dir.path().join("more.ttl");
+        std::fs::write(
+            &path,
+            "<http://example.org/erin> <http://www.w3.org/2000/01/rdf-schema#label> \"Erin\" .\n",
+        )
+        .expect("write the file");
+        store
+            .load_files(&[path.as_path().into()], None, &kgfuse_core::progress::NoProgress)
+            .await
+            .expect("load");
+        let found: Vec<bool> = std::thread::scope(|scope| {
+            let asks: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let lexicon = Lexicon::of(&store).expect("lexicon");
+                        lexicon.find("http://example.org/erin").expect("find").is_some()
+                    })
+                })
+                .collect();
+            asks.into_iter().map(|a| a.join().expect("thread")).collect()
+        });
+        assert_eq!(found, [true; 4]);
+        let changes = Lexicon::check(&store).expect("check").expect("in step");
+        assert_eq!((changes.written, changes.removed), (0, 0));
     }
 }
