@@ -37,6 +37,13 @@ const BOILER: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// A part the boiler's first file leaves out.
+const VESSEL: &[(&str, &str, &str)] = &[(
+    "vessel",
+    "expansion vessel",
+    "Takes up the water's expansion as it heats.",
+)];
+
 /// `kgfuse retrieve QUESTION --strategy bm25` with the log at info: the IRIs
 /// it found, best first, and the log.
 fn bm25(k: &Kgfuse, question: &str) -> (Vec<String>, String) {
@@ -44,7 +51,12 @@ fn bm25(k: &Kgfuse, question: &str) -> (Vec<String>, String) {
         .cmd()
         .env("KGFUSE_LOG", "info")
         .args([
-            "retrieve", question, "--strategy", "bm25", "--format", "json",
+            "retrieve",
+            question,
+            "--strategy",
+            "bm25",
+            "--format",
+            "json",
         ])
         .output()
         .expect("run kgfuse retrieve");
@@ -77,15 +89,7 @@ fn a_second_process_reads_the_index_without_rebuilding_it() {
     assert_eq!(second, first);
     // A write of one node: the next process reads that node again, not the
     // whole graph, and `check` (which reads the whole graph) agrees.
-    let vessel = parts(
-        &k,
-        "vessel.ttl",
-        &[(
-            "vessel",
-            "expansion vessel",
-            "Takes up the water's expansion as it heats.",
-        )],
-    );
+    let vessel = parts(&k, "vessel.ttl", VESSEL);
     k.ok(&["load", &vessel]);
     let (after, log) = bm25(&k, "expansion vessel");
     assert_eq!(after.first().map(String::as_str), Some("urn:x:vessel"));
@@ -102,15 +106,7 @@ fn a_write_and_a_crash_after_its_graph_commit_reach_the_index() {
     let (before, _) = bm25(&k, "expansion vessel");
     assert!(!before.contains(&"urn:x:vessel".to_owned()), "{before:?}");
     // Killed right after the graph took the new node, before anything else.
-    let vessel = parts(
-        &k,
-        "vessel.ttl",
-        &[(
-            "vessel",
-            "expansion vessel",
-            "Takes up the water's expansion as it heats.",
-        )],
-    );
+    let vessel = parts(&k, "vessel.ttl", VESSEL);
     k.load_crashing_after_graph_commit(&vessel);
     let (after, log) = bm25(&k, "expansion vessel");
     assert_eq!(after.first().map(String::as_str), Some("urn:x:vessel"));
@@ -142,7 +138,11 @@ fn check_names_an_index_that_disagrees_with_the_graph_and_repair_mends_it() {
     let counted = std::fs::read_to_string(&writes).expect("the store counts its writes");
     k.ok(&[
         "load",
-        &parts(&k, "more.ttl", &[("flue", "flue", "Carries the exhaust gases out.")]),
+        &parts(
+            &k,
+            "more.ttl",
+            &[("flue", "flue", "Carries the exhaust gases out.")],
+        ),
     ]);
     // The write happened but its count was lost: the index claims to be in
     // step with a graph that has moved on.

@@ -53,7 +53,12 @@ impl ChangedNodes {
         }
     }
 
-    fn parts(&mut self, subject: NamedOrBlankNodeRef<'_>, predicate: NamedNodeRef<'_>, object: TermRef<'_>) {
+    fn parts(
+        &mut self,
+        subject: NamedOrBlankNodeRef<'_>,
+        predicate: NamedNodeRef<'_>,
+        object: TermRef<'_>,
+    ) {
         if self.everything {
             return;
         }
@@ -124,7 +129,12 @@ fn is_schema(predicate: &str) -> bool {
     };
     matches!(
         local,
-        "subClassOf" | "subPropertyOf" | "domain" | "range" | "equivalentClass" | "equivalentProperty"
+        "subClassOf"
+            | "subPropertyOf"
+            | "domain"
+            | "range"
+            | "equivalentClass"
+            | "equivalentProperty"
     )
 }
 

@@ -19,8 +19,7 @@ use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{
-    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
-    TextOptions,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -213,6 +212,35 @@ pub struct Changes {
     pub unchanged: usize,
 }
 
+/// The entries to remove and to add to bring some of the index in step.
+#[derive(Default)]
+struct Plan<'a> {
+    remove: Vec<String>,
+    /// Each with its hash.
+    add: Vec<(&'a Source, u64)>,
+    changes: Changes,
+}
+
+impl<'a> Plan<'a> {
+    /// Notes the entry of `iri`: the hash the index keeps for it, if any, and
+    /// what the graph now makes of it, if anything.
+    fn note(&mut self, iri: &str, kept: Option<u64>, source: Option<&'a Source>) {
+        let hash = source.map(Source::hash);
+        if kept.is_some() && kept == hash {
+            self.changes.unchanged += 1;
+            return;
+        }
+        if kept.is_some() {
+            self.remove.push(iri.to_owned());
+            self.changes.removed += 1;
+        }
+        if let (Some(source), Some(hash)) = (source, hash) {
+            self.add.push((source, hash));
+            self.changes.written += 1;
+        }
+    }
+}
+
 /// The index, open.
 pub(crate) struct LexiconIndex {
     index: Index,
@@ -259,9 +287,7 @@ impl LexiconIndex {
     }
 
     fn with(index: Index, fields: Fields, dir: Option<PathBuf>) -> Result<Self, LexiconError> {
-        let path = dir
-            .as_ref()
-            .map_or_else(|| "in memory".to_owned(), |d| d.display().to_string());
+        let path = location(dir.as_deref());
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -278,10 +304,7 @@ impl LexiconIndex {
     /// `source` as this index's error.
     pub fn failed(&self, source: tantivy::TantivyError) -> LexiconError {
         LexiconError {
-            path: self
-                .dir
-                .as_ref()
-                .map_or_else(|| "in memory".to_owned(), |d| d.display().to_string()),
+            path: location(self.dir.as_deref()),
             source,
         }
     }
@@ -325,20 +348,21 @@ impl LexiconIndex {
 
     /// What [`LexiconIndex::write`] would change, written nowhere.
     pub fn differences(&self, sources: &[Source]) -> Result<Changes, LexiconError> {
+        Ok(self.plan(sources)?.changes)
+    }
+
+    /// What bringing the index in step with `sources` (every entry the graph
+    /// makes) takes.
+    fn plan<'a>(&self, sources: &'a [Source]) -> Result<Plan<'a>, LexiconError> {
         let mut old = self.hashes()?;
-        let mut changes = Changes::default();
+        let mut plan = Plan::default();
         for source in sources {
-            match old.remove(&source.iri) {
-                Some(kept) if kept == source.hash() => changes.unchanged += 1,
-                Some(_) => {
-                    changes.removed += 1;
-                    changes.written += 1;
-                }
-                None => changes.written += 1,
-            }
+            plan.note(&source.iri, old.remove(&source.iri), Some(source));
         }
-        changes.removed += old.len();
-        Ok(changes)
+        for (gone, kept) in old {
+            plan.note(&gone, Some(kept), None);
+        }
+        Ok(plan)
     }
 
     /// The hash of the entry of `iri`, if the index holds one.
@@ -348,7 +372,10 @@ impl LexiconIndex {
             IndexRecordOption::Basic,
         );
         let found = searcher
-            .search(&query, &tantivy::collector::TopDocs::with_limit(1).order_by_score())
+            .search(
+                &query,
+                &tantivy::collector::TopDocs::with_limit(1).order_by_score(),
+            )
             .map_err(|e| self.failed(e))?;
         let Some((_, address)) = found.first() else {
             return Ok(None);
@@ -372,29 +399,12 @@ impl LexiconIndex {
     ) -> Result<Changes, LexiconError> {
         let searcher = self.searcher();
         let by_iri: HashMap<&str, &Source> = sources.iter().map(|s| (s.iri.as_str(), s)).collect();
-        let writer = self.writer()?;
-        let mut changes = Changes::default();
+        let mut plan = Plan::default();
         for node in nodes {
             let kept = self.hash_of(&searcher, node)?;
-            let source = by_iri.get(node.as_str());
-            let hash = source.map(|s| s.hash());
-            if kept.is_some() && kept == hash {
-                changes.unchanged += 1;
-                continue;
-            }
-            if kept.is_some() {
-                writer.delete_term(Term::from_field_text(self.fields.iri, node));
-                changes.removed += 1;
-            }
-            if let (Some(source), Some(hash)) = (source, hash) {
-                writer
-                    .add_document(self.document(source, hash))
-                    .map_err(|e| self.failed(e))?;
-                changes.written += 1;
-            }
+            plan.note(node, kept, by_iri.get(node.as_str()).copied());
         }
-        self.commit(writer, stamp)?;
-        Ok(changes)
+        self.apply(plan, stamp)
     }
 
     /// Commits `writer`'s changes with `stamp`, waits for its merges, and reads
@@ -416,33 +426,23 @@ impl LexiconIndex {
     /// Brings the index in step with `sources` (every entry the graph makes),
     /// rewriting only the entries that changed, and records `stamp`.
     pub fn write(&self, sources: &[Source], stamp: &Stamp) -> Result<Changes, LexiconError> {
-        let mut old = self.hashes()?;
+        let plan = self.plan(sources)?;
+        self.apply(plan, stamp)
+    }
+
+    /// Removes and adds what `plan` says, in one commit with `stamp`.
+    fn apply(&self, plan: Plan<'_>, stamp: &Stamp) -> Result<Changes, LexiconError> {
         let writer = self.writer()?;
-        let mut changes = Changes::default();
-        for source in sources {
-            let hash = source.hash();
-            match old.remove(&source.iri) {
-                Some(kept) if kept == hash => {
-                    changes.unchanged += 1;
-                    continue;
-                }
-                Some(_) => {
-                    writer.delete_term(Term::from_field_text(self.fields.iri, &source.iri));
-                    changes.removed += 1;
-                }
-                None => {}
-            }
+        for iri in &plan.remove {
+            writer.delete_term(Term::from_field_text(self.fields.iri, iri));
+        }
+        for (source, hash) in plan.add {
             writer
                 .add_document(self.document(source, hash))
                 .map_err(|e| self.failed(e))?;
-            changes.written += 1;
-        }
-        for gone in old.keys() {
-            writer.delete_term(Term::from_field_text(self.fields.iri, gone));
-            changes.removed += 1;
         }
         self.commit(writer, stamp)?;
-        Ok(changes)
+        Ok(plan.changes)
     }
 
     /// The index's writer, waiting for another process's to finish.
@@ -532,6 +532,11 @@ fn display_text(names: &[String], descriptions: &[String]) -> String {
     text
 }
 
+/// Where an index lives, for its errors.
+fn location(dir: Option<&Path>) -> String {
+    dir.map_or_else(|| "in memory".to_owned(), |d| d.display().to_string())
+}
+
 /// The index in `dir` when there is one of this schema and format.
 fn open_current(dir: &Path, schema: &Schema) -> tantivy::Result<Option<Index>> {
     std::fs::create_dir_all(dir)?;
@@ -609,7 +614,11 @@ mod tests {
         assert_eq!(one.hash(), reordered.hash());
         for changed in [
             source(&["Valve"], &["valve"], &["Opens.", "Closes."]),
-            source(&["Valve", "Part"], &["relief valve"], &["Opens.", "Closes."]),
+            source(
+                &["Valve", "Part"],
+                &["relief valve"],
+                &["Opens.", "Closes."],
+            ),
             source(&["Valve", "Part"], &["valve"], &["Opens."]),
             // A description moved into the names is another document.
             source(&["Valve", "Part"], &["valve", "Opens."], &["Closes."]),

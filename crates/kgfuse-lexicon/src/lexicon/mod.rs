@@ -292,13 +292,18 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
         }
         properties.push(p);
     }
+    let (class_kinds, property_kinds) = declaring_types();
+    let kinds: Vec<kgfuse_graph::model::Term> = class_kinds
+        .iter()
+        .chain(&property_kinds)
+        .filter_map(|k| NamedNode::new(k.as_str()).ok())
+        .map(kgfuse_graph::model::Term::from)
+        .collect();
     let declared = sparql::run_whole_store(
         store,
         format!(
-            "SELECT DISTINCT ?x ?kind WHERE {{ ?x a ?kind . VALUES ?kind {{ <{owl}Class> <{rdfs}Class> <{rdf}Property> <{owl}ObjectProperty> <{owl}DatatypeProperty> }} FILTER(isIRI(?x)) }}",
-            owl = kgfuse_core::vocab::OWL,
-            rdfs = kgfuse_core::vocab::RDFS,
-            rdf = kgfuse_core::vocab::RDF,
+            "SELECT DISTINCT ?x ?kind WHERE {{ ?x a ?kind . {} FILTER(isIRI(?x)) }}",
+            sparql::values("kind", &kinds)
         ),
     )?;
     let mut classes = Vec::new();
@@ -306,30 +311,18 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
         let (Some(x), Some(kind)) = (cell_text(row.first()), cell_text(row.get(1))) else {
             continue;
         };
-        if kind.ends_with("Class") {
+        if class_kinds.contains(&kind) {
             classes.push(x);
         } else {
             properties.push(x);
         }
     }
-    let read = |iris: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
-        let nodes: Vec<NamedNode> = iris
-            .iter()
-            .filter_map(|p| NamedNode::new(p.as_str()).ok())
-            .collect();
-        Ok(store.graph().text_literals(&nodes)?)
+    let predicates = Predicates {
+        names: name_predicates,
+        descriptions: description_predicates,
     };
-    let names: Vec<(String, String, bool)> = read(&name_predicates)?
-        .into_iter()
-        .map(|l| {
-            let primary = !SECONDARY_NAMES.contains(&name_predicates[l.predicate].as_str());
-            (l.subject, l.value, primary)
-        })
-        .collect();
-    let descriptions: Vec<(String, String)> = read(&description_predicates)?
-        .into_iter()
-        .map(|l| (l.subject, l.value))
-        .collect();
+    let (names, descriptions) =
+        names_and_descriptions(&predicates, |of| store.graph().text_literals(of))?;
     // The types of the nodes that become entities (a primary name or a
     // description), in the order the query gives them; every type is a class.
     // Rows are consumed as they are read: the typed nodes outnumber the
@@ -369,16 +362,55 @@ fn harvest(store: &Store) -> Result<Harvest, RetrieveError> {
     properties.sort();
     properties.dedup();
     Ok(Harvest {
-        predicates: Predicates {
-            names: name_predicates,
-            descriptions: description_predicates,
-        },
+        predicates,
         names,
         descriptions,
         types,
         classes,
         properties,
     })
+}
+
+/// Names (subject, value, whether a primary name) and descriptions (subject,
+/// value): what `read` finds for the predicates (the whole graph's literals
+/// of them, or some nodes').
+type NamesAndDescriptions = (Vec<(String, String, bool)>, Vec<(String, String)>);
+
+fn names_and_descriptions(
+    predicates: &Predicates,
+    read: impl Fn(&[NamedNode]) -> Result<Vec<kgfuse_graph::TextLiteral>, kgfuse_graph::GraphError>,
+) -> Result<NamesAndDescriptions, RetrieveError> {
+    let nodes = |iris: &[String]| -> Vec<NamedNode> {
+        iris.iter()
+            .filter_map(|p| NamedNode::new(p.as_str()).ok())
+            .collect()
+    };
+    let names = read(&nodes(&predicates.names))?
+        .into_iter()
+        .map(|l| {
+            let primary = !SECONDARY_NAMES.contains(&predicates.names[l.predicate].as_str());
+            (l.subject, l.value, primary)
+        })
+        .collect();
+    let descriptions = read(&nodes(&predicates.descriptions))?
+        .into_iter()
+        .map(|l| (l.subject, l.value))
+        .collect();
+    Ok((names, descriptions))
+}
+
+/// The types that declare a node a class, and those that declare it a
+/// property.
+fn declaring_types() -> ([String; 2], [String; 3]) {
+    use kgfuse_core::vocab::{OWL, RDF, RDFS};
+    (
+        [format!("{OWL}Class"), format!("{RDFS}Class")],
+        [
+            format!("{RDF}Property"),
+            format!("{OWL}ObjectProperty"),
+            format!("{OWL}DatatypeProperty"),
+        ],
+    )
 }
 
 /// Most nodes one query of [`harvest_nodes`] names.
@@ -406,24 +438,8 @@ fn harvest_nodes(
         }
     }
     let iris: Vec<String> = nodes.iter().cloned().collect();
-    let read = |of: &[String]| -> Result<Vec<kgfuse_graph::TextLiteral>, RetrieveError> {
-        let of: Vec<NamedNode> = of
-            .iter()
-            .filter_map(|p| NamedNode::new(p.as_str()).ok())
-            .collect();
-        Ok(store.graph().text_literals_of(&iris, &of)?)
-    };
-    let names = read(&predicates.names)?
-        .into_iter()
-        .map(|l| {
-            let primary = !SECONDARY_NAMES.contains(&predicates.names[l.predicate].as_str());
-            (l.subject, l.value, primary)
-        })
-        .collect();
-    let descriptions = read(&predicates.descriptions)?
-        .into_iter()
-        .map(|l| (l.subject, l.value))
-        .collect();
+    let (names, descriptions) =
+        names_and_descriptions(&predicates, |of| store.graph().text_literals_of(&iris, of))?;
     let mut harvest = Harvest {
         predicates,
         names,
@@ -435,15 +451,7 @@ fn harvest_nodes(
         .filter_map(|n| NamedNode::new(n.as_str()).ok())
         .map(kgfuse_graph::model::Term::from)
         .collect();
-    let declared_class = [
-        format!("{}Class", kgfuse_core::vocab::OWL),
-        format!("{}Class", kgfuse_core::vocab::RDFS),
-    ];
-    let declared_property = [
-        format!("{}Property", kgfuse_core::vocab::RDF),
-        format!("{}ObjectProperty", kgfuse_core::vocab::OWL),
-        format!("{}DatatypeProperty", kgfuse_core::vocab::OWL),
-    ];
+    let (class_kinds, property_kinds) = declaring_types();
     for chunk in terms.chunks(NODES_PER_QUERY) {
         let typed = sparql::run_whole_store(
             store,
@@ -456,9 +464,9 @@ fn harvest_nodes(
             let (Some(s), Some(t)) = (cell_text(row.first()), cell_text(row.get(1))) else {
                 continue;
             };
-            if declared_class.contains(&t) {
+            if class_kinds.contains(&t) {
                 harvest.classes.push(s.clone());
-            } else if declared_property.contains(&t) {
+            } else if property_kinds.contains(&t) {
                 harvest.properties.push(s.clone());
             }
             harvest.types.push((s, t));
@@ -532,7 +540,6 @@ fn place(parts: &[String], matched: &Touched) -> Vec<(usize, usize)> {
     }
     best.map(|(_, placed)| placed).unwrap_or_default()
 }
-
 
 impl kgfuse_store::WholeStore for Lexicon {}
 
@@ -614,7 +621,9 @@ fn opening_lock(dir: &std::path::Path) -> Arc<std::sync::Mutex<()>> {
     static LOCKS: std::sync::LazyLock<
         std::sync::Mutex<HashMap<std::path::PathBuf, Arc<std::sync::Mutex<()>>>>,
     > = std::sync::LazyLock::new(Default::default);
-    let mut locks = LOCKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut locks = LOCKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     Arc::clone(locks.entry(dir.to_owned()).or_default())
 }
 
@@ -633,7 +642,9 @@ impl Lexicon {
         // requests after a write would otherwise each read the graph and wait
         // for the index's writer in turn).
         let lock = opening_lock(&dir);
-        let _opening = lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _opening = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let version = store.content_version()?;
         let index = match LexiconIndex::open(&dir) {
             Ok(index) => index,
@@ -661,7 +672,10 @@ impl Lexicon {
             Some(nodes) => {
                 let harvest = harvest_nodes(store, nodes, &stamp.predicates)?;
                 let stamp = Stamp::new(version, harvest.predicates.clone());
-                (index.write_nodes(nodes, &sources(&harvest), &stamp)?, "the written nodes")
+                (
+                    index.write_nodes(nodes, &sources(&harvest), &stamp)?,
+                    "the written nodes",
+                )
             }
             None => {
                 let harvest = harvest(store)?;
@@ -718,8 +732,8 @@ impl Lexicon {
 
     fn reading(index: LexiconIndex) -> Result<Self, RetrieveError> {
         let searcher = index.searcher();
-        let entities = index::entity_documents(&searcher, &index.fields)
-            .map_err(|e| index.failed(e))?;
+        let entities =
+            index::entity_documents(&searcher, &index.fields).map_err(|e| index.failed(e))?;
         Ok(Self {
             entries: searcher.num_docs(),
             entities,
@@ -969,7 +983,14 @@ impl Lexicon {
                 .names
                 .iter()
                 .filter_map(|name| {
-                    self.name_match(&entry, &NameTerms::of(name), &touched, question, &wholes, &mut idf)
+                    self.name_match(
+                        &entry,
+                        &NameTerms::of(name),
+                        &touched,
+                        question,
+                        &wholes,
+                        &mut idf,
+                    )
                 })
                 .reduce(|best, m| if m.score() > best.score() { m } else { best });
             out.extend(best);
@@ -991,7 +1012,10 @@ impl Lexicon {
                 tantivy::Term::from_field_text(field, text),
                 IndexRecordOption::WithFreqs,
             );
-            (Occur::Should, Box::new(BoostQuery::new(Box::new(query), weight)))
+            (
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(query), weight)),
+            )
         };
         let mut terms: Vec<(Occur, Box<dyn Query>)> = touched
             .iter()
@@ -1142,7 +1166,6 @@ fn reading(
     (in_order, gap)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1265,7 +1288,12 @@ mod tests {
     #[test]
     fn bm25_scores_are_robertsons() {
         let lexicon = lexicon(&[
-            ("urn:a", Role::Entity, &["Calendar"], &["A date and a date."]),
+            (
+                "urn:a",
+                Role::Entity,
+                &["Calendar"],
+                &["A date and a date."],
+            ),
             ("urn:b", Role::Entity, &["Clock"], &["The date."]),
             ("urn:c", Role::Entity, &["Disk"], &["Stores files."]),
             ("urn:Date", Role::Class, &["Date"], &[]),
@@ -1308,7 +1336,11 @@ mod tests {
             std::fs::write(&path, turtle).expect("write the file");
             let before = store.content_version().expect("version").expect("local");
             store
-                .load_files(&[path.as_path().into()], None, &kgfuse_core::progress::NoProgress)
+                .load_files(
+                    &[path.as_path().into()],
+                    None,
+                    &kgfuse_core::progress::NoProgress,
+                )
                 .await
                 .expect("load");
             let after = store.content_version().expect("version").expect("local");
@@ -1328,7 +1360,10 @@ mod tests {
         let lexicon = Lexicon::of(&store).expect("lexicon");
         let role_of = |iri: &str| lexicon.find(iri).expect("find").map(|e| e.role);
         assert_eq!(role_of("http://example.org/Contractor"), Some(Role::Class));
-        assert_eq!(role_of("http://example.org/reportsTo"), Some(Role::Property));
+        assert_eq!(
+            role_of("http://example.org/reportsTo"),
+            Some(Role::Property)
+        );
         let carol = lexicon
             .find("http://example.org/carol")
             .expect("find")
@@ -1352,7 +1387,11 @@ mod tests {
         )
         .expect("write the file");
         store
-            .load_files(&[path.as_path().into()], None, &kgfuse_core::progress::NoProgress)
+            .load_files(
+                &[path.as_path().into()],
+                None,
+                &kgfuse_core::progress::NoProgress,
+            )
             .await
             .expect("load");
         let found: Vec<bool> = std::thread::scope(|scope| {
@@ -1360,11 +1399,16 @@ mod tests {
                 .map(|_| {
                     scope.spawn(|| {
                         let lexicon = Lexicon::of(&store).expect("lexicon");
-                        lexicon.find("http://example.org/erin").expect("find").is_some()
+                        lexicon
+                            .find("http://example.org/erin")
+                            .expect("find")
+                            .is_some()
                     })
                 })
                 .collect();
-            asks.into_iter().map(|a| a.join().expect("thread")).collect()
+            asks.into_iter()
+                .map(|a| a.join().expect("thread"))
+                .collect()
         });
         assert_eq!(found, [true; 4]);
         let changes = Lexicon::check(&store).expect("check").expect("in step");

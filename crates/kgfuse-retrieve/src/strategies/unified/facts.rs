@@ -77,9 +77,9 @@ impl<'a> Relevance<'a> {
             score += 3;
         }
         let of_class = |iri: &str| {
-            self.lexicon.entry_of(iri).is_some_and(|e| {
-                e.kinds.iter().any(|k| self.classes.contains(k.as_str()))
-            })
+            self.lexicon
+                .entry_of(iri)
+                .is_some_and(|e| e.kinds.iter().any(|k| self.classes.contains(k.as_str())))
         };
         let (s, o) = (fact.subject.as_str(), fact.object.as_str());
         if (self.entities.contains(s) && of_class(o)) || (self.entities.contains(o) && of_class(s))
