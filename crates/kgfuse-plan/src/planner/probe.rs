@@ -15,6 +15,10 @@ use std::collections::BTreeMap;
 
 /// Members of a class read for its profile.
 const SAMPLE: usize = 300;
+/// Most triples a profile reads in each direction from its members.
+const EDGE_SAMPLE: usize = 10_000;
+/// Most values of one property whose classes a profile reads.
+const CLASS_SAMPLE: usize = 500;
 /// Most rows an entity's paths are read from.
 const PATH_ROWS: usize = 5_000;
 
@@ -30,7 +34,7 @@ pub struct PropertyUse {
     /// Of those, how many reach a literal.
     pub literal: usize,
     /// Classes of the nodes reached, with counts (with entailment, their
-    /// superclasses too).
+    /// superclasses too), estimated from at most [`CLASS_SAMPLE`] of them.
     pub classes: BTreeMap<String, usize>,
 }
 
@@ -97,81 +101,128 @@ fn iris(list: &[String]) -> Vec<Term> {
         .collect()
 }
 
-/// The profile of the nodes `start` names (a sample of a class's members).
+/// The profile of the nodes `start` names (a sample of a class's members), in
+/// two rounds of reads: how often each property is used in each direction
+/// (over at most [`EDGE_SAMPLE`] triples each), then the classes at the far
+/// end of at most [`CLASS_SAMPLE`] uses of each property. A member with
+/// thousands of neighbours (a module, a tag every function consumes) costs a
+/// bounded read, not a type lookup per edge.
 pub fn profile(store: &Store, start: &Start) -> Result<Profile, RetrieveError> {
-    let rdf_type = w3c::RDF_TYPE;
-    let members = match start {
-        Start::Classes(classes) if !classes.is_empty() => format!(
-            "{{ SELECT DISTINCT ?x WHERE {{ {} ?x <{rdf_type}> ?c }} LIMIT {SAMPLE} }}",
-            values("c", &iris(classes))
-        ),
-        Start::Nodes(nodes) if !nodes.is_empty() => values("x", &iris(nodes)),
-        _ => return Ok(Profile::default()),
+    let Some(members) = members(start) else {
+        return Ok(Profile::default());
     };
-    let text = format!(
-        "SELECT ?p ?inverse ?oc (COUNT(*) AS ?n) (SUM(IF(isNumeric(?o), 1, 0)) AS ?numeric) \
-           (SUM(IF(isLiteral(?o), 1, 0)) AS ?literal) WHERE {{ \
-           {members} \
-           {{ ?x ?p ?o BIND(false AS ?inverse) }} UNION {{ ?o ?p ?x BIND(true AS ?inverse) }} \
-           FILTER(?p != <{rdf_type}>) \
-           OPTIONAL {{ ?o <{rdf_type}> ?oc }} \
-         }} GROUP BY ?p ?inverse ?oc"
-    );
-    let solutions = run_all(store, vec![text])?.pop();
-    Ok(solutions.map(|s| read_profile(&s)).unwrap_or_default())
+    let mut uses = property_uses(store, &members)?;
+    far_classes(store, &members, &mut uses)?;
+    uses.sort_by_key(|u| std::cmp::Reverse(u.count));
+    Ok(Profile { uses })
 }
 
-fn read_profile(solutions: &Solutions) -> Profile {
-    let at = |name: &str| solutions.column(name);
-    let (Some(p), Some(inverse), Some(oc), Some(n), Some(numeric), Some(literal)) = (
-        at("p"),
-        at("inverse"),
-        at("oc"),
-        at("n"),
-        at("numeric"),
-        at("literal"),
-    ) else {
-        return Profile::default();
+/// The pattern binding `?x` to the nodes `start` names; `None` when it names none.
+fn members(start: &Start) -> Option<String> {
+    let rdf_type = w3c::RDF_TYPE;
+    match start {
+        Start::Classes(classes) if !classes.is_empty() => Some(format!(
+            "{{ SELECT DISTINCT ?x WHERE {{ {} ?x <{rdf_type}> ?c }} LIMIT {SAMPLE} }}",
+            values("c", &iris(classes))
+        )),
+        Start::Nodes(nodes) if !nodes.is_empty() => Some(values("x", &iris(nodes))),
+        _ => None,
+    }
+}
+
+/// Each property the members use, in each direction, with how many of its
+/// values are numbers and literals (classes left empty), over at most
+/// [`EDGE_SAMPLE`] triples per direction.
+fn property_uses(store: &Store, members: &str) -> Result<Vec<PropertyUse>, RetrieveError> {
+    let rdf_type = w3c::RDF_TYPE;
+    let read = |edge: &str| {
+        format!(
+            "SELECT ?p (COUNT(*) AS ?n) (SUM(IF(isNumeric(?o), 1, 0)) AS ?numeric) \
+               (SUM(IF(isLiteral(?o), 1, 0)) AS ?literal) WHERE {{ \
+               {{ SELECT ?p ?o WHERE {{ {members} {edge} FILTER(?p != <{rdf_type}>) }} \
+                  LIMIT {EDGE_SAMPLE} }} \
+             }} GROUP BY ?p"
+        )
     };
-    let number = |row: &Vec<Option<Term>>, i: usize| {
-        cell_text(row.get(i))
-            .and_then(|t| t.parse::<f64>().ok())
-            .map_or(0, |f| f as usize)
-    };
-    let mut by_step: BTreeMap<Step, PropertyUse> = BTreeMap::new();
-    for row in &solutions.rows {
-        let Some(property) = cell_text(row.get(p)) else {
+    let directions = [false, true];
+    let texts = vec![read("?x ?p ?o"), read("?o ?p ?x")];
+    let mut uses = Vec::new();
+    for (inverse, solutions) in directions.into_iter().zip(run_all(store, texts)?) {
+        let at = |name: &str| solutions.column(name);
+        let (Some(p), Some(n), Some(numeric), Some(literal)) =
+            (at("p"), at("n"), at("numeric"), at("literal"))
+        else {
             continue;
         };
-        let step = Step {
-            property,
-            inverse: cell_is_true(row.get(inverse)),
+        uses.extend(solutions.rows.iter().filter_map(|row| {
+            Some(PropertyUse {
+                step: Step {
+                    property: cell_text(row.get(p))?,
+                    inverse,
+                },
+                count: count_cell(row, n),
+                numeric: count_cell(row, numeric),
+                literal: count_cell(row, literal),
+                classes: BTreeMap::new(),
+            })
+        }));
+    }
+    Ok(uses)
+}
+
+/// Fills each use's classes from at most [`CLASS_SAMPLE`] of its values (the
+/// counts scaled to all of them), one read per use, read together.
+fn far_classes(
+    store: &Store,
+    members: &str,
+    uses: &mut [PropertyUse],
+) -> Result<(), RetrieveError> {
+    let rdf_type = w3c::RDF_TYPE;
+    // The uses that reach nodes, each with its property as a parsed IRI.
+    let reaching_nodes: Vec<(usize, NamedNode)> = uses
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.literal < u.count)
+        .filter_map(|(i, u)| Some((i, NamedNode::new(&u.step.property).ok()?)))
+        .collect();
+    let texts = reaching_nodes
+        .iter()
+        .map(|(i, property)| {
+            let edge = if uses[*i].step.inverse {
+                format!("?o {property} ?x")
+            } else {
+                format!("?x {property} ?o")
+            };
+            format!(
+                "SELECT ?oc (COUNT(*) AS ?n) WHERE {{ \
+                   {{ SELECT ?o WHERE {{ {members} {edge} FILTER(!isLiteral(?o)) }} \
+                      LIMIT {CLASS_SAMPLE} }} \
+                   ?o <{rdf_type}> ?oc }} GROUP BY ?oc"
+            )
+        })
+        .collect();
+    for ((i, _), solutions) in reaching_nodes.iter().zip(run_all(store, texts)?) {
+        let use_ = &mut uses[*i];
+        let (Some(oc), Some(n)) = (solutions.column("oc"), solutions.column("n")) else {
+            continue;
         };
-        let use_ = by_step.entry(step.clone()).or_insert_with(|| PropertyUse {
-            step,
-            count: 0,
-            numeric: 0,
-            literal: 0,
-            classes: BTreeMap::new(),
-        });
-        let count = number(row, n);
-        match cell_text(row.get(oc)) {
-            // Without a class the row counts the property's triples; with one,
-            // each class of the same objects repeats them.
-            None => {
-                use_.count += count;
-                use_.numeric += number(row, numeric);
-                use_.literal += number(row, literal);
-            }
-            Some(class) => {
-                use_.count = use_.count.max(count);
-                *use_.classes.entry(class).or_default() += count;
+        let nodes = use_.count - use_.literal;
+        let sampled = nodes.min(CLASS_SAMPLE).max(1);
+        for row in &solutions.rows {
+            if let Some(class) = cell_text(row.get(oc)) {
+                let scaled = count_cell(row, n) * nodes / sampled;
+                use_.classes.insert(class, scaled);
             }
         }
     }
-    let mut uses: Vec<PropertyUse> = by_step.into_values().collect();
-    uses.sort_by_key(|u| std::cmp::Reverse(u.count));
-    Profile { uses }
+    Ok(())
+}
+
+/// A count a query returned in column `at` (0 when it is not a number).
+fn count_cell(row: &[Option<Term>], at: usize) -> usize {
+    cell_text(row.get(at))
+        .and_then(|t| t.parse::<f64>().ok())
+        .map_or(0, |f| f as usize)
 }
 
 /// A walk from a class's members to an entity, with how many members take it.
