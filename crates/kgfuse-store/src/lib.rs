@@ -1250,6 +1250,17 @@ impl Store {
         question: &Question,
         iris: &[String],
     ) -> Result<Vec<VectorHit>, StoreError> {
+        self.nearest_among(question, iris, iris.len()).await
+    }
+
+    /// The `k` nodes among `iris` (those `question` does not hold out) most
+    /// similar to it, best first.
+    pub async fn nearest_among(
+        &self,
+        question: &Question,
+        iris: &[String],
+        k: usize,
+    ) -> Result<Vec<VectorHit>, StoreError> {
         let vector = self.vector_of(question)?;
         let held_out = question.held_out();
         let iris: Vec<String> = iris
@@ -1257,7 +1268,7 @@ impl Store {
             .filter(|iri| !held_out.contains(*iri))
             .cloned()
             .collect();
-        Ok(self.vectors.search_among(vector, &iris).await?)
+        Ok(self.vectors.nearest_among(vector, &iris, k).await?)
     }
 
     /// Sizes of both sides.

@@ -121,10 +121,13 @@ impl Resident {
 
     /// [`crate::VectorStore::search_among`] over this copy.
     pub(crate) fn search_among(&self, query: &[f32], iris: &[String]) -> Vec<VectorHit> {
+        self.nearest_among(query, iris, iris.len())
+    }
+
+    /// The `k` rows among `iris` nearest to `query`, best first.
+    pub(crate) fn nearest_among(&self, query: &[f32], iris: &[String], k: usize) -> Vec<VectorHit> {
         let wanted: HashSet<&str> = iris.iter().map(String::as_str).collect();
-        self.nearest(query, iris.len(), |row| {
-            wanted.contains(self.iris[row].as_str())
-        })
+        self.nearest(query, k, |row| wanted.contains(self.iris[row].as_str()))
     }
 
     /// A copy of the rows of these nodes alone (those that have one), in table

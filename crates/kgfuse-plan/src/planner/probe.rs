@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// Members of a class read for its profile.
 const SAMPLE: usize = 300;
 /// Most triples a profile reads in each direction from its members.
-const EDGE_SAMPLE: usize = 10_000;
+const EDGE_SAMPLE: usize = 2_000;
 /// Most values of one property whose classes a profile reads.
 const CLASS_SAMPLE: usize = 500;
 /// Most rows an entity's paths are read from.
@@ -108,25 +108,43 @@ fn iris(list: &[String]) -> Vec<Term> {
 /// thousands of neighbours (a module, a tag every function consumes) costs a
 /// bounded read, not a type lookup per edge.
 pub fn profile(store: &Store, start: &Start) -> Result<Profile, RetrieveError> {
-    let Some(members) = members(start) else {
+    let members = members(store, start)?;
+    if members.is_empty() {
         return Ok(Profile::default());
-    };
+    }
+    // The members as a VALUES block, so each read walks from them: joined with
+    // a sub-select instead, Oxigraph may scan every triple of the store.
+    let members = values("x", &members);
     let mut uses = property_uses(store, &members)?;
     far_classes(store, &members, &mut uses)?;
     uses.sort_by_key(|u| std::cmp::Reverse(u.count));
     Ok(Profile { uses })
 }
 
-/// The pattern binding `?x` to the nodes `start` names; `None` when it names none.
-fn members(start: &Start) -> Option<String> {
+/// The nodes `start` names: the nodes themselves, or up to [`SAMPLE`] named
+/// members of its classes.
+fn members(store: &Store, start: &Start) -> Result<Vec<Term>, RetrieveError> {
     let rdf_type = w3c::RDF_TYPE;
     match start {
-        Start::Classes(classes) if !classes.is_empty() => Some(format!(
-            "{{ SELECT DISTINCT ?x WHERE {{ {} ?x <{rdf_type}> ?c }} LIMIT {SAMPLE} }}",
-            values("c", &iris(classes))
-        )),
-        Start::Nodes(nodes) if !nodes.is_empty() => Some(values("x", &iris(nodes))),
-        _ => None,
+        Start::Classes(classes) if !classes.is_empty() => {
+            let text = format!(
+                "SELECT DISTINCT ?x WHERE {{ {} ?x <{rdf_type}> ?c }} LIMIT {SAMPLE}",
+                values("c", &iris(classes))
+            );
+            Ok(run_all(store, vec![text])?
+                .pop()
+                .map(|s| {
+                    // Named members only: a blank node cannot be written in VALUES.
+                    s.rows
+                        .into_iter()
+                        .filter_map(|row| row.into_iter().next().flatten())
+                        .filter(|term| matches!(term, Term::NamedNode(_)))
+                        .collect()
+                })
+                .unwrap_or_default())
+        }
+        Start::Nodes(nodes) => Ok(iris(nodes)),
+        Start::Classes(_) => Ok(Vec::new()),
     }
 }
 

@@ -564,8 +564,7 @@ pub(crate) async fn shortlist(
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
     let package_of = functions_of_packages(store, &chosen_iris)?;
     let inside: Vec<String> = package_of.keys().cloned().collect();
-    let mut hits = store.search_among(question, &inside).await?;
-    hits.truncate(top_k * 3);
+    let mut hits = store.nearest_among(question, &inside, top_k * 3).await?;
     for hit in nearest.into_iter().take(top_k) {
         if !hits.iter().any(|h| h.iri == hit.iri) {
             hits.push(hit);
