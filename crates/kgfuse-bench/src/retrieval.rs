@@ -13,7 +13,10 @@
 //! index, so that table measures exact search; from 10,000 functions on, the
 //! IVF-RQ index is then built (its recall against exact search printed) and the
 //! strategies run again, with their latency against the exact run and the share
-//! of the exact run's retrieved items they still return.
+//! of the exact run's retrieved items they still return. Last, the store is opened
+//! anew for each of a `bm25` and a `unified` question (what a fresh process pays
+//! for its first question, resident memory before and after it), and once more
+//! after a load of one function (the lexicon brought in step with the write).
 
 use anyhow::Result;
 use kgfuse::{
