@@ -977,13 +977,13 @@ impl Store {
             );
             let old = self.graph.graph_triples(&source.graph)?;
             replaces |= !old.is_empty();
-            let kept = HeldTriples::new(old, source);
-            changed.triples(&kept.removed);
-            touched.triples(&kept.removed);
-            for quad in source.quads().filter(|q| kept.is_new(q)) {
+            let before = HeldTriples::new(old, source);
+            changed.triples(&before.removed);
+            touched.triples(&before.removed);
+            for quad in source.quads().filter(|q| before.is_new(q)) {
                 changed.quad(quad.as_ref());
             }
-            held.push(kept);
+            held.push(before);
         }
         for triple in sources.iter().flat_map(|s| &s.triples) {
             if let kgfuse_graph::model::NamedOrBlankNode::NamedNode(subject) = &triple.subject

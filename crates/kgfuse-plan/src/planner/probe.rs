@@ -224,7 +224,7 @@ fn far_classes(
         let (Some(oc), Some(n)) = (solutions.column("oc"), solutions.column("n")) else {
             continue;
         };
-        let nodes = use_.count - use_.literal;
+        let nodes = use_.count.saturating_sub(use_.literal);
         let sampled = nodes.min(CLASS_SAMPLE).max(1);
         for row in &solutions.rows {
             if let Some(class) = cell_text(row.get(oc)) {
