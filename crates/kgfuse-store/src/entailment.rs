@@ -821,10 +821,7 @@ mod tests {
             .iter()
             .map(|(s, p, o)| (s.as_str(), p.as_str(), o.as_str()))
             .collect();
-        store
-            .write_sources(&[source("teams", "1", &borrowed)], &[], &NoProgress)
-            .await
-            .expect("write");
+        write(&store, &[source("teams", "1", &borrowed)]).await;
         let incremental = derived(&store);
         assert!(incremental.contains(&is_team("team5")));
         store.entail_all().expect("rebuild");
@@ -832,6 +829,14 @@ mod tests {
     }
 
     /// An extracted source of `(subject, predicate, object)` local names.
+    /// Writes `sources`, each replacing its graph, dropping none.
+    async fn write(store: &Store, sources: &[SourceGraph]) {
+        store
+            .write_sources(sources, &[], &NoProgress)
+            .await
+            .expect("write");
+    }
+
     fn source(name: &str, version: &str, triples: &[(&str, &str, &str)]) -> SourceGraph {
         let ex = |local: &str| NamedNode::new_unchecked(format!("http://example.org/{local}"));
         SourceGraph {
@@ -860,10 +865,7 @@ mod tests {
             source("a", "1", &[("ann", "leads", "payments")]),
             source("b", "1", &[("bob", "manages", "risk")]),
         ];
-        store
-            .write_sources(&first, &[], &NoProgress)
-            .await
-            .expect("first write");
+        write(&store, &first).await;
         let incremental = derived(&store);
         assert!(incremental.contains(
             "<file:///sources/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/ns/prov#Entity>"
@@ -884,37 +886,23 @@ mod tests {
 
     #[tokio::test]
     async fn a_replaced_graph_recomputed_one_node_per_transaction_entails_what_a_rebuild_does() {
-        let (_dir, store) = store_with_schema().await;
-        let first = [source(
-            "team",
-            "1",
-            &[
-                ("ann", "leads", "payments"),
-                ("bob", "manages", "risk"),
-                ("cid", "leads", "ops"),
-            ],
-        )];
-        store
-            .write_sources(&first, &[], &NoProgress)
-            .await
-            .expect("first write");
+        let (_dir, mut store) = store_with_schema().await;
+        let team = |version, triples: &[(&str, &str, &str)]| [source("team", version, triples)];
+        let first = [
+            ("ann", "leads", "payments"),
+            ("bob", "manages", "risk"),
+            ("cid", "leads", "ops"),
+        ];
+        write(&store, &team("1", &first)).await;
         // A triple kept (ann), one gone (bob's), one changed (cid's), one new
         // (dee's): each touched node in a transaction of its own.
-        let mut store = store;
         store.entailment_nodes_per_transaction = 1;
-        let second = [source(
-            "team",
-            "2",
-            &[
-                ("ann", "leads", "payments"),
-                ("cid", "manages", "ops"),
-                ("dee", "leads", "risk"),
-            ],
-        )];
-        store
-            .write_sources(&second, &[], &NoProgress)
-            .await
-            .expect("second write");
+        let second = [
+            ("ann", "leads", "payments"),
+            ("cid", "manages", "ops"),
+            ("dee", "leads", "risk"),
+        ];
+        write(&store, &team("2", &second)).await;
         let incremental = derived(&store);
         assert!(
             !incremental
