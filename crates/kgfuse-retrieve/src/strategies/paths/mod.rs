@@ -16,15 +16,16 @@
 //! No tags in the question means no result, with status `no_tags`: this strategy
 //! never silently falls back to similarity.
 
+mod flow;
+
 use crate::RetrieveError;
 use crate::functions::functions_info;
+use flow::{FlowEdges, rows};
 use kgfuse_core::context::{Dropped, FusedContext, TraceStage};
 use kgfuse_core::vocab::{kg, w3c};
-use kgfuse_graph::QueryOutcome;
-use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_store::{Store, WholeStore};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 /// Limits of the path search.
 #[derive(Debug, Clone, Copy)]
@@ -75,25 +76,6 @@ impl std::ops::Deref for Tags {
     type Target = BTreeMap<String, Tag>;
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-/// The functions that load each tag's data, as the store keeps them between writes.
-struct Loaders(BTreeMap<String, Vec<String>>);
-
-impl WholeStore for Loaders {}
-
-impl std::ops::Deref for Loaders {
-    type Target = BTreeMap<String, Vec<String>>;
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveError> {
-    match store.graph().query(query, &store.query_options())? {
-        QueryOutcome::Solutions { rows, .. } => Ok(rows),
-        _ => Ok(Vec::new()),
     }
 }
 
@@ -165,92 +147,53 @@ fn matched_tags(question: &str, tags: &BTreeMap<String, Tag>) -> Vec<(String, us
     found
 }
 
-/// The data-flow graph: tag -> consumer, callee -> caller, producer -> tag. Calls
-/// resolved only by name count too: `rule.matches(...)` on a loop variable is such a
-/// call, and a wrong guess still has to lead to an output tag to matter.
-fn flow_graph(store: &Store) -> Result<HashMap<String, Vec<String>>, RetrieveError> {
-    let mut edges: HashMap<String, Vec<String>> = HashMap::new();
-    let query = format!(
-        "SELECT ?from ?to WHERE {{ \
-           {{ ?to <{consumes}> ?from }} UNION {{ ?to <{calls}>|<{by_name}> ?from }} \
-           UNION {{ ?from <{produces}> ?to }} }}",
-        consumes = kg::CONSUMES,
-        calls = kg::CALLS,
-        by_name = kg::CALLS_BY_NAME,
-        produces = kg::PRODUCES,
-    );
-    for row in rows(store, &query)? {
-        if let (Some(from), Some(to)) = (cell_text(row.first()), cell_text(row.get(1))) {
-            edges.entry(from).or_default().push(to);
-        }
-    }
-    for targets in edges.values_mut() {
-        targets.sort();
-        targets.dedup();
-    }
-    Ok(edges)
-}
-
-/// The data-flow graph both ways, nodes numbered: `forward` for the search,
-/// `reverse` for the distance of every node to the outputs. Numbering once per
-/// write keeps string hashing out of the per-question searches, which visit most
-/// of a large graph (100,000 functions share 20 tags in the synthetic benchmark).
+/// The data-flow graph both ways, numbered ([`flow::FlowEdges`]), with its
+/// loaders: `forward` for the search, `reverse` for the distance of every node
+/// to the outputs. Numbers keep string hashing out of the per-question
+/// searches, which visit most of a large graph (100,000 functions share 20 tags
+/// in the synthetic benchmark).
 struct Flow {
-    /// Node IRI by number.
-    names: Vec<String>,
-    /// Number of each node IRI.
-    numbers: HashMap<String, u32>,
+    /// The nodes and edges, as kept on disk.
+    nodes: FlowEdges,
     /// Successors of each node, sorted by IRI.
     forward: Vec<Vec<u32>>,
     /// Predecessors of each node, sorted by IRI.
     reverse: Vec<Vec<u32>>,
+    /// Tag -> the functions that make it from nothing, sorted.
+    loaders: BTreeMap<String, Vec<String>>,
 }
 
 impl WholeStore for Flow {}
 
 impl Flow {
-    fn new(edges: HashMap<String, Vec<String>>) -> Self {
-        // Numbered in IRI order, so sorting numbers sorts IRIs.
-        let mut names: Vec<String> = edges
-            .iter()
-            .flat_map(|(from, targets)| std::iter::once(from).chain(targets))
-            .cloned()
-            .collect();
-        names.sort();
-        names.dedup();
-        let numbers: HashMap<String, u32> = names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| (name.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
-            .collect();
-        let mut forward = vec![Vec::new(); names.len()];
-        let mut reverse = vec![Vec::new(); names.len()];
-        for (from, targets) in &edges {
-            let from = numbers[from];
-            for to in targets {
-                let to = numbers[to];
-                forward[from as usize].push(to);
-                reverse[to as usize].push(from);
-            }
-        }
-        for list in forward.iter_mut().chain(reverse.iter_mut()) {
-            list.sort_unstable();
-            list.dedup();
+    fn new(nodes: FlowEdges) -> Self {
+        let mut forward = vec![Vec::new(); nodes.len()];
+        let mut reverse = vec![Vec::new(); nodes.len()];
+        // Edges come sorted and without repeats, so both lists are too.
+        for &(from, to) in nodes.edges() {
+            forward[from as usize].push(to);
+            reverse[to as usize].push(from);
         }
         Self {
-            names,
-            numbers,
+            loaders: nodes.loaders(),
+            nodes,
             forward,
             reverse,
         }
     }
 
+    /// The store's graph: the file kept beside it, brought in step if need be.
+    fn of(store: &Store) -> Result<Self, RetrieveError> {
+        let (nodes, _) = flow::kept(store)?;
+        Ok(Self::new(nodes))
+    }
+
     fn number(&self, iri: &str) -> Option<u32> {
-        self.numbers.get(iri).copied()
+        self.nodes.number(iri)
     }
 
     fn name(&self, node: u32) -> &str {
-        &self.names[node as usize]
+        self.nodes.name(node)
     }
 }
 
@@ -327,7 +270,7 @@ const UNREACHABLE: u32 = u32::MAX;
 /// Fewest edges from each node to an output tag (reverse breadth-first search),
 /// for nodes within `max_depth`; [`UNREACHABLE`] for the others.
 fn distance_to_outputs(flow: &Flow, outputs: &HashSet<u32>, max_depth: usize) -> Vec<u32> {
-    let mut distance = vec![UNREACHABLE; flow.names.len()];
+    let mut distance = vec![UNREACHABLE; flow.nodes.len()];
     let mut queue: VecDeque<u32> = VecDeque::new();
     for &output in outputs {
         distance[output as usize] = 0;
@@ -395,8 +338,8 @@ fn ranking(
         context.status = Some("no_tags".into());
         return Ok((context, Vec::new()));
     }
-    // Read once per write of the store, not once per question.
-    let flow = store.derived(|| flow_graph(store).map(Flow::new))?;
+    // Kept on disk beside the store, read once per process and write.
+    let flow = store.derived(|| Flow::of(store))?;
     let mut paths = if inputs.is_empty() {
         Vec::new()
     } else {
@@ -409,8 +352,7 @@ fn ranking(
             context.status = Some("no_paths".into());
         }
     }
-    let loaders = store.derived(|| loaders(store).map(Loaders))?;
-    let sources = source_paths(&flow, &loaders, &paths, &inputs, limits);
+    let sources = source_paths(&flow, &flow.loaders, &paths, &inputs, limits);
     let ranked = functions_on(&paths, &sources, &all_tags, top_k, &mut context);
     context.paths = interleaved(paths, sources);
     Ok((context, ranked))
@@ -479,44 +421,6 @@ fn producer_paths(
     paths.sort();
     paths.truncate(limits.max_paths);
     paths
-}
-
-/// Tag -> the functions that produce it from nothing, sorted: callable without
-/// arguments (every parameter has a default) and taking none they could be
-/// given instead (no `self` or `cls`: a method needs its object; no `*args` or
-/// `**kwargs`: a `**fields` constructor builds from what it is given). Two plain
-/// reads (the producers, and their parameters without a default), joined here:
-/// a nested `NOT EXISTS` over a large store runs for minutes.
-fn loaders(store: &Store) -> Result<BTreeMap<String, Vec<String>>, RetrieveError> {
-    let produced = format!(
-        "SELECT ?function ?tag WHERE {{ ?function <{produces}> ?tag }}",
-        produces = kg::PRODUCES,
-    );
-    let required = format!(
-        "SELECT DISTINCT ?function WHERE {{ ?function <{produces}> ?tag ; \
-           <{has_parameter}> ?parameter . \
-           FILTER NOT EXISTS {{ ?parameter <{default}> ?value }} }}",
-        produces = kg::PRODUCES,
-        has_parameter = kg::HAS_PARAMETER,
-        default = kg::DEFAULT_VALUE,
-    );
-    let needs_arguments: HashSet<String> = rows(store, &required)?
-        .into_iter()
-        .filter_map(|row| cell_text(row.first()))
-        .collect();
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for row in rows(store, &produced)? {
-        if let (Some(function), Some(tag)) = (cell_text(row.first()), cell_text(row.get(1)))
-            && !needs_arguments.contains(&function)
-        {
-            out.entry(tag).or_default().push(function);
-        }
-    }
-    for functions in out.values_mut() {
-        functions.sort();
-        functions.dedup();
-    }
-    Ok(out)
 }
 
 /// Back-chaining: for every function on `paths`, one path `loader -> tag ->
@@ -647,6 +551,11 @@ mod tests {
             .collect()
     }
 
+    /// A data-flow graph of these edges (from, to) and loads (function, tag).
+    fn flow(edges: &[(&str, &str)], loads: &[(&str, &str)]) -> Flow {
+        Flow::new(FlowEdges::new(edges, loads))
+    }
+
     fn tag(label: &str, input: bool, output: bool) -> Tag {
         Tag {
             label: label.into(),
@@ -690,17 +599,15 @@ mod tests {
 
     #[test]
     fn search_follows_data_flow_to_the_outputs() {
-        let edges: HashMap<String, Vec<String>> = HashMap::from([
-            ("in".to_owned(), vec!["compute".to_owned()]),
-            (
-                "compute".to_owned(),
-                vec!["average".to_owned(), "unrelated".to_owned()],
-            ),
-            ("average".to_owned(), vec!["out".to_owned()]),
-        ]);
+        let edges = [
+            ("in", "compute"),
+            ("compute", "average"),
+            ("compute", "unrelated"),
+            ("average", "out"),
+        ];
         let outputs = BTreeSet::from(["out".to_owned()]);
         let paths = search(
-            &Flow::new(edges.clone()),
+            &flow(&edges, &[]),
             &["in".to_owned()],
             &outputs,
             PathLimits::default(),
@@ -715,7 +622,7 @@ mod tests {
             max_depth: 2,
             max_paths: 5,
         };
-        assert!(search(&Flow::new(edges), &["in".to_owned()], &outputs, short).is_empty());
+        assert!(search(&flow(&edges, &[]), &["in".to_owned()], &outputs, short).is_empty());
     }
 
     /// `average` needs `rules`, which the question does not give and `load`
@@ -724,18 +631,20 @@ mod tests {
     /// ranks right after `average`.
     #[test]
     fn a_needed_input_is_chained_back_to_its_loader() {
-        let edges: HashMap<String, Vec<String>> = HashMap::from([
-            (
-                "in".to_owned(),
-                vec!["average".to_owned(), "other".to_owned()],
-            ),
-            ("rules".to_owned(), vec!["average".to_owned()]),
-            ("average".to_owned(), vec!["out".to_owned()]),
-            ("other".to_owned(), vec!["out".to_owned()]),
-            ("load".to_owned(), vec!["rules".to_owned()]),
-        ]);
-        let flow = Flow::new(edges);
-        let loaders = BTreeMap::from([("rules".to_owned(), vec!["load".to_owned()])]);
+        let edges = [
+            ("in", "average"),
+            ("in", "other"),
+            ("rules", "average"),
+            ("average", "out"),
+            ("other", "out"),
+            ("load", "rules"),
+        ];
+        let flow = flow(&edges, &[("load", "rules")]);
+        let loaders = &flow.loaders;
+        assert_eq!(
+            *loaders,
+            BTreeMap::from([("rules".to_owned(), vec!["load".to_owned()])])
+        );
         let path =
             |nodes: &[&str]| -> Vec<String> { nodes.iter().map(|n| (*n).to_owned()).collect() };
         let paths = vec![
@@ -745,9 +654,9 @@ mod tests {
         let given =
             |inputs: &[&str]| -> Vec<String> { inputs.iter().map(|i| (*i).to_owned()).collect() };
         let limits = PathLimits::default();
-        let sources = source_paths(&flow, &loaders, &paths, &given(&["in"]), limits);
+        let sources = source_paths(&flow, loaders, &paths, &given(&["in"]), limits);
         assert_eq!(sources, [path(&["load", "rules", "average"])]);
-        assert!(source_paths(&flow, &loaders, &paths, &given(&["in", "rules"]), limits).is_empty());
+        assert!(source_paths(&flow, loaders, &paths, &given(&["in", "rules"]), limits).is_empty());
         assert_eq!(
             interleaved(paths.clone(), sources.clone()),
             [
@@ -766,14 +675,16 @@ mod tests {
 
     #[test]
     fn paths_that_add_no_node_are_skipped() {
-        let edges: HashMap<String, Vec<String>> = HashMap::from([
-            ("in".to_owned(), vec!["a".to_owned(), "b".to_owned()]),
-            ("a".to_owned(), vec!["b".to_owned(), "out".to_owned()]),
-            ("b".to_owned(), vec!["out".to_owned()]),
-        ]);
+        let edges = [
+            ("in", "a"),
+            ("in", "b"),
+            ("a", "b"),
+            ("a", "out"),
+            ("b", "out"),
+        ];
         let outputs = BTreeSet::from(["out".to_owned()]);
         let paths = search(
-            &Flow::new(edges.clone()),
+            &flow(&edges, &[]),
             &["in".to_owned()],
             &outputs,
             PathLimits::default(),

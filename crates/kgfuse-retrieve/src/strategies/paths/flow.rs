@@ -1,0 +1,560 @@
+//! The data-flow graph `paths` searches and the loaders it chains back to, kept
+//! on disk in `<store>/paths/flow` and stamped with the store's content version
+//! ([`Store::content_version`]), as the lexicon's index is. A process that opens
+//! an unchanged store reads the file instead of every produces, consumes and
+//! calls edge and every producer's parameters (10.3 s of a fresh `unified`
+//! question at 100,000 functions, release); after writes, only the edges around
+//! the nodes they changed ([`Store::changed_between`]) and the loaders among
+//! those nodes' functions are read again. Re-reading a node is idempotent, so a
+//! file built while another process wrote is mended by the next reader.
+//!
+//! Only IRIs take part: the changes a write records name IRIs, so an edge to a
+//! blank node could not be kept in step.
+
+use crate::RetrieveError;
+use crate::functions::iri_terms;
+use kgfuse_core::vocab::kg;
+use kgfuse_graph::QueryOutcome;
+use kgfuse_graph::model::Term;
+use kgfuse_lexicon::sparql;
+use kgfuse_store::Store;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The file's directory inside the store's.
+const FLOW_DIR: &str = "paths";
+/// The file's name.
+const FLOW_FILE: &str = "flow";
+/// The file's first bytes.
+const MAGIC: &[u8] = b"kgfuse paths flow\n";
+/// Bumped when what the file holds changes: a file of another format is rebuilt.
+const FORMAT: u32 = 1;
+/// Nodes bound per query when reading the edges around changed nodes.
+const NODES_PER_QUERY: usize = 1_000;
+
+/// The data-flow graph, numbered, with its loaders: what the file holds.
+/// `edges` run tag -> consumer, callee -> caller, producer -> tag (calls
+/// resolved only by name count too: `rule.matches(...)` on a loop variable is
+/// such a call, and a wrong guess still has to lead to an output tag to
+/// matter); `loads` pair a function with a tag it makes from nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct FlowEdges {
+    /// Node IRIs, sorted: a node's number is its position.
+    names: Vec<String>,
+    /// (from, to), sorted, no repeats.
+    edges: Vec<(u32, u32)>,
+    /// (function, tag), sorted, no repeats.
+    loads: Vec<(u32, u32)>,
+}
+
+impl FlowEdges {
+    /// Numbers edges and loads given by IRI.
+    pub(super) fn new(edges: &[(&str, &str)], loads: &[(&str, &str)]) -> Self {
+        let mut names: Vec<&str> = edges
+            .iter()
+            .chain(loads)
+            .flat_map(|&(from, to)| [from, to])
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let number = |iri: &str| -> u32 {
+            let position = names.binary_search(&iri).unwrap_or_default();
+            u32::try_from(position).unwrap_or(u32::MAX)
+        };
+        let numbered = |pairs: &[(&str, &str)]| -> Vec<(u32, u32)> {
+            let mut out: Vec<(u32, u32)> =
+                pairs.iter().map(|&(a, b)| (number(a), number(b))).collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        Self {
+            edges: numbered(edges),
+            loads: numbered(loads),
+            names: names.into_iter().map(str::to_owned).collect(),
+        }
+    }
+
+    /// The number of a node.
+    pub(super) fn number(&self, iri: &str) -> Option<u32> {
+        let position = self.names.binary_search_by(|n| n.as_str().cmp(iri)).ok()?;
+        u32::try_from(position).ok()
+    }
+
+    /// The IRI of a node.
+    pub(super) fn name(&self, node: u32) -> &str {
+        &self.names[node as usize]
+    }
+
+    /// How many nodes there are.
+    pub(super) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The edges, numbered.
+    pub(super) fn edges(&self) -> &[(u32, u32)] {
+        &self.edges
+    }
+
+    /// Tag -> the functions that make it from nothing, sorted.
+    pub(super) fn loaders(&self) -> BTreeMap<String, Vec<String>> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for &(function, tag) in &self.loads {
+            out.entry(self.name(tag).to_owned())
+                .or_default()
+                .push(self.name(function).to_owned());
+        }
+        for functions in out.values_mut() {
+            functions.sort();
+        }
+        out
+    }
+
+    /// `self` with every edge touching one of `nodes` replaced by `edges`, and
+    /// every load of one of `functions` by `loads`.
+    fn replaced(
+        &self,
+        nodes: &BTreeSet<String>,
+        edges: &[(String, String)],
+        functions: &BTreeSet<String>,
+        loads: &[(String, String)],
+    ) -> Self {
+        let marked = |iris: &BTreeSet<String>| -> Vec<bool> {
+            let mut marks = vec![false; self.names.len()];
+            for node in iris.iter().filter_map(|iri| self.number(iri)) {
+                marks[node as usize] = true;
+            }
+            marks
+        };
+        let (touched, reloaded) = (marked(nodes), marked(functions));
+        let mut all_edges: Vec<(&str, &str)> = self
+            .edges
+            .iter()
+            .filter(|&&(a, b)| !touched[a as usize] && !touched[b as usize])
+            .map(|&(a, b)| (self.name(a), self.name(b)))
+            .collect();
+        all_edges.extend(pairs(edges));
+        let mut all_loads: Vec<(&str, &str)> = self
+            .loads
+            .iter()
+            .filter(|&&(function, _)| !reloaded[function as usize])
+            .map(|&(a, b)| (self.name(a), self.name(b)))
+            .collect();
+        all_loads.extend(pairs(loads));
+        Self::new(&all_edges, &all_loads)
+    }
+}
+
+/// How a process came by its data-flow graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Origin {
+    /// Read from the file, in step with the store.
+    Read,
+    /// Read from the file, then the nodes written since read again.
+    Updated,
+    /// Read from the whole graph.
+    Built,
+}
+
+/// The store's data-flow graph and how this process came by it: the file as it
+/// is when in step with the store, else brought in step (and written back).
+pub(super) fn kept(store: &Store) -> Result<(FlowEdges, Origin), RetrieveError> {
+    let started = std::time::Instant::now();
+    let version = store.content_version()?;
+    let path = store.dir().join(FLOW_DIR).join(FLOW_FILE);
+    let kept = match read(&path) {
+        Ok(kept) => kept,
+        Err(e) => {
+            if path.exists() {
+                tracing::warn!("{}: {e}; the data-flow graph is read again", path.display());
+            }
+            None
+        }
+    };
+    let (flow, origin) = match kept {
+        Some((stamp, flow)) if version == Some(stamp) => (flow, Origin::Read),
+        Some((stamp, flow)) if version.is_some_and(|now| stamp < now) => {
+            let now = version.unwrap_or(stamp);
+            match store.changed_between(stamp, now)? {
+                Some(nodes) => (update(store, &flow, &nodes)?, Origin::Updated),
+                None => (build(store)?, Origin::Built),
+            }
+        }
+        _ => (build(store)?, Origin::Built),
+    };
+    if origin != Origin::Read
+        && let Some(version) = version
+        && let Err(e) = write(&path, version, &flow)
+    {
+        tracing::warn!(
+            "{}: {e}; the data-flow graph is not kept on disk",
+            path.display()
+        );
+    }
+    tracing::info!(
+        ?origin,
+        nodes = flow.len(),
+        edges = flow.edges.len(),
+        loads = flow.loads.len(),
+        elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "paths: the data-flow graph"
+    );
+    Ok((flow, origin))
+}
+
+/// The edges and loaders of the whole graph.
+fn build(store: &Store) -> Result<FlowEdges, RetrieveError> {
+    let edges = flow_edges(store, None)?;
+    let loads = loads(store, None)?;
+    Ok(FlowEdges::new(&pairs(&edges), &pairs(&loads)))
+}
+
+/// `flow` with the edges around `nodes` read again, and the loaders among their
+/// functions (the nodes themselves, and the owners of parameters among them:
+/// a default value added to a parameter changes its function).
+fn update(
+    store: &Store,
+    flow: &FlowEdges,
+    nodes: &BTreeSet<String>,
+) -> Result<FlowEdges, RetrieveError> {
+    let list: Vec<&String> = nodes.iter().collect();
+    let mut edges = Vec::new();
+    let mut functions: BTreeSet<String> = nodes.clone();
+    for chunk in list.chunks(NODES_PER_QUERY) {
+        edges.extend(flow_edges(store, Some(chunk))?);
+        functions.extend(owners_of_parameters(store, chunk)?);
+    }
+    let functions_list: Vec<&String> = functions.iter().collect();
+    let mut loads_read = Vec::new();
+    for chunk in functions_list.chunks(NODES_PER_QUERY) {
+        loads_read.extend(loads(store, Some(chunk))?);
+    }
+    Ok(flow.replaced(nodes, &edges, &functions, &loads_read))
+}
+
+fn pairs(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect()
+}
+
+/// The rows of a SELECT over the store.
+pub(super) fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveError> {
+    match store.graph().query(query, &store.query_options())? {
+        QueryOutcome::Solutions { rows, .. } => Ok(rows),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The IRI in a cell, if it holds one.
+fn iri(cell: Option<&Option<Term>>) -> Option<&str> {
+    match cell {
+        Some(Some(Term::NamedNode(node))) => Some(node.as_str()),
+        _ => None,
+    }
+}
+
+/// `VALUES ?variable { ... }` for these IRIs, or nothing (the whole graph).
+fn bound(variable: &str, iris: Option<&[&String]>) -> Result<String, RetrieveError> {
+    match iris {
+        Some(iris) => Ok(sparql::values(variable, &iri_terms(iris)?)),
+        None => Ok(String::new()),
+    }
+}
+
+/// The data-flow edges (from, to) of the whole graph, or those with an end
+/// among `nodes`.
+fn flow_edges(
+    store: &Store,
+    nodes: Option<&[&String]>,
+) -> Result<Vec<(String, String)>, RetrieveError> {
+    let predicates = format!(
+        "VALUES ?p {{ <{consumes}> <{calls}> <{by_name}> <{produces}> }}",
+        consumes = kg::CONSUMES,
+        calls = kg::CALLS,
+        by_name = kg::CALLS_BY_NAME,
+        produces = kg::PRODUCES,
+    );
+    let query = match nodes {
+        None => format!("SELECT ?s ?p ?o WHERE {{ {predicates} ?s ?p ?o }}"),
+        Some(_) => format!(
+            "SELECT ?s ?p ?o WHERE {{ {values} {predicates} \
+               {{ ?n ?p ?o . BIND(?n AS ?s) }} UNION {{ ?s ?p ?n . BIND(?n AS ?o) }} }}",
+            values = bound("n", nodes)?,
+        ),
+    };
+    let mut out = Vec::new();
+    for row in rows(store, &query)? {
+        let (Some(s), Some(p), Some(o)) = (iri(row.first()), iri(row.get(1)), iri(row.get(2)))
+        else {
+            continue;
+        };
+        // A function produces a tag; a tag flows into its consumers, a callee
+        // into its callers.
+        if p == kg::PRODUCES {
+            out.push((s.to_owned(), o.to_owned()));
+        } else {
+            out.push((o.to_owned(), s.to_owned()));
+        }
+    }
+    Ok(out)
+}
+
+/// The functions having one of `nodes` as a parameter.
+fn owners_of_parameters(store: &Store, nodes: &[&String]) -> Result<Vec<String>, RetrieveError> {
+    let query = format!(
+        "SELECT DISTINCT ?function WHERE {{ {values} ?function <{has_parameter}> ?parameter }}",
+        values = bound("parameter", Some(nodes))?,
+        has_parameter = kg::HAS_PARAMETER,
+    );
+    Ok(rows(store, &query)?
+        .iter()
+        .filter_map(|row| iri(row.first()).map(str::to_owned))
+        .collect())
+}
+
+/// (function, tag) for every function that makes a tag from nothing, in the
+/// whole graph or among `functions`: callable without arguments (every
+/// parameter has a default) and taking none they could be given instead (no
+/// `self` or `cls`: a method needs its object; no `*args` or `**kwargs`: a
+/// `**fields` constructor builds from what it is given). Two plain reads (the
+/// producers, and their parameters without a default), joined here: a nested
+/// `NOT EXISTS` over a large store runs for minutes.
+fn loads(
+    store: &Store,
+    functions: Option<&[&String]>,
+) -> Result<Vec<(String, String)>, RetrieveError> {
+    let values = bound("function", functions)?;
+    let produced = format!(
+        "SELECT ?function ?tag WHERE {{ {values} ?function <{produces}> ?tag }}",
+        produces = kg::PRODUCES,
+    );
+    let required = format!(
+        "SELECT DISTINCT ?function WHERE {{ {values} ?function <{produces}> ?tag ; \
+           <{has_parameter}> ?parameter . \
+           FILTER NOT EXISTS {{ ?parameter <{default}> ?value }} }}",
+        produces = kg::PRODUCES,
+        has_parameter = kg::HAS_PARAMETER,
+        default = kg::DEFAULT_VALUE,
+    );
+    let needs_arguments: BTreeSet<String> = rows(store, &required)?
+        .iter()
+        .filter_map(|row| iri(row.first()).map(str::to_owned))
+        .collect();
+    Ok(rows(store, &produced)?
+        .iter()
+        .filter_map(|row| Some((iri(row.first())?, iri(row.get(1))?)))
+        .filter(|(function, _)| !needs_arguments.contains(*function))
+        .map(|(function, tag)| (function.to_owned(), tag.to_owned()))
+        .collect())
+}
+
+/// The file's failures.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not a data-flow file of this kgfuse (format {FORMAT}): {0}")]
+    Format(&'static str),
+}
+
+/// The stamp and graph of the file at `path`; `None` when there is none.
+fn read(path: &Path) -> Result<Option<(u64, FlowEdges)>, FileError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mut input = Reader(&bytes);
+    if input.take(MAGIC.len())? != MAGIC || input.u32()? != FORMAT {
+        return Err(FileError::Format("another header"));
+    }
+    let version = input.u64()?;
+    let names = (0..input.u32()?)
+        .map(|_| {
+            let length = input.u32()? as usize;
+            String::from_utf8(input.take(length)?.to_vec())
+                .map_err(|_| FileError::Format("a name is not UTF-8"))
+        })
+        .collect::<Result<Vec<String>, FileError>>()?;
+    let mut numbered = || -> Result<Vec<(u32, u32)>, FileError> {
+        let count = input.u32()?;
+        let pairs = (0..count)
+            .map(|_| Ok((input.u32()?, input.u32()?)))
+            .collect::<Result<Vec<_>, FileError>>()?;
+        let in_range = |n: u32| (n as usize) < names.len();
+        if pairs.iter().all(|&(a, b)| in_range(a) && in_range(b)) {
+            Ok(pairs)
+        } else {
+            Err(FileError::Format("a node number out of range"))
+        }
+    };
+    let edges = numbered()?;
+    let loads = numbered()?;
+    if !input.0.is_empty() || !names.is_sorted() {
+        return Err(FileError::Format("trailing bytes or unsorted names"));
+    }
+    Ok(Some((
+        version,
+        FlowEdges {
+            names,
+            edges,
+            loads,
+        },
+    )))
+}
+
+/// Little-endian numbers and bytes off the front of a slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], FileError> {
+        if self.0.len() < n {
+            return Err(FileError::Format("cut short"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, FileError> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+
+    fn u64(&mut self) -> Result<u64, FileError> {
+        let bytes = self.take(8)?;
+        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+}
+
+/// Writes `flow`, stamped with `version`, to `path`: whole or not at all (a
+/// file of its own, renamed over the old one).
+fn write(path: &Path, version: u64, flow: &FlowEdges) -> Result<(), FileError> {
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
+    let mut bytes = Vec::with_capacity(
+        MAGIC.len()
+            + 16
+            + flow.names.iter().map(|n| n.len() + 4).sum::<usize>()
+            + 8 * (flow.edges.len() + flow.loads.len() + 2),
+    );
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT.to_le_bytes());
+    bytes.extend_from_slice(&version.to_le_bytes());
+    bytes.extend_from_slice(&count(flow.names.len()));
+    for name in &flow.names {
+        bytes.extend_from_slice(&count(name.len()));
+        bytes.extend_from_slice(name.as_bytes());
+    }
+    for pairs in [&flow.edges, &flow.loads] {
+        bytes.extend_from_slice(&count(pairs.len()));
+        for &(a, b) in pairs {
+            bytes.extend_from_slice(&a.to_le_bytes());
+            bytes.extend_from_slice(&b.to_le_bytes());
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let own: PathBuf = path.with_extension(format!(
+        "{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&own, &bytes)?;
+    std::fs::rename(&own, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&own);
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kgfuse_core::progress::NoProgress;
+
+    const PREFIXES: &str = "@prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
+                            @prefix ex: <http://example.org/> .\n";
+
+    /// Two tags, a consumer calling a producer, and a would-be loader whose
+    /// parameter has no default yet (the producer needs an amount).
+    const CODE: &str = "ex:rates a kg:InputTag . ex:fee a kg:OutputTag .\n\
+        ex:average kg:consumes ex:rates ; kg:calls ex:compute .\n\
+        ex:compute kg:produces ex:fee ; kg:hasParameter ex:compute-amount .\n\
+        ex:load kg:produces ex:rates ; kg:hasParameter ex:load-path .\n\
+        ex:load-path kg:name \"path\" .\n";
+
+    async fn write(store: &Store, dir: &Path, name: &str, triples: &str) {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{PREFIXES}{triples}")).expect("write the file");
+        store
+            .load_files(&[path.as_path().into()], None, &NoProgress)
+            .await
+            .expect("load");
+    }
+
+    /// After each write, the graph the file held brought in step by the
+    /// nodes the write changed is the graph read from the whole store: an
+    /// edge added, a parameter given a default (only the parameter changes,
+    /// and its function becomes a loader), a file replaced so that an edge and
+    /// a node go. A second read of an unchanged store reads the file.
+    #[tokio::test]
+    async fn brought_in_step_by_the_written_nodes_as_read_from_the_whole_graph() {
+        let (dir, store) = kgfuse_lexicon::testing::with_turtle(&format!("{PREFIXES}{CODE}")).await;
+        let (first, origin) = kept(&store).expect("kept");
+        assert_eq!(origin, Origin::Built);
+        assert_eq!(first.loaders(), BTreeMap::new(), "`load` needs its path");
+        assert_eq!(kept(&store).expect("kept"), (first, Origin::Read));
+        let writes = [
+            (
+                "more.ttl",
+                "ex:report kg:calls ex:average ; kg:produces ex:fee .",
+            ),
+            (
+                "default.ttl",
+                "ex:load-path kg:defaultValue \"rates.csv\" .",
+            ),
+            ("more.ttl", "ex:report kg:produces ex:fee ."),
+        ];
+        for (i, (file, triples)) in writes.iter().enumerate() {
+            write(&store, dir.path(), file, triples).await;
+            let (flow, origin) = kept(&store).expect("kept");
+            assert_eq!(origin, Origin::Updated, "write {i}");
+            assert_eq!(flow, build(&store).expect("whole graph"), "write {i}");
+        }
+        let (flow, _) = kept(&store).expect("kept");
+        let rates = "http://example.org/rates";
+        assert_eq!(
+            flow.loaders().get(rates).map(Vec::as_slice),
+            Some(["http://example.org/load".to_owned()].as_slice())
+        );
+        let report = flow.number("http://example.org/report").expect("report");
+        let callers = flow.edges().iter().filter(|&&(from, _)| from == report);
+        assert_eq!(
+            callers.count(),
+            1,
+            "the call to `average` is gone, `fee` stays"
+        );
+        assert_eq!(flow.number("http://example.org/nothing"), None);
+    }
+
+    /// A file cut short, or of another format, is read again from the graph
+    /// (and written anew).
+    #[tokio::test]
+    async fn a_damaged_file_is_read_again_from_the_graph() {
+        let (_dir, store) =
+            kgfuse_lexicon::testing::with_turtle(&format!("{PREFIXES}{CODE}")).await;
+        let (whole, _) = kept(&store).expect("kept");
+        let path = store.dir().join(FLOW_DIR).join(FLOW_FILE);
+        let bytes = std::fs::read(&path).expect("the file");
+        for damaged in [&bytes[..bytes.len() - 3], &bytes[1..]] {
+            std::fs::write(&path, damaged).expect("damage");
+            assert!(read(&path).is_err());
+            assert_eq!(kept(&store).expect("kept"), (whole.clone(), Origin::Built));
+            assert_eq!(kept(&store).expect("kept"), (whole.clone(), Origin::Read));
+        }
+    }
+}
