@@ -199,7 +199,17 @@ pub(crate) fn packages_of_functions(
     store: &Store,
     functions: &[String],
 ) -> Result<BTreeMap<String, String>, RetrieveError> {
-    memberships(store, "function", functions)
+    memberships(store, &[("function", functions)])
+}
+
+/// Function -> package for the functions and methods among `functions` that
+/// are in one of `packages`, read as [`packages_of_functions`] reads.
+pub(crate) fn functions_in_packages(
+    store: &Store,
+    functions: &[String],
+    packages: &[String],
+) -> Result<BTreeMap<String, String>, RetrieveError> {
+    memberships(store, &[("function", functions), ("package", packages)])
 }
 
 /// Function -> package for every function and method of these packages, read
@@ -208,25 +218,28 @@ pub(crate) fn functions_of_packages(
     store: &Store,
     packages: &[String],
 ) -> Result<BTreeMap<String, String>, RetrieveError> {
-    memberships(store, "package", packages)
+    memberships(store, &[("package", packages)])
 }
 
-/// Function -> package with `bound` (`function` or `package`) one of `iris`.
+/// Function -> package with each bound variable (`function` or `package`) one
+/// of its IRIs.
 fn memberships(
     store: &Store,
-    bound: &str,
-    iris: &[String],
+    bounds: &[(&str, &[String])],
 ) -> Result<BTreeMap<String, String>, RetrieveError> {
-    if iris.is_empty() {
+    if bounds.iter().any(|(_, iris)| iris.is_empty()) {
         return Ok(BTreeMap::new());
     }
-    let nodes = iri_terms(iris)?;
+    let mut values = String::new();
+    for (variable, iris) in bounds {
+        values.push_str(&sparql::values(variable, &iri_terms(iris)?));
+        values.push(' ');
+    }
     let solutions = sparql::run(
         store,
         format!(
-            "SELECT ?function ?package WHERE {{ {values} VALUES ?kind {{ <{f}> <{m}> }} \
+            "SELECT ?function ?package WHERE {{ {values}VALUES ?kind {{ <{f}> <{m}> }} \
                ?function <{in_package}> ?package ; a ?kind }}",
-            values = sparql::values(bound, &nodes),
             f = kg::FUNCTION,
             m = kg::METHOD,
             in_package = kg::IN_PACKAGE,

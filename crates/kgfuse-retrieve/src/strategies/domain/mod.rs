@@ -26,7 +26,9 @@ pub mod case_base;
 mod kmeans;
 
 use crate::RetrieveError;
-use crate::functions::{functions_info, functions_of_packages, iri_terms, packages_of_functions};
+use crate::functions::{
+    functions_in_packages, functions_info, functions_of_packages, iri_terms, packages_of_functions,
+};
 use crate::strategies::domain::case_base::decode_vector;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
@@ -37,7 +39,7 @@ use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_lexicon::sparql::cell_text;
 use kgfuse_lexicon::sparql::{self, OneRead, Solutions, values};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{KindFilter, Question, Store, StoreError};
+use kgfuse_store::{KindFilter, Question, Store, StoreError, VectorHit};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Knobs of the `domain` strategy.
@@ -562,9 +564,17 @@ pub(crate) async fn shortlist(
 
     // Functions of the chosen packages, ranked by cosine, plus the store-wide best.
     let chosen_iris: Vec<String> = chosen.iter().map(|p| p.iri.clone()).collect();
-    let package_of = functions_of_packages(store, &chosen_iris)?;
-    let inside: Vec<String> = package_of.keys().cloned().collect();
-    let mut hits = store.nearest_among(question, &inside, top_k * 3).await?;
+    let wanted = top_k * 3;
+    let found = best_in_neighbourhood(store, question, &chosen_iris, &evidence, wanted).await?;
+    let (mut hits, package_of) = match found {
+        Some(found) => found,
+        None => {
+            let package_of = functions_of_packages(store, &chosen_iris)?;
+            let inside: Vec<String> = package_of.keys().cloned().collect();
+            let hits = store.nearest_among(question, &inside, wanted).await?;
+            (hits, package_of)
+        }
+    };
     for hit in nearest.into_iter().take(top_k) {
         if !hits.iter().any(|h| h.iri == hit.iri) {
             hits.push(hit);
@@ -592,6 +602,55 @@ pub(crate) async fn shortlist(
         context,
         candidates,
     })
+}
+
+/// From this share of the store's nearest functions in the chosen packages on,
+/// the packages' best are looked for among the store's nearest (one wider
+/// search) rather than among all their functions.
+const NEIGHBOURHOOD_SHARE: usize = 4;
+
+/// The chosen packages' `wanted` functions most similar to the question, with
+/// the package of each (and of the `evidence` functions in them), found among
+/// the store's nearest functions: when the packages hold at least a quarter of
+/// the nearest already found (`evidence`: function, package, score), a
+/// store-wide search for about twice the functions that share needs, kept when
+/// in the packages, replaces listing every function of the packages and
+/// searching among them (6.2 s for a package of 100,000 functions, release).
+/// `None` when the share is lower or the wider search holds too few of them.
+async fn best_in_neighbourhood(
+    store: &Store,
+    question: &Question,
+    chosen: &[String],
+    evidence: &[(String, Option<String>, f32)],
+    wanted: usize,
+) -> Result<Option<(Vec<VectorHit>, BTreeMap<String, String>)>, RetrieveError> {
+    let inside = evidence
+        .iter()
+        .filter(|(_, package, _)| package.as_ref().is_some_and(|p| chosen.contains(p)))
+        .count();
+    if inside == 0 || inside * NEIGHBOURHOOD_SHARE < evidence.len() {
+        return Ok(None);
+    }
+    let k = (wanted * evidence.len()).div_ceil(inside) * 2;
+    let wider = store
+        .search(question, k, KindFilter::OneOf(&["Function", "Method"]))
+        .await?;
+    let iris: Vec<String> = wider
+        .iter()
+        .map(|hit| hit.iri.clone())
+        .chain(evidence.iter().map(|(iri, _, _)| iri.clone()))
+        .collect();
+    let package_of = functions_in_packages(store, &iris, chosen)?;
+    let searched_all = wider.len() < k;
+    let hits: Vec<VectorHit> = wider
+        .into_iter()
+        .filter(|hit| package_of.contains_key(&hit.iri))
+        .take(wanted)
+        .collect();
+    if hits.len() < wanted && !searched_all {
+        return Ok(None);
+    }
+    Ok(Some((hits, package_of)))
 }
 
 /// The refinement gate; returns the kept candidates (best first) and its trace.
@@ -848,6 +907,63 @@ mod tests {
     use super::*;
     use crate::functions::functions_by_package;
     use std::path::PathBuf;
+
+    /// A package of 48 functions beside one of 4: where the chosen package
+    /// holds most of the store's nearest functions, its best found among the
+    /// store's nearest are its best found among all its functions, each with
+    /// its package; the small package is searched among its own.
+    #[tokio::test]
+    async fn a_package_near_the_question_is_searched_among_the_nearest() {
+        let words = ["parse", "frame", "signal", "decode", "filter", "merge"];
+        let mut turtle = String::from(
+            "@prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+             @prefix ex: <http://example.org/> .\n\
+             ex:big a kg:Package . ex:small a kg:Package .\n",
+        );
+        for i in 0..52 {
+            let package = if i < 48 { "big" } else { "small" };
+            let (a, b) = (words[i % 6], words[(i / 6) % 6]);
+            turtle.push_str(&format!(
+                "ex:f{i} a kg:Function ; kg:inPackage ex:{package} ; \
+                 rdfs:label \"{a}_{b}_{i}\" ; rdfs:comment \"Does {a} on a {b}.\" .\n"
+            ));
+        }
+        let (_dir, store) = kgfuse_lexicon::testing::with_turtle(&turtle).await;
+        let question = Question::new("How do I decode a frame?");
+        let nearest = store
+            .search(&question, 20, KindFilter::OneOf(&["Function", "Method"]))
+            .await
+            .expect("nearest");
+        let iris: Vec<String> = nearest.iter().map(|h| h.iri.clone()).collect();
+        let package_of = packages_of_functions(&store, &iris).expect("packages");
+        let evidence: Vec<(String, Option<String>, f32)> = nearest
+            .iter()
+            .map(|h| (h.iri.clone(), package_of.get(&h.iri).cloned(), h.score))
+            .collect();
+        let iri = |name: &str| format!("http://example.org/{name}");
+        let chosen = [iri("big")];
+        let (hits, packages) = best_in_neighbourhood(&store, &question, &chosen, &evidence, 6)
+            .await
+            .expect("search")
+            .expect("found among the nearest");
+        let everything = functions_of_packages(&store, &chosen).expect("functions");
+        let inside: Vec<String> = everything.keys().cloned().collect();
+        let expected = store
+            .nearest_among(&question, &inside, 6)
+            .await
+            .expect("among");
+        let names =
+            |hits: &[VectorHit]| -> Vec<String> { hits.iter().map(|h| h.iri.clone()).collect() };
+        assert_eq!(names(&hits), names(&expected));
+        assert!(
+            hits.iter()
+                .all(|h| packages.get(&h.iri) == Some(&iri("big")))
+        );
+        let small = [iri("small")];
+        let found = best_in_neighbourhood(&store, &question, &small, &evidence, 6).await;
+        assert!(found.expect("search").is_none());
+    }
 
     /// The per-question membership queries read what the whole-store map holds,
     /// for a few functions and for a few packages.
