@@ -83,6 +83,11 @@ pub(crate) struct RetrievalArgs {
     /// SCRATCH/retrieval-N --synthetic-questions` times them later.
     #[arg(long, requires = "keep")]
     pub build_only: bool,
+    /// On the stores an earlier `--keep` run left in the scratch folder: only
+    /// what a fresh engine pays for its first questions (the stores are not
+    /// rebuilt).
+    #[arg(long, requires = "scratch", conflicts_with = "build_only")]
+    pub first_questions: bool,
 }
 
 /// `kgfuse-bench peer`.

@@ -208,11 +208,14 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Retrieval(args) => {
             let steps = if args.build_only {
                 retrieval::Steps::BuildOnly
+            } else if args.first_questions {
+                retrieval::Steps::FirstQuestions
             } else {
                 retrieval::Steps::All
             };
-            let result = retrieval::run(&args.functions, &scratch, args.keep, steps).await;
-            if !args.keep {
+            let keep = args.keep || args.first_questions;
+            let result = retrieval::run(&args.functions, &scratch, keep, steps).await;
+            if !keep {
                 let _ = std::fs::remove_dir_all(&scratch);
             }
             result

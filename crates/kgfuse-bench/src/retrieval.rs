@@ -15,8 +15,10 @@
 //! strategies run again, with their latency against the exact run and the share
 //! of the exact run's retrieved items they still return. Last, the store is opened
 //! anew for each of a `bm25` and a `unified` question (what a fresh process pays
-//! for its first question, resident memory before and after it), and once more
-//! after a load of one function (the lexicon brought in step with the write).
+//! for its first question, resident memory before and after it), and again for
+//! each after a load of one function (the lexicon and `paths`' data-flow graph
+//! brought in step with the write); `--first-questions` runs only this last
+//! step, on stores an earlier `--keep` run left.
 
 use anyhow::Result;
 use kgfuse::{
@@ -233,6 +235,9 @@ pub enum Steps {
     All,
     /// Build each store (load and case base) and stop.
     BuildOnly,
+    /// Only the first questions of a fresh engine, on stores kept by an
+    /// earlier run.
+    FirstQuestions,
 }
 
 /// Builds the synthetic store for each size and prints the latency table; `keep`
@@ -240,6 +245,15 @@ pub enum Steps {
 pub async fn run(sizes: &[usize], scratch: &Path, keep: bool, steps: Steps) -> Result<()> {
     for &n in sizes {
         let dir = scratch.join(format!("retrieval-{n}"));
+        if steps == Steps::FirstQuestions {
+            anyhow::ensure!(
+                dir.exists(),
+                "{}: no store kept by an earlier `--keep` run",
+                dir.display()
+            );
+            first_questions(&dir, scratch, n).await?;
+            continue;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(scratch)?;
         let file = scratch.join(format!("synthetic-{n}.ttl"));
@@ -322,8 +336,9 @@ pub async fn run(sizes: &[usize], scratch: &Path, keep: bool, steps: Steps) -> R
 
 /// What a fresh process pays for its first question: the store opened anew
 /// (nothing carried over from the engine that built it), then one `bm25` and
-/// one `unified` question; then one function written and the first `bm25`
-/// question after it (the lexicon brought in step with the write).
+/// one `unified` question; then one function written and the first `bm25` and
+/// `unified` questions after it (the lexicon and `paths`' data-flow graph
+/// brought in step with the write), each from a store opened anew.
 async fn first_questions(dir: &Path, scratch: &Path, n: usize) -> Result<()> {
     let question = &questions()[0];
     println!(
@@ -344,10 +359,13 @@ async fn first_questions(dir: &Path, scratch: &Path, n: usize) -> Result<()> {
     engine.load(&[&file], None, &NoProgress).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     drop(engine);
-    let (ms, before, after) = first_answer(dir, question, Strategy::Bm25).await?;
-    println!(
-        "| `bm25` after a load of one function ({load_ms:.0} ms) | {ms:.0} | {before:.0} -> {after:.0} |"
-    );
+    for strategy in [Strategy::Bm25, Strategy::Unified] {
+        let (ms, before, after) = first_answer(dir, question, strategy).await?;
+        println!(
+            "| `{}` after a load of one function ({load_ms:.0} ms) | {ms:.0} | {before:.0} -> {after:.0} |",
+            strategy.name()
+        );
+    }
     let _ = std::fs::remove_file(&file);
     Ok(())
 }
@@ -368,7 +386,8 @@ async fn first_answer(dir: &Path, question: &str, strategy: Strategy) -> Result<
     Ok((ms, before, kgfuse::memory::resident_mib()))
 }
 
-/// One more function, for the write a lexicon follows.
+/// One more function, shaped as the generated ones (a tag in, a tag out, a
+/// call), for the write the lexicon and the data-flow graph follow.
 fn one_more_function() -> String {
     "@prefix kgfuse: <https://w3id.org/kgfuse/ontology#> .\n\
      @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
@@ -376,7 +395,9 @@ fn one_more_function() -> String {
      s:fn-extra a kgfuse:Function ; rdfs:label \"reconcile_ledger\" ; kgfuse:name \"reconcile_ledger\" ; \
      kgfuse:qualifiedName \"pkg0.mod0.reconcile_ledger\" ; \
      kgfuse:signature \"def reconcile_ledger(record, options=None) -> report\" ; \
-     kgfuse:inPackage s:pkg0 ; kgfuse:inModule s:pkg0-mod0 .\n"
+     kgfuse:inPackage s:pkg0 ; kgfuse:inModule s:pkg0-mod0 ; kgfuse:hasParameter s:fn-extra-p0 ; \
+     kgfuse:consumes s:tag-record ; kgfuse:produces s:tag-report ; kgfuse:calls s:fn1 .\n\
+     s:fn-extra-p0 a kgfuse:Parameter ; kgfuse:name \"record\" ; kgfuse:position 0 .\n"
         .to_owned()
 }
 

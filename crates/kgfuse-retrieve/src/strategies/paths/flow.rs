@@ -112,7 +112,10 @@ impl FlowEdges {
     }
 
     /// `self` with every edge touching one of `nodes` replaced by `edges`, and
-    /// every load of one of `functions` by `loads`.
+    /// every load of one of `functions` by `loads`. The kept nodes stay in
+    /// order, so they are renumbered in one pass, merged with the few new
+    /// ones, rather than sorted again (a write to a large graph changes a few
+    /// of its nodes).
     fn replaced(
         &self,
         nodes: &BTreeSet<String>,
@@ -128,21 +131,68 @@ impl FlowEdges {
             marks
         };
         let (touched, reloaded) = (marked(nodes), marked(functions));
-        let mut all_edges: Vec<(&str, &str)> = self
+        let kept_edges: Vec<(u32, u32)> = self
             .edges
             .iter()
-            .filter(|&&(a, b)| !touched[a as usize] && !touched[b as usize])
-            .map(|&(a, b)| (self.name(a), self.name(b)))
+            .copied()
+            .filter(|&(a, b)| !touched[a as usize] && !touched[b as usize])
             .collect();
-        all_edges.extend(pairs(edges));
-        let mut all_loads: Vec<(&str, &str)> = self
+        let kept_loads: Vec<(u32, u32)> = self
             .loads
             .iter()
-            .filter(|&&(function, _)| !reloaded[function as usize])
-            .map(|&(a, b)| (self.name(a), self.name(b)))
+            .copied()
+            .filter(|&(function, _)| !reloaded[function as usize])
             .collect();
-        all_loads.extend(pairs(loads));
-        Self::new(&all_edges, &all_loads)
+        // The old nodes still in use, in order, and the new ones, sorted.
+        let mut used = vec![false; self.names.len()];
+        for &(a, b) in kept_edges.iter().chain(&kept_loads) {
+            used[a as usize] = true;
+            used[b as usize] = true;
+        }
+        let mut added: Vec<&str> = edges
+            .iter()
+            .chain(loads)
+            .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+            .collect();
+        added.sort_unstable();
+        added.dedup();
+        // Merge both; `renumbered[old]` is an old node's new number.
+        let mut names: Vec<String> = Vec::with_capacity(self.names.len() + added.len());
+        let mut renumbered = vec![u32::MAX; self.names.len()];
+        let mut new_ones = added.iter().peekable();
+        let next_number = |names: &Vec<String>| u32::try_from(names.len()).unwrap_or(u32::MAX);
+        for (old, name) in self.names.iter().enumerate() {
+            while let Some(new) = new_ones.next_if(|new| **new < name.as_str()) {
+                names.push((*new).to_owned());
+            }
+            let also_added = new_ones.next_if(|new| **new == name.as_str()).is_some();
+            if used[old] || also_added {
+                renumbered[old] = next_number(&names);
+                names.push(name.clone());
+            }
+        }
+        names.extend(new_ones.map(|new| (*new).to_owned()));
+        let number_of = |iri: &str| -> u32 {
+            let position = names
+                .binary_search_by(|n| n.as_str().cmp(iri))
+                .unwrap_or_default();
+            u32::try_from(position).unwrap_or(u32::MAX)
+        };
+        let numbered = |kept: Vec<(u32, u32)>, given: &[(String, String)]| -> Vec<(u32, u32)> {
+            let mut out: Vec<(u32, u32)> = kept
+                .into_iter()
+                .map(|(a, b)| (renumbered[a as usize], renumbered[b as usize]))
+                .chain(given.iter().map(|(a, b)| (number_of(a), number_of(b))))
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        Self {
+            edges: numbered(kept_edges, edges),
+            loads: numbered(kept_loads, loads),
+            names,
+        }
     }
 }
 
@@ -218,6 +268,9 @@ fn update(
     flow: &FlowEdges,
     nodes: &BTreeSet<String>,
 ) -> Result<FlowEdges, RetrieveError> {
+    if nodes.is_empty() {
+        return Ok(flow.clone());
+    }
     let list: Vec<&String> = nodes.iter().collect();
     let mut edges = Vec::new();
     let mut functions: BTreeSet<String> = nodes.clone();
@@ -539,6 +592,36 @@ mod tests {
             "the call to `average` is gone, `fee` stays"
         );
         assert_eq!(flow.number("http://example.org/nothing"), None);
+    }
+
+    /// Replacing the edges around some nodes gives what numbering the
+    /// resulting edges afresh gives: nodes no edge uses any more leave, new
+    /// ones enter in order, a node both kept and added stays once.
+    #[test]
+    fn replaced_edges_are_numbered_as_new_ones_would_be() {
+        let old = FlowEdges::new(
+            &[("a", "c"), ("c", "e"), ("e", "g"), ("a", "g")],
+            &[("a", "c")],
+        );
+        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+                .collect()
+        };
+        let nodes = BTreeSet::from(["c".to_owned(), "z".to_owned()]);
+        let functions = BTreeSet::from(["a".to_owned()]);
+        let edges = owned(&[("b", "d"), ("a", "f"), ("e", "h"), ("a", "g")]);
+        let loads = owned(&[("a", "f")]);
+        let replaced = old.replaced(&nodes, &edges, &functions, &loads);
+        let expected = FlowEdges::new(
+            &[("e", "g"), ("a", "g"), ("b", "d"), ("a", "f"), ("e", "h")],
+            &[("a", "f")],
+        );
+        assert_eq!(replaced, expected);
+        assert_eq!(replaced.number("c"), None, "no edge uses it");
+        let nothing = BTreeSet::new();
+        assert_eq!(old.replaced(&nothing, &[], &nothing, &[]), old);
     }
 
     /// A file cut short, or of another format, is read again from the graph
