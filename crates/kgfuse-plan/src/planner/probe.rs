@@ -252,6 +252,24 @@ pub struct EntityPath {
     pub count: usize,
 }
 
+/// Whether `start` has a node to walk from: a class without members (a word
+/// linked to a vocabulary class nothing is typed with) reaches nothing, and
+/// one cheap read says so before the walks read up to [`PATH_ROWS`] rows from
+/// each target (a value held by 5,000 nodes, say).
+fn has_members(store: &Store, start: &Start) -> Result<bool, RetrieveError> {
+    let Start::Classes(classes) = start else {
+        return Ok(true);
+    };
+    let text = format!(
+        "SELECT ?x WHERE {{ {} ?x <{rdf_type}> ?c }} LIMIT 1",
+        values("c", &iris(classes)),
+        rdf_type = w3c::RDF_TYPE,
+    );
+    Ok(run_all(store, vec![text])?
+        .pop()
+        .is_some_and(|solutions| !solutions.rows.is_empty()))
+}
+
 /// The walks of one or two steps from `start` to one of `entities`, one-step
 /// walks first, then by use.
 pub fn entity_paths(
@@ -276,7 +294,7 @@ pub fn paths_to(
         Start::Classes(classes) => iris(classes),
         Start::Nodes(nodes) => iris(nodes),
     };
-    if entity_nodes.is_empty() || start_nodes.is_empty() {
+    if entity_nodes.is_empty() || start_nodes.is_empty() || !has_members(store, start)? {
         return Ok(Vec::new());
     }
     let typed = match start {
@@ -366,4 +384,35 @@ fn first_column(store: &Store, text: String) -> Result<Vec<String>, RetrieveErro
         .first()
         .map(|s| s.rows.iter().filter_map(|r| cell_text(r.first())).collect())
         .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(name: &str) -> String {
+        format!("http://example.org/{name}")
+    }
+
+    /// Employees reach their organisation in one step; recipes, a class no
+    /// node is typed with, reach nothing.
+    #[tokio::test]
+    async fn a_class_without_members_reaches_nothing() {
+        let (_dir, store) =
+            kgfuse_lexicon::testing::with_turtle(kgfuse_lexicon::testing::EMPLOYEES).await;
+        let acme = [ex("acme")];
+        let employees = Start::Classes(vec![ex("Employee")]);
+        let paths = entity_paths(&store, &employees, &acme).expect("paths");
+        let first = paths.first().expect("a path from the employees");
+        assert_eq!(first.steps[0].property, ex("worksFor"));
+        assert_eq!(first.count, 1);
+        assert!(has_members(&store, &employees).expect("members"));
+        let recipes = Start::Classes(vec![ex("Recipe")]);
+        assert!(!has_members(&store, &recipes).expect("members"));
+        assert!(
+            entity_paths(&store, &recipes, &acme)
+                .expect("paths")
+                .is_empty()
+        );
+    }
 }
