@@ -31,7 +31,7 @@ pub use sources::sources_of;
 pub use strategies::domain::DomainOptions;
 pub use strategies::domain::case_base::{self, CaseBaseOptions, CaseBaseReport};
 pub use strategies::neighborhood::NeighborhoodOptions;
-pub use strategies::paths::PathLimits;
+pub use strategies::paths::{FlowDifferences, PathLimits, check_data_flow, repair_data_flow};
 use strategies::{bm25, domain, flat, hybrid, neighborhood, paths, unified};
 
 use kgfuse_core::context::{FusedContext, TraceStage};

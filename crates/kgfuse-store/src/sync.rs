@@ -126,6 +126,10 @@ pub struct CheckReport {
     /// facade) disagrees with the graph, if it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lexicon_problem: Option<String>,
+    /// How `paths`' data-flow graph kept on disk (a layer above the store,
+    /// checked by the facade) disagrees with the graph, if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_flow_problem: Option<String>,
 }
 
 impl CheckReport {
@@ -137,6 +141,7 @@ impl CheckReport {
             && self.duplicate_rows.is_empty()
             && self.ontology_problem.is_none()
             && self.lexicon_problem.is_none()
+            && self.data_flow_problem.is_none()
     }
 }
 

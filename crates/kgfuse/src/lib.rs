@@ -80,14 +80,20 @@ pub struct RepairReport {
     pub vectors: SyncReport,
     /// The lexicon's index.
     pub lexicon: kgfuse_retrieve::LexiconChanges,
+    /// Edges of `paths`' data-flow graph written to its file anew.
+    pub data_flow_edges: usize,
 }
 
 impl std::fmt::Display for RepairReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}; lexicon entries: {} written, {} removed, {} unchanged",
-            self.vectors, self.lexicon.written, self.lexicon.removed, self.lexicon.unchanged
+            "{}; lexicon entries: {} written, {} removed, {} unchanged; data-flow graph: {} edges written",
+            self.vectors,
+            self.lexicon.written,
+            self.lexicon.removed,
+            self.lexicon.unchanged,
+            self.data_flow_edges
         )
     }
 }
@@ -570,8 +576,8 @@ impl Engine {
             .map_err(Error::from)
     }
 
-    /// Verifies that graph and vectors agree, and the lexicon's index with the
-    /// graph.
+    /// Verifies that graph and vectors agree, and the lexicon's index and
+    /// `paths`' data-flow graph (when in step by their stamps) with the graph.
     pub async fn check(&self) -> Result<CheckReport, Error> {
         let mut report = self.store.check().await?;
         let lexicon = kgfuse_retrieve::Lexicon::check(&self.store)?;
@@ -582,15 +588,28 @@ impl Engine {
                 lexicon.written, lexicon.removed, lexicon.unchanged
             ));
         }
+        let flow = kgfuse_retrieve::check_data_flow(&self.store)?;
+        if let Some(flow) = flow.filter(|f| f.missing + f.extra > 0) {
+            report.data_flow_problem = Some(format!(
+                "the data-flow graph kept for `paths` disagrees with the graph: {} edges or \
+                 loaders missing, {} too many",
+                flow.missing, flow.extra
+            ));
+        }
         Ok(report)
     }
 
     /// Rewrites whatever vector rows disagree with the graph, then brings the
-    /// lexicon's index in step with it.
+    /// lexicon's index in step with it and writes `paths`' data-flow graph anew.
     pub async fn repair(&self, progress: &dyn Progress) -> Result<RepairReport, Error> {
         let vectors = self.store.repair(progress).await?;
         let lexicon = kgfuse_retrieve::Lexicon::repair(&self.store)?;
-        Ok(RepairReport { vectors, lexicon })
+        let data_flow_edges = kgfuse_retrieve::repair_data_flow(&self.store)?;
+        Ok(RepairReport {
+            vectors,
+            lexicon,
+            data_flow_edges,
+        })
     }
 
     /// Builds (or rebuilds) the approximate nearest-neighbour index (IVF-RQ) over

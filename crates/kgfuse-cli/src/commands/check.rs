@@ -1,6 +1,7 @@
 //! `kgfuse check`: does every text-bearing node have exactly one current vector
 //! row, and every row its node? Does the lexicon's index hold what the graph
-//! names? `--repair` rewrites the vector side and the lexicon's index first.
+//! names, and `paths`' data-flow graph what the graph links? `--repair`
+//! rewrites the vector side, the lexicon's index and the data-flow graph first.
 
 use super::{Ctx, print_json};
 use crate::cli::CheckArgs;
@@ -27,9 +28,13 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
                 println!("{label}: <{iri}>");
             }
         }
-        for problem in [&report.ontology_problem, &report.lexicon_problem]
-            .into_iter()
-            .flatten()
+        for problem in [
+            &report.ontology_problem,
+            &report.lexicon_problem,
+            &report.data_flow_problem,
+        ]
+        .into_iter()
+        .flatten()
         {
             println!("{problem}");
         }
@@ -42,7 +47,8 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
     if !report.is_ok() {
         eprintln!(
             "error: the store is not consistent; `kgfuse check --repair` rewrites the vector \
-             side, restores the kgfuse vocabulary and brings the lexicon's index in step"
+             side, restores the kgfuse vocabulary, brings the lexicon's index in step and writes the \
+             data-flow graph anew"
         );
         return Ok(ExitCode::FAILURE);
     }

@@ -149,12 +149,24 @@ type Coverage = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
 /// Builds the case base and writes it into [`CASE_BASE_GRAPH`], replacing the
 /// last one: DomAgent's stages, each below: the functions' vectors by package,
 /// K-means clusters per package, each case's coverage, the greedy selection,
-/// then one write.
+/// then one write, once the functions' vectors are let go (the write does not
+/// need them, and its transaction is the build's peak).
 pub async fn build(
     store: &Store,
     options: CaseBaseOptions,
     progress: &dyn Progress,
 ) -> Result<CaseBaseReport, RetrieveError> {
+    let (triples, report) = case_base_triples(store, options, progress).await?;
+    write_case_base(store, triples, progress).await?;
+    Ok(report)
+}
+
+/// The case base as triples, with its report.
+async fn case_base_triples(
+    store: &Store,
+    options: CaseBaseOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Triple>, CaseBaseReport), RetrieveError> {
     let (package_of, vectors) = function_vectors(store, progress).await?;
     let mut by_package: BTreeMap<&str, Vec<(&str, &[f32])>> = BTreeMap::new();
     for (function, vector) in &vectors {
@@ -189,8 +201,7 @@ pub async fn build(
         triples: triples.len(),
         ..report
     };
-    write_case_base(store, triples, progress).await?;
-    Ok(report)
+    Ok((triples, report))
 }
 
 /// Every function's package and stored vector.

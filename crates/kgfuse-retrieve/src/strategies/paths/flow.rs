@@ -17,7 +17,7 @@ use kgfuse_core::vocab::kg;
 use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql;
-use kgfuse_store::Store;
+use kgfuse_store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,6 +90,20 @@ impl FlowEdges {
     /// How many nodes there are.
     pub(super) fn len(&self) -> usize {
         self.names.len()
+    }
+
+    /// Every edge (`false`) and loader pair (`true`) by IRI.
+    fn by_name(&self) -> BTreeSet<(bool, &str, &str)> {
+        let named = |load: bool, pairs: &[(u32, u32)]| {
+            pairs
+                .iter()
+                .map(move |&(a, b)| (load, self.name(a), self.name(b)))
+                .collect::<Vec<_>>()
+        };
+        named(false, &self.edges)
+            .into_iter()
+            .chain(named(true, &self.loads))
+            .collect()
     }
 
     /// The edges, numbered.
@@ -212,7 +226,7 @@ pub(super) enum Origin {
 pub(super) fn kept(store: &Store) -> Result<(FlowEdges, Origin), RetrieveError> {
     let started = std::time::Instant::now();
     let version = store.content_version()?;
-    let path = store.dir().join(FLOW_DIR).join(FLOW_FILE);
+    let path = file(store);
     let kept = match read(&path) {
         Ok(kept) => kept,
         Err(e) => {
@@ -251,6 +265,54 @@ pub(super) fn kept(store: &Store) -> Result<(FlowEdges, Origin), RetrieveError> 
         "paths: the data-flow graph"
     );
     Ok((flow, origin))
+}
+
+/// The file's path in the store's directory.
+fn file(store: &Store) -> PathBuf {
+    store.dir().join(FLOW_DIR).join(FLOW_FILE)
+}
+
+/// How the kept data-flow graph differs from the one the whole graph gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlowDifferences {
+    /// Edges and loader pairs the file lacks.
+    pub missing: usize,
+    /// Edges and loader pairs the file has that the graph does not give.
+    pub extra: usize,
+}
+
+/// How the file differs from the graph read whole, when it says it is in step
+/// with the store (`kgfuse check`); `None` when it is absent, unreadable or
+/// behind the store: the next `paths` question brings it in step, as it is
+/// meant to.
+pub fn check(store: &Store) -> Result<Option<FlowDifferences>, RetrieveError> {
+    let version = store.content_version()?;
+    let kept = match read(&file(store)) {
+        Ok(Some((stamp, flow))) if version == Some(stamp) => flow,
+        _ => return Ok(None),
+    };
+    let whole = build(store)?;
+    let (kept, whole) = (kept.by_name(), whole.by_name());
+    Ok(Some(FlowDifferences {
+        missing: whole.difference(&kept).count(),
+        extra: kept.difference(&whole).count(),
+    }))
+}
+
+/// Writes the file anew from the whole graph (`kgfuse check --repair`);
+/// returns how many edges it holds.
+pub fn repair(store: &Store) -> Result<usize, RetrieveError> {
+    let flow = build(store)?;
+    if let Some(version) = store.content_version()? {
+        let path = file(store);
+        write(&path, version, &flow).map_err(|source| {
+            RetrieveError::Store(StoreError::Io {
+                path: path.display().to_string(),
+                source,
+            })
+        })?;
+    }
+    Ok(flow.edges.len())
 }
 
 /// The edges and loaders of the whole graph.
@@ -485,7 +547,7 @@ impl<'a> Reader<'a> {
 
 /// Writes `flow`, stamped with `version`, to `path`: whole or not at all (a
 /// file of its own, renamed over the old one).
-fn write(path: &Path, version: u64, flow: &FlowEdges) -> Result<(), FileError> {
+fn write(path: &Path, version: u64, flow: &FlowEdges) -> std::io::Result<()> {
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
     let mut bytes = Vec::with_capacity(
         MAGIC.len()
@@ -540,7 +602,7 @@ mod tests {
         ex:load kg:produces ex:rates ; kg:hasParameter ex:load-path .\n\
         ex:load-path kg:name \"path\" .\n";
 
-    async fn write(store: &Store, dir: &Path, name: &str, triples: &str) {
+    async fn write_turtle(store: &Store, dir: &Path, name: &str, triples: &str) {
         let path = dir.join(name);
         std::fs::write(&path, format!("{PREFIXES}{triples}")).expect("write the file");
         store
@@ -573,7 +635,7 @@ mod tests {
             ("more.ttl", "ex:report kg:produces ex:fee ."),
         ];
         for (i, (file, triples)) in writes.iter().enumerate() {
-            write(&store, dir.path(), file, triples).await;
+            write_turtle(&store, dir.path(), file, triples).await;
             let (flow, origin) = kept(&store).expect("kept");
             assert_eq!(origin, Origin::Updated, "write {i}");
             assert_eq!(flow, build(&store).expect("whole graph"), "write {i}");
@@ -624,6 +686,43 @@ mod tests {
         assert_eq!(old.replaced(&nothing, &[], &nothing, &[]), old);
     }
 
+    /// `check` finds nothing wrong with a file in step, names what a file
+    /// that lost an edge lacks, and says nothing of a file behind the store;
+    /// `repair` writes it anew.
+    #[tokio::test]
+    async fn check_names_a_file_that_disagrees_with_the_graph_and_repair_mends_it() {
+        let (dir, store) = kgfuse_lexicon::testing::with_turtle(&format!("{PREFIXES}{CODE}")).await;
+        assert_eq!(check(&store).expect("check"), None, "no file yet");
+        let (whole, _) = kept(&store).expect("kept");
+        assert_eq!(
+            check(&store).expect("check"),
+            Some(FlowDifferences::default())
+        );
+        let version = store.content_version().expect("version").expect("local");
+        let mut damaged = whole.clone();
+        damaged.edges.pop();
+        write(&file(&store), version, &damaged).expect("write");
+        let wrong = FlowDifferences {
+            missing: 1,
+            extra: 0,
+        };
+        assert_eq!(check(&store).expect("check"), Some(wrong));
+        assert_eq!(repair(&store).expect("repair"), whole.edges.len());
+        assert_eq!(
+            check(&store).expect("check"),
+            Some(FlowDifferences::default())
+        );
+        write(&file(&store), version, &damaged).expect("write");
+        write_turtle(
+            &store,
+            dir.path(),
+            "more.ttl",
+            "ex:report kg:calls ex:average .",
+        )
+        .await;
+        assert_eq!(check(&store).expect("check"), None, "behind the store");
+    }
+
     /// A file cut short, or of another format, is read again from the graph
     /// (and written anew).
     #[tokio::test]
@@ -631,7 +730,7 @@ mod tests {
         let (_dir, store) =
             kgfuse_lexicon::testing::with_turtle(&format!("{PREFIXES}{CODE}")).await;
         let (whole, _) = kept(&store).expect("kept");
-        let path = store.dir().join(FLOW_DIR).join(FLOW_FILE);
+        let path = file(&store);
         let bytes = std::fs::read(&path).expect("the file");
         for damaged in [&bytes[..bytes.len() - 3], &bytes[1..]] {
             std::fs::write(&path, damaged).expect("damage");

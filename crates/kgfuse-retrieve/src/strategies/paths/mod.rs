@@ -18,6 +18,8 @@
 
 mod flow;
 
+pub use flow::{FlowDifferences, check as check_data_flow, repair as repair_data_flow};
+
 use crate::RetrieveError;
 use crate::functions::functions_info;
 use flow::{FlowEdges, rows};
