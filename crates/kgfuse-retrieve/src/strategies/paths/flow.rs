@@ -14,7 +14,6 @@
 use crate::RetrieveError;
 use crate::functions::iri_terms;
 use kgfuse_core::vocab::kg;
-use kgfuse_graph::QueryOutcome;
 use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql;
 use kgfuse_store::{Store, StoreError};
@@ -355,12 +354,11 @@ fn pairs(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// The rows of a SELECT over the store.
+/// The rows of a SELECT over the store, without the store's query timeout:
+/// these reads are kgfuse's own, and their time grows with the store, not with
+/// a question.
 pub(super) fn rows(store: &Store, query: &str) -> Result<Vec<Vec<Option<Term>>>, RetrieveError> {
-    match store.graph().query(query, &store.query_options())? {
-        QueryOutcome::Solutions { rows, .. } => Ok(rows),
-        _ => Ok(Vec::new()),
-    }
+    Ok(sparql::run_whole_store(store, query.to_owned())?.rows)
 }
 
 /// The IRI in a cell, if it holds one.
