@@ -40,7 +40,7 @@ const NODES_PER_QUERY: usize = 1_000;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct FlowEdges {
     /// Node IRIs, sorted: a node's number is its position.
-    names: Vec<String>,
+    names: Names,
     /// (from, to), sorted, no repeats.
     edges: Vec<(u32, u32)>,
     /// (function, tag), sorted, no repeats.
@@ -68,22 +68,26 @@ impl FlowEdges {
             out.dedup();
             out
         };
+        let (edges, loads) = (numbered(edges), numbered(loads));
+        let mut packed = Names::default();
+        for name in names {
+            packed.push(name);
+        }
         Self {
-            edges: numbered(edges),
-            loads: numbered(loads),
-            names: names.into_iter().map(str::to_owned).collect(),
+            edges,
+            loads,
+            names: packed,
         }
     }
 
     /// The number of a node.
     pub(super) fn number(&self, iri: &str) -> Option<u32> {
-        let position = self.names.binary_search_by(|n| n.as_str().cmp(iri)).ok()?;
-        u32::try_from(position).ok()
+        u32::try_from(self.names.position(iri)?).ok()
     }
 
     /// The IRI of a node.
     pub(super) fn name(&self, node: u32) -> &str {
-        &self.names[node as usize]
+        self.names.get(node as usize)
     }
 
     /// How many nodes there are.
@@ -170,25 +174,25 @@ impl FlowEdges {
         added.sort_unstable();
         added.dedup();
         // Merge both; `renumbered[old]` is an old node's new number.
-        let mut names: Vec<String> = Vec::with_capacity(self.names.len() + added.len());
+        let mut names = Names::default();
         let mut renumbered = vec![u32::MAX; self.names.len()];
         let mut new_ones = added.iter().peekable();
-        let next_number = |names: &Vec<String>| u32::try_from(names.len()).unwrap_or(u32::MAX);
+        let next_number = |names: &Names| u32::try_from(names.len()).unwrap_or(u32::MAX);
         for (old, name) in self.names.iter().enumerate() {
-            while let Some(new) = new_ones.next_if(|new| **new < name.as_str()) {
-                names.push((*new).to_owned());
+            while let Some(new) = new_ones.next_if(|new| **new < name) {
+                names.push(new);
             }
-            let also_added = new_ones.next_if(|new| **new == name.as_str()).is_some();
+            let also_added = new_ones.next_if(|new| **new == name).is_some();
             if used[old] || also_added {
                 renumbered[old] = next_number(&names);
-                names.push(name.clone());
+                names.push(name);
             }
         }
-        names.extend(new_ones.map(|new| (*new).to_owned()));
+        for new in new_ones {
+            names.push(new);
+        }
         let number_of = |iri: &str| -> u32 {
-            let position = names
-                .binary_search_by(|n| n.as_str().cmp(iri))
-                .unwrap_or_default();
+            let position = names.position(iri).unwrap_or_default();
             u32::try_from(position).unwrap_or(u32::MAX)
         };
         let numbered = |kept: Vec<(u32, u32)>, given: &[(String, String)]| -> Vec<(u32, u32)> {
@@ -206,6 +210,58 @@ impl FlowEdges {
             loads: numbered(kept_loads, loads),
             names,
         }
+    }
+}
+
+/// Node IRIs in order, packed in one text: a million IRIs are two
+/// allocations, not a million, and are read from the file in one piece.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Names {
+    /// The IRIs one after another.
+    text: String,
+    /// Where each ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Names {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The IRI at `position`.
+    fn get(&self, position: usize) -> &str {
+        let start = position
+            .checked_sub(1)
+            .map_or(0, |before| self.ends[before]);
+        &self.text[start..self.ends[position]]
+    }
+
+    fn push(&mut self, iri: &str) {
+        self.text.push_str(iri);
+        self.ends.push(self.text.len());
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|position| self.get(position))
+    }
+
+    /// The position of `iri` (the IRIs are sorted).
+    fn position(&self, iri: &str) -> Option<usize> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.get(middle).cmp(iri) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(middle),
+            }
+        }
+        None
+    }
+
+    /// Whether each IRI sorts after the one before.
+    fn is_sorted(&self) -> bool {
+        (1..self.len()).all(|i| self.get(i - 1) < self.get(i))
     }
 }
 
@@ -485,18 +541,26 @@ fn read(path: &Path) -> Result<Option<(u64, FlowEdges)>, FileError> {
         return Err(FileError::Format("another header"));
     }
     let version = input.u64()?;
-    let names = (0..input.u32()?)
-        .map(|_| {
-            let length = input.u32()? as usize;
-            String::from_utf8(input.take(length)?.to_vec())
-                .map_err(|_| FileError::Format("a name is not UTF-8"))
-        })
-        .collect::<Result<Vec<String>, FileError>>()?;
+    let count = input.u32()? as usize;
+    let (mut text, mut ends) = (Vec::new(), Vec::with_capacity(count));
+    for _ in 0..count {
+        let length = input.u32()? as usize;
+        text.extend_from_slice(input.take(length)?);
+        ends.push(text.len());
+    }
+    let text = String::from_utf8(text).map_err(|_| FileError::Format("a name is not UTF-8"))?;
+    if !ends.iter().all(|&end| text.is_char_boundary(end)) {
+        return Err(FileError::Format("a name is not UTF-8"));
+    }
+    let names = Names { text, ends };
     let mut numbered = || -> Result<Vec<(u32, u32)>, FileError> {
-        let count = input.u32()?;
-        let pairs = (0..count)
-            .map(|_| Ok((input.u32()?, input.u32()?)))
-            .collect::<Result<Vec<_>, FileError>>()?;
+        let count = input.u32()? as usize;
+        let bytes = input.take(count.saturating_mul(8))?;
+        let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let pairs: Vec<(u32, u32)> = bytes
+            .chunks_exact(8)
+            .map(|pair| (number(&pair[..4]), number(&pair[4..])))
+            .collect();
         let in_range = |n: u32| (n as usize) < names.len();
         if pairs.iter().all(|&(a, b)| in_range(a) && in_range(b)) {
             Ok(pairs)
@@ -550,14 +614,15 @@ fn write(path: &Path, version: u64, flow: &FlowEdges) -> std::io::Result<()> {
     let mut bytes = Vec::with_capacity(
         MAGIC.len()
             + 16
-            + flow.names.iter().map(|n| n.len() + 4).sum::<usize>()
+            + flow.names.text.len()
+            + 4 * flow.names.len()
             + 8 * (flow.edges.len() + flow.loads.len() + 2),
     );
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
     bytes.extend_from_slice(&version.to_le_bytes());
     bytes.extend_from_slice(&count(flow.names.len()));
-    for name in &flow.names {
+    for name in flow.names.iter() {
         bytes.extend_from_slice(&count(name.len()));
         bytes.extend_from_slice(name.as_bytes());
     }

@@ -158,24 +158,57 @@ struct Flow {
     /// The nodes and edges, as kept on disk.
     nodes: FlowEdges,
     /// Successors of each node, sorted by IRI.
-    forward: Vec<Vec<u32>>,
+    forward: Adjacency,
     /// Predecessors of each node, sorted by IRI.
-    reverse: Vec<Vec<u32>>,
+    reverse: Adjacency,
     /// Tag -> the functions that make it from nothing, sorted.
     loaders: BTreeMap<String, Vec<String>>,
 }
 
 impl WholeStore for Flow {}
 
+/// Every node's neighbours in one array: node `n`'s are
+/// `targets[starts[n]..starts[n + 1]]` (two allocations for a graph of a
+/// million nodes, not a million).
+struct Adjacency {
+    starts: Vec<usize>,
+    targets: Vec<u32>,
+}
+
+impl Adjacency {
+    /// The lists of `nodes` nodes from (node, neighbour) pairs, each list in
+    /// the order its pairs come.
+    fn new(nodes: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Self {
+        let mut starts = vec![0usize; nodes + 1];
+        for (node, _) in pairs.clone() {
+            starts[node as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut targets = vec![0u32; starts[nodes]];
+        for (node, neighbour) in pairs {
+            targets[next[node as usize]] = neighbour;
+            next[node as usize] += 1;
+        }
+        Self { starts, targets }
+    }
+
+    /// The neighbours of `node`.
+    fn of(&self, node: u32) -> &[u32] {
+        let node = node as usize;
+        &self.targets[self.starts[node]..self.starts[node + 1]]
+    }
+}
+
 impl Flow {
     fn new(nodes: FlowEdges) -> Self {
-        let mut forward = vec![Vec::new(); nodes.len()];
-        let mut reverse = vec![Vec::new(); nodes.len()];
-        // Edges come sorted and without repeats, so both lists are too.
-        for &(from, to) in nodes.edges() {
-            forward[from as usize].push(to);
-            reverse[to as usize].push(from);
-        }
+        // Edges come sorted by (from, to) and without repeats, so both ways
+        // each list is sorted too.
+        let edges = nodes.edges().iter().copied();
+        let forward = Adjacency::new(nodes.len(), edges.clone());
+        let reverse = Adjacency::new(nodes.len(), edges.map(|(from, to)| (to, from)));
         Self {
             loaders: nodes.loaders(),
             nodes,
@@ -232,7 +265,7 @@ fn search(
         let Some(&last) = path.last() else {
             continue;
         };
-        for &next in &flow.forward[last as usize] {
+        for &next in flow.forward.of(last) {
             // Only steps from which an output is still reachable within the depth
             // left: dead ends (most consumers of a common tag) are never queued.
             let edges_after = path.len();
@@ -283,7 +316,7 @@ fn distance_to_outputs(flow: &Flow, outputs: &HashSet<u32>, max_depth: usize) ->
         if next_distance as usize > max_depth {
             continue;
         }
-        for &source in &flow.reverse[node as usize] {
+        for &source in flow.reverse.of(node) {
             if distance[source as usize] == UNREACHABLE {
                 distance[source as usize] = next_distance;
                 queue.push_back(source);
@@ -413,7 +446,7 @@ fn producer_paths(
         let Some(number) = flow.number(output) else {
             continue;
         };
-        for &producer in &flow.reverse[number as usize] {
+        for &producer in flow.reverse.of(number) {
             let producer = flow.name(producer);
             if !all_tags.contains_key(producer) {
                 paths.push(vec![producer.to_owned(), output.clone()]);
@@ -443,7 +476,7 @@ fn source_paths(
                 continue;
             };
             // What flows into the function: the tags it consumes and its callees.
-            for &before in &flow.reverse[number as usize] {
+            for &before in flow.reverse.of(number) {
                 let tag = flow.name(before);
                 let Some(makers) = loaders.get(tag) else {
                     continue;
