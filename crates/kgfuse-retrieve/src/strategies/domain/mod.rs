@@ -604,9 +604,10 @@ pub(crate) async fn shortlist(
     })
 }
 
-/// From this share of the store's nearest functions in the chosen packages on,
-/// the packages' best are looked for among the store's nearest (one wider
-/// search) rather than among all their functions.
+/// When at least one in this many of the store's nearest functions (a
+/// quarter) is in the chosen packages, the packages' best are looked for among
+/// the store's nearest (one wider search) rather than among all their
+/// functions.
 const NEIGHBOURHOOD_SHARE: usize = 4;
 
 /// The chosen packages' `wanted` functions most similar to the question, with
