@@ -225,7 +225,7 @@ fn far_classes(
             continue;
         };
         let nodes = use_.count.saturating_sub(use_.literal);
-        let sampled = nodes.min(CLASS_SAMPLE).max(1);
+        let sampled = nodes.clamp(1, CLASS_SAMPLE);
         for row in &solutions.rows {
             if let Some(class) = cell_text(row.get(oc)) {
                 let scaled = count_cell(row, n) * nodes / sampled;
