@@ -591,6 +591,12 @@ mod tests {
         Flow::new(FlowEdges::new(edges, loads))
     }
 
+    /// The paths the search finds from `in` to `out` over these edges.
+    fn paths_from_in_to_out(edges: &[(&str, &str)], limits: PathLimits) -> Vec<Vec<String>> {
+        let outputs = BTreeSet::from(["out".to_owned()]);
+        search(&flow(edges, &[]), &["in".to_owned()], &outputs, limits)
+    }
+
     fn tag(label: &str, input: bool, output: bool) -> Tag {
         Tag {
             label: label.into(),
@@ -640,13 +646,7 @@ mod tests {
             ("compute", "unrelated"),
             ("average", "out"),
         ];
-        let outputs = BTreeSet::from(["out".to_owned()]);
-        let paths = search(
-            &flow(&edges, &[]),
-            &["in".to_owned()],
-            &outputs,
-            PathLimits::default(),
-        );
+        let paths = paths_from_in_to_out(&edges, PathLimits::default());
         assert_eq!(
             paths,
             [["in", "compute", "average", "out"]
@@ -657,7 +657,7 @@ mod tests {
             max_depth: 2,
             max_paths: 5,
         };
-        assert!(search(&flow(&edges, &[]), &["in".to_owned()], &outputs, short).is_empty());
+        assert!(paths_from_in_to_out(&edges, short).is_empty());
     }
 
     /// `average` needs `rules`, which the question does not give and `load`
@@ -717,13 +717,7 @@ mod tests {
             ("a", "out"),
             ("b", "out"),
         ];
-        let outputs = BTreeSet::from(["out".to_owned()]);
-        let paths = search(
-            &flow(&edges, &[]),
-            &["in".to_owned()],
-            &outputs,
-            PathLimits::default(),
-        );
+        let paths = paths_from_in_to_out(&edges, PathLimits::default());
         // in -> a -> b -> out only revisits covered nodes.
         assert_eq!(
             paths,
