@@ -22,14 +22,15 @@
 mod expansion;
 mod functions;
 mod fusion;
+mod kept;
 mod sources;
 mod strategies;
 
 pub use expansion::Expander;
 pub use kgfuse_understand::{Depth, Understanding, understand};
 pub use sources::sources_of;
-pub use strategies::domain::DomainOptions;
 pub use strategies::domain::case_base::{self, CaseBaseOptions, CaseBaseReport};
+pub use strategies::domain::{DomainOptions, check_packages, repair_packages};
 pub use strategies::neighborhood::NeighborhoodOptions;
 pub use strategies::paths::{FlowDifferences, PathLimits, check_data_flow, repair_data_flow};
 use strategies::{bm25, domain, flat, hybrid, neighborhood, paths, unified};

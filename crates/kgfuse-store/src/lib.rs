@@ -39,7 +39,7 @@ mod vector_index;
 pub use derived::WholeStore;
 pub use entailment::{Derivation, Provenance};
 pub use kgfuse_graph::fingerprint::FileFingerprint;
-pub use kgfuse_vector::{KindFilter, VectorHit, VectorIndexStatus};
+pub use kgfuse_vector::{KindFilter, VectorHit, VectorIndexStatus, exact_score};
 pub use ontology::OntologyStatus;
 pub use question::Question;
 pub use sync::{CheckReport, SyncReport};
@@ -1182,6 +1182,26 @@ impl Store {
     ) -> Result<Arc<T>, E> {
         self.derived.follow(self.graph.changes_elsewhere());
         self.derived.get_or_build(build)
+    }
+
+    /// [`Store::derived`] for a value whose build awaits (reads vector rows,
+    /// say). Two questions that find it absent at once may both build it; the
+    /// one finished last is kept.
+    pub async fn derived_async<T: WholeStore, E, F>(
+        &self,
+        build: impl FnOnce() -> F,
+    ) -> Result<Arc<T>, E>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        self.derived.follow(self.graph.changes_elsewhere());
+        if let Some(value) = self.derived.get::<T>() {
+            return Ok(value);
+        }
+        let generation = self.derived.generation();
+        let value = Arc::new(build().await?);
+        self.derived.keep(generation, Arc::clone(&value));
+        Ok(value)
     }
 
     /// The graph's edges in memory for walks ([`kgfuse_graph::EdgeIndex`]), once

@@ -130,6 +130,10 @@ pub struct CheckReport {
     /// checked by the facade) disagrees with the graph, if it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_flow_problem: Option<String>,
+    /// How `domain`'s packages kept on disk (a layer above the store, checked
+    /// by the facade) disagree with the store, if they do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packages_problem: Option<String>,
 }
 
 impl CheckReport {
@@ -142,6 +146,7 @@ impl CheckReport {
             && self.ontology_problem.is_none()
             && self.lexicon_problem.is_none()
             && self.data_flow_problem.is_none()
+            && self.packages_problem.is_none()
     }
 }
 

@@ -36,6 +36,7 @@ pub use kgfuse_core::math::cosine;
 pub use kgfuse_encoder::{blas_kernels, blas_kernels_to_request, restart_with_faster_blas_kernels};
 pub use kinds::KindFilter;
 pub use location::{READ_CONSISTENCY, VectorLocation};
+pub use resident::exact_score;
 pub use table::{
     MIN_ROWS_FOR_VECTOR_INDEX, VectorError, VectorHit, VectorIndexStatus, VectorRow, VectorStore,
 };

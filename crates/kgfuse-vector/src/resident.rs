@@ -107,11 +107,7 @@ impl Resident {
     /// Cosine similarity of `query` (of norm `query_norm`) and a row; 0 when
     /// either is the zero vector.
     fn cosine(&self, query: &[f32], query_norm: f32, row: usize) -> f32 {
-        let denominator = query_norm * self.norms[row];
-        if denominator == 0.0 {
-            return 0.0;
-        }
-        dot(query, self.vector(row)) / denominator
+        cosine_of(dot(query, self.vector(row)), query_norm, self.norms[row])
     }
 
     /// [`crate::VectorStore::search`] over this copy.
@@ -119,31 +115,10 @@ impl Resident {
         self.nearest(query, k, |row| filter.admits(&self.kinds[row]))
     }
 
-    /// [`crate::VectorStore::search_among`] over this copy.
-    pub(crate) fn search_among(&self, query: &[f32], iris: &[String]) -> Vec<VectorHit> {
-        self.nearest_among(query, iris, iris.len())
-    }
-
     /// The `k` rows among `iris` nearest to `query`, best first.
     pub(crate) fn nearest_among(&self, query: &[f32], iris: &[String], k: usize) -> Vec<VectorHit> {
         let wanted: HashSet<&str> = iris.iter().map(String::as_str).collect();
         self.nearest(query, k, |row| wanted.contains(self.iris[row].as_str()))
-    }
-
-    /// A copy of the rows of these nodes alone (those that have one), in table
-    /// order.
-    pub(crate) fn subset(&self, iris: &[String]) -> Self {
-        let wanted: HashSet<&str> = iris.iter().map(String::as_str).collect();
-        let mut out = Self::new(self.dimension);
-        for row in (0..self.len()).filter(|&row| wanted.contains(self.iris[row].as_str())) {
-            out.iris.push(self.iris[row].clone());
-            out.kinds.push(self.kinds[row].clone());
-            out.texts.push(self.texts[row].clone());
-            out.graphs.push(self.graphs[row].clone());
-            out.vectors.extend_from_slice(self.vector(row));
-            out.norms.push(self.norms[row]);
-        }
-        out
     }
 
     /// [`crate::VectorStore::vectors_of`] over this copy: table order.
@@ -158,6 +133,22 @@ impl Resident {
 
 fn norm(v: &[f32]) -> f32 {
     dot(v, v).sqrt()
+}
+
+/// The cosine from a dot product and the two norms; 0 when a norm is 0.
+fn cosine_of(dot: f32, query_norm: f32, row_norm: f32) -> f32 {
+    let denominator = query_norm * row_norm;
+    if denominator == 0.0 {
+        return 0.0;
+    }
+    dot / denominator
+}
+
+/// The score an exact search of the table gives a row of `vector` for `query`
+/// (its cosine, 0 for a zero vector), to the bit: a copy of a few rows kept
+/// elsewhere ranks as the table would rank them.
+pub fn exact_score(query: &[f32], vector: &[f32]) -> f32 {
+    cosine_of(dot(query, vector), norm(query), norm(vector))
 }
 
 #[cfg(test)]
@@ -209,9 +200,10 @@ mod tests {
     #[test]
     fn among_and_vectors_of_keep_to_the_given_iris() {
         let resident = copy();
-        let among = resident.search_among(
+        let among = resident.nearest_among(
             &[0.0, 1.0, 0.0],
             &["urn:a".into(), "urn:b".into(), "urn:zz".into()],
+            3,
         );
         assert_eq!(
             among.iter().map(|h| h.iri.as_str()).collect::<Vec<_>>(),

@@ -121,14 +121,11 @@ pub struct VectorStore {
     /// The resident copy of a small unindexed table, with the table version it
     /// was read at (`None` inside: the table is searched by LanceDB).
     resident: Arc<Mutex<Option<KeptCopy>>>,
-    /// Rows of node sets asked about again and again
-    /// ([`VectorStore::search_among_kept`]), newest last.
-    kept_sets: Arc<Mutex<Vec<KeptSet>>>,
     /// The distinct kinds of the table's rows, with the table version read at
     /// ([`VectorStore::held_kinds`]).
     held_kinds: Arc<Mutex<Option<HeldKinds>>>,
-    /// Most vector rows held in memory by the resident copy, and by the kept
-    /// sets together ([`MemoryConfig::resident_vectors_mib`]).
+    /// Most vector rows held in memory by the resident copy
+    /// ([`MemoryConfig::resident_vectors_mib`]).
     resident_rows: usize,
 }
 
@@ -137,16 +134,6 @@ type HeldKinds = (u64, Arc<Vec<String>>);
 
 /// A table version and its resident copy, if it has one.
 type KeptCopy = (u64, Option<Arc<Resident>>);
-
-/// The rows of one node set as read at one table version.
-struct KeptSet {
-    version: u64,
-    iris: Vec<String>,
-    rows: Arc<Resident>,
-}
-
-/// How many node sets [`VectorStore::search_among_kept`] keeps at once.
-const KEPT_SETS: usize = 4;
 
 /// How much of the table the approximate vector index covers.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -255,7 +242,6 @@ impl VectorStore {
             spent: kgfuse_core::timing::TimeSpent::default(),
             index_lock: Arc::default(),
             resident: Arc::default(),
-            kept_sets: Arc::default(),
             held_kinds: Arc::default(),
             resident_rows: memory.resident_vector_rows(dimension),
         }
@@ -531,88 +517,6 @@ impl VectorStore {
         };
         self.spent.add(start.elapsed());
         out
-    }
-
-    /// [`Self::search_among`] for a node set asked about again and again (every
-    /// package of the store, scored for each question): the set's rows are read
-    /// once per table version and kept in memory, so later calls scan them there
-    /// instead of running an exact LanceDB query over an `iri IN (...)` filter
-    /// (31.8 ms for 1,000 packages in a table of 100,000 rows, BENCHMARKS.md). The
-    /// last [`KEPT_SETS`] sets are kept while their rows together fit the resident
-    /// budget ([`MemoryConfig::resident_vectors_mib`]); a larger set is searched
-    /// as [`Self::search_among`] does.
-    pub async fn search_among_kept(
-        &self,
-        vector: &[f32],
-        iris: &[String],
-    ) -> Result<Vec<VectorHit>, VectorError> {
-        if iris.len() > self.resident_rows {
-            return self.search_among(vector, iris).await;
-        }
-        self.check_query(vector)?;
-        let start = std::time::Instant::now();
-        let out = self
-            .kept_rows(iris)
-            .await
-            .map(|rows| rows.search_among(vector, iris));
-        self.spent.add(start.elapsed());
-        out
-    }
-
-    /// The rows of `iris` at the table's current version, from the kept sets or
-    /// read now (and kept, the oldest set dropped).
-    async fn kept_rows(&self, iris: &[String]) -> Result<Arc<Resident>, VectorError> {
-        let version = self.table.version().await?;
-        let lock = || {
-            self.kept_sets
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-        };
-        if let Some(set) = lock()
-            .iter()
-            .find(|set| set.version == version && set.iris == iris)
-        {
-            return Ok(Arc::clone(&set.rows));
-        }
-        let rows = Arc::new(match self.resident().await? {
-            Some(copy) => copy.subset(iris),
-            None => self.read_rows(iris).await?,
-        });
-        let mut sets = lock();
-        sets.retain(|set| set.version == version && set.iris != iris);
-        while !sets.is_empty()
-            && (sets.len() >= KEPT_SETS
-                || sets.iter().map(|set| set.iris.len()).sum::<usize>() + iris.len()
-                    > self.resident_rows)
-        {
-            sets.remove(0);
-        }
-        sets.push(KeptSet {
-            version,
-            iris: iris.to_vec(),
-            rows: Arc::clone(&rows),
-        });
-        Ok(rows)
-    }
-
-    /// The rows of these nodes (those that have one), read from LanceDB.
-    async fn read_rows(&self, iris: &[String]) -> Result<Resident, VectorError> {
-        let mut rows = Resident::new(self.dimension);
-        self.for_rows_of(
-            iris,
-            &["iri", "kind", "text", "graph", "vector"],
-            |batch, i| {
-                rows.push(
-                    string_column(batch, "iri")?.value(i),
-                    string_column(batch, "kind")?.value(i),
-                    string_column(batch, "text")?.value(i),
-                    string_column(batch, "graph")?.value(i),
-                    &vector_at(vector_column(batch)?, i)?,
-                )
-            },
-        )
-        .await?;
-        Ok(rows)
     }
 
     /// The `k` rows nearest to `vector` by cosine among those `filter` admits.
@@ -1028,6 +932,7 @@ fn hits_from(
 mod tests {
     use super::*;
     use crate::{Embedder, HashEmbedder};
+    use std::collections::BTreeMap;
 
     /// An empty table of `dimension`-long vectors in a fresh directory (kept
     /// while the returned handle lives), with a hash embedder of that length.
@@ -1170,31 +1075,33 @@ mod tests {
             .collect()
     }
 
-    /// A kept set answers as an exact LanceDB search among the same nodes, read
-    /// from the resident copy or (with a vector index, so without one) from
-    /// LanceDB, and a write makes the next call read the set again.
+    /// [`crate::exact_score`] of a node's vector gives the score an exact
+    /// LanceDB search gives it, with and without a vector index, before and
+    /// after a write: a copy of a few rows kept elsewhere ranks as the table
+    /// would.
     #[tokio::test]
-    async fn a_kept_set_answers_as_lancedb_does_and_follows_writes() {
+    async fn exact_score_of_a_row_is_the_score_of_an_exact_search() {
         let (_dir, e, store) = empty_table(32).await;
         store.add(&items(&e, 400)).await.expect("add");
-        let among: Vec<String> = (0..60)
-            .map(|i| format!("urn:n{}", i * 6))
-            .chain(["urn:missing".to_owned()])
-            .collect();
-        let exact = |query: Vec<f32>| {
+        let among: Vec<String> = (0..60).map(|i| format!("urn:n{}", i * 6)).collect();
+        let agree = |query: Vec<f32>| {
             let (store, among) = (store.clone(), among.clone());
             async move {
-                store
+                let exact = store
                     .nearest(&query, among.len(), Some(iri_filter(&among)), true)
                     .await
-                    .expect("lancedb among")
-            }
-        };
-        let same = |kept: &[VectorHit], lance: &[VectorHit]| {
-            assert_eq!(kept.len(), lance.len());
-            for (k, l) in kept.iter().zip(lance) {
-                assert!((k.score - l.score).abs() < 1e-5, "{k:?} {l:?}");
-                assert_eq!((&k.kind, &k.text, &k.graph), (&l.kind, &l.text, &l.graph));
+                    .expect("lancedb among");
+                let vectors: BTreeMap<String, Vec<f32>> = store
+                    .vectors_of(&among)
+                    .await
+                    .expect("vectors")
+                    .into_iter()
+                    .collect();
+                assert_eq!(exact.len(), among.len());
+                for hit in &exact {
+                    let ours = crate::exact_score(&query, &vectors[&hit.iri]);
+                    assert!((ours - hit.score).abs() < 1e-5, "{hit:?}: {ours}");
+                }
             }
         };
         for indexed in [false, true] {
@@ -1203,56 +1110,30 @@ mod tests {
                 assert!(store.resident().await.expect("resident").is_none());
             }
             for text in ["item 4 of 2", "of 5", "unrelated words"] {
-                let query = e.embed_one(text);
-                let kept = store.search_among_kept(&query, &among).await.expect("kept");
-                assert_eq!(kept.len(), 60, "the missing node has no row");
-                same(&kept, &exact(query).await);
+                agree(e.embed_one(text)).await;
             }
         }
-        let query = e.embed_one("zebras on a plain");
         store
             .upsert(&[row(&e, "urn:n6", "zebras on a plain")])
             .await
             .expect("upsert");
-        let kept = store.search_among_kept(&query, &among).await.expect("kept");
-        assert_eq!(kept[0].iri, "urn:n6");
-        assert!(kept[0].score > 0.999, "the new vector is read: {kept:?}");
-        same(&kept, &exact(query).await);
-        assert!(store.kept_sets.lock().expect("lock").len() <= KEPT_SETS);
+        agree(e.embed_one("zebras on a plain")).await;
+        assert_eq!(crate::exact_score(&[1.0, 0.0], &[0.0, 0.0]), 0.0);
     }
 
-    /// The resident budget bounds both the table's copy and the kept sets
-    /// together: a table above it is searched by LanceDB, an older set makes
-    /// room for a newer one, and a set above the budget is not kept; the
-    /// answers stay those of an exact search.
+    /// The resident budget bounds the table's copy: a table above it is
+    /// searched by LanceDB, and answers as an exact search.
     #[tokio::test]
-    async fn the_resident_budget_bounds_the_copy_and_the_kept_sets() {
+    async fn the_resident_budget_bounds_the_copy() {
         let (_dir, e, mut store) = empty_table(32).await;
         store.resident_rows = 100;
         store.add(&items(&e, 400)).await.expect("add");
         assert!(store.resident().await.expect("resident").is_none());
-        let set = |from: usize, len: usize| -> Vec<String> {
-            (from..from + len).map(|i| format!("urn:n{i}")).collect()
-        };
-        let kept_sizes = |store: &VectorStore| -> Vec<usize> {
-            let sets = store.kept_sets.lock().expect("lock");
-            sets.iter().map(|set| set.iris.len()).collect()
-        };
         let query = e.embed_one("item 4 of 2");
-        for (among, kept_after) in [
-            (set(0, 60), vec![60]),
-            (set(60, 30), vec![60, 30]),
-            (set(90, 50), vec![30, 50]),
-            (set(200, 150), vec![30, 50]),
-        ] {
-            let kept = store.search_among_kept(&query, &among).await.expect("kept");
-            let exact = store.search_among(&query, &among).await.expect("among");
-            assert_eq!(kept.len(), exact.len());
-            for (k, x) in kept.iter().zip(&exact) {
-                assert!((k.score - x.score).abs() < 1e-5, "{k:?} {x:?}");
-            }
-            assert_eq!(kept_sizes(&store), kept_after);
-        }
+        let among: Vec<String> = (90..140).map(|i| format!("urn:n{i}")).collect();
+        let hits = store.search_among(&query, &among).await.expect("among");
+        assert_eq!(hits.len(), among.len());
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
     }
 
     /// With an index (so no resident copy), a prefix filter runs as `NOT IN`

@@ -82,18 +82,22 @@ pub struct RepairReport {
     pub lexicon: kgfuse_retrieve::LexiconChanges,
     /// Edges of `paths`' data-flow graph written to its file anew.
     pub data_flow_edges: usize,
+    /// Packages written to `domain`'s file anew.
+    pub packages: usize,
 }
 
 impl std::fmt::Display for RepairReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}; lexicon entries: {} written, {} removed, {} unchanged; data-flow graph: {} edges written",
+            "{}; lexicon entries: {} written, {} removed, {} unchanged; data-flow graph: {} edges \
+             written; packages: {} written",
             self.vectors,
             self.lexicon.written,
             self.lexicon.removed,
             self.lexicon.unchanged,
-            self.data_flow_edges
+            self.data_flow_edges,
+            self.packages
         )
     }
 }
@@ -576,8 +580,9 @@ impl Engine {
             .map_err(Error::from)
     }
 
-    /// Verifies that graph and vectors agree, and the lexicon's index and
-    /// `paths`' data-flow graph (when in step by their stamps) with the graph.
+    /// Verifies that graph and vectors agree, and the lexicon's index,
+    /// `paths`' data-flow graph and `domain`'s packages (when in step by their
+    /// stamps) with the store.
     pub async fn check(&self) -> Result<CheckReport, Error> {
         let mut report = self.store.check().await?;
         let lexicon = kgfuse_retrieve::Lexicon::check(&self.store)?;
@@ -596,19 +601,30 @@ impl Engine {
                 flow.missing, flow.extra
             ));
         }
+        let packages = kgfuse_retrieve::check_packages(&self.store).await?;
+        if let Some(differ) = packages.filter(|differ| !differ.is_empty()) {
+            report.packages_problem = Some(format!(
+                "the packages kept for `domain` disagree with the store: {} differ, the first <{}>",
+                differ.len(),
+                differ[0]
+            ));
+        }
         Ok(report)
     }
 
     /// Rewrites whatever vector rows disagree with the graph, then brings the
-    /// lexicon's index in step with it and writes `paths`' data-flow graph anew.
+    /// lexicon's index in step with it and writes `paths`' data-flow graph and
+    /// `domain`'s packages anew.
     pub async fn repair(&self, progress: &dyn Progress) -> Result<RepairReport, Error> {
         let vectors = self.store.repair(progress).await?;
         let lexicon = kgfuse_retrieve::Lexicon::repair(&self.store)?;
         let data_flow_edges = kgfuse_retrieve::repair_data_flow(&self.store)?;
+        let packages = kgfuse_retrieve::repair_packages(&self.store).await?;
         Ok(RepairReport {
             vectors,
             lexicon,
             data_flow_edges,
+            packages,
         })
     }
 

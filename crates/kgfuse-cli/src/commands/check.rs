@@ -32,6 +32,7 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
             &report.ontology_problem,
             &report.lexicon_problem,
             &report.data_flow_problem,
+            &report.packages_problem,
         ]
         .into_iter()
         .flatten()
@@ -48,7 +49,7 @@ pub(crate) async fn run(args: CheckArgs, ctx: &Ctx) -> Result<ExitCode> {
         eprintln!(
             "error: the store is not consistent; `kgfuse check --repair` rewrites the vector \
              side, restores the kgfuse vocabulary, brings the lexicon's index in step and writes the \
-             data-flow graph anew"
+             data-flow graph and the packages anew"
         );
         return Ok(ExitCode::FAILURE);
     }

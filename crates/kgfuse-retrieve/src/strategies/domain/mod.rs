@@ -24,22 +24,24 @@
 
 pub mod case_base;
 mod kmeans;
+mod packages;
 
 use crate::RetrieveError;
 use crate::functions::{
     functions_in_packages, functions_info, functions_of_packages, iri_terms, packages_of_functions,
 };
-use crate::strategies::domain::case_base::decode_vector;
 use kgfuse_core::context::{CaseInfo, Dropped, FusedContext, TraceStage};
 use kgfuse_core::iri::local_name;
 use kgfuse_core::math::dot;
-use kgfuse_core::vocab::{kg, w3c};
+use kgfuse_core::vocab::kg;
 use kgfuse_graph::EdgeIndex;
 use kgfuse_graph::model::{Literal, NamedNode, Term};
 use kgfuse_lexicon::sparql::cell_text;
-use kgfuse_lexicon::sparql::{self, OneRead, Solutions, values};
+use kgfuse_lexicon::sparql::{OneRead, Solutions, values};
 use kgfuse_llm::LanguageModel;
-use kgfuse_store::{KindFilter, Question, Store, StoreError, VectorHit};
+use kgfuse_store::{KindFilter, Question, Store, VectorHit, exact_score};
+use packages::PackageInfo;
+pub use packages::{check as check_packages, repair as repair_packages};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Knobs of the `domain` strategy.
@@ -76,63 +78,6 @@ struct PackageScore {
     basis: &'static str,
 }
 
-/// A package as the classifier sees it.
-#[derive(Debug, Clone, Default)]
-struct PackageInfo {
-    name: String,
-    description: Option<String>,
-    /// Written by the case base; absent before `kgfuse index cases`.
-    centroid: Option<Vec<f32>>,
-}
-
-/// Every package by IRI, as the store keeps them between writes.
-struct Packages(BTreeMap<String, PackageInfo>);
-
-impl kgfuse_store::WholeStore for Packages {}
-
-impl std::ops::Deref for Packages {
-    type Target = BTreeMap<String, PackageInfo>;
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-/// Every package by IRI.
-fn packages(store: &Store) -> Result<BTreeMap<String, PackageInfo>, RetrieveError> {
-    let solutions = sparql::run(
-        store,
-        format!(
-            "SELECT ?package ?name ?comment ?centroid WHERE {{ ?package a <{package}> . \
-               OPTIONAL {{ ?package <{label}> ?name }} OPTIONAL {{ ?package <{comment}> ?comment }} \
-               OPTIONAL {{ ?package <{centroid}> ?centroid }} }}",
-            package = kg::PACKAGE,
-            label = w3c::RDFS_LABEL,
-            comment = w3c::RDFS_COMMENT,
-            centroid = kg::CENTROID,
-        ),
-    )?;
-    let mut out: BTreeMap<String, PackageInfo> = BTreeMap::new();
-    for row in &solutions.rows {
-        let Some(iri) = cell_text(row.first()) else {
-            continue;
-        };
-        let entry = out.entry(iri.clone()).or_insert_with(|| PackageInfo {
-            name: local_name(&iri).to_owned(),
-            ..PackageInfo::default()
-        });
-        if let Some(name) = cell_text(row.get(1)) {
-            entry.name = name;
-        }
-        if entry.description.is_none() {
-            entry.description = cell_text(row.get(2));
-        }
-        if entry.centroid.is_none() {
-            entry.centroid = cell_text(row.get(3)).and_then(|c| decode_vector(&c));
-        }
-    }
-    Ok(out)
-}
-
 /// Scores every package and chooses some; the second value is the trace stage.
 async fn classify(
     store: &Store,
@@ -142,8 +87,10 @@ async fn classify(
     nearest: &[(String, Option<String>, f32)],
     options: DomainOptions,
 ) -> Result<(Vec<PackageScore>, TraceStage), RetrieveError> {
-    let all = store.derived(|| packages(store).map(Packages))?;
-    let scored = score_packages(store, &all, query, nearest).await?;
+    let all = store
+        .derived_async(|| async { packages::kept(store).await.map(|(packages, _)| packages) })
+        .await?;
+    let scored = score_packages(&all, query, nearest);
     let mut stage = TraceStage {
         stage: "packages".into(),
         ..TraceStage::default()
@@ -164,12 +111,11 @@ async fn classify(
 /// Every package scored by the best of three signals: its description's
 /// similarity, its centroid's, and the mean of its two best functions among the
 /// nearest ones; best first.
-async fn score_packages(
-    store: &Store,
+fn score_packages(
     all: &BTreeMap<String, PackageInfo>,
     query: &[f32],
     nearest: &[(String, Option<String>, f32)],
-) -> Result<Vec<PackageScore>, RetrieveError> {
+) -> Vec<PackageScore> {
     let mut best_functions: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
     for (_, package, score) in nearest {
         if let Some(package) = package {
@@ -179,19 +125,13 @@ async fn score_packages(
             }
         }
     }
-    let iris: Vec<String> = all.keys().cloned().collect();
-    let described: BTreeMap<String, f32> = store
-        .vectors()
-        .search_among_kept(query, &iris)
-        .await
-        .map_err(StoreError::from)?
-        .into_iter()
-        .map(|hit| (hit.iri, hit.score))
-        .collect();
     let mut scored: Vec<PackageScore> = all
         .iter()
         .map(|(iri, package)| {
-            let by_description = described.get(iri).copied().unwrap_or(f32::MIN);
+            let by_description = package
+                .vector
+                .as_ref()
+                .map_or(f32::MIN, |v| exact_score(query, v));
             let by_centroid = package
                 .centroid
                 .as_ref()
@@ -220,7 +160,7 @@ async fn score_packages(
         .filter(|p| p.score > f32::MIN)
         .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
-    Ok(scored)
+    scored
 }
 
 /// Offline: the packages within `package_margin` of the best, at most `max_packages`.
@@ -907,6 +847,7 @@ fn cases(
 mod tests {
     use super::*;
     use crate::functions::functions_by_package;
+    use kgfuse_lexicon::sparql;
     use std::path::PathBuf;
 
     /// A package of 48 functions beside one of 4: where the chosen package

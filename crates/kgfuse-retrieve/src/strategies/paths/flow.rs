@@ -1,6 +1,6 @@
 //! The data-flow graph `paths` searches and the loaders it chains back to, kept
-//! on disk in `<store>/paths/flow` and stamped with the store's content version
-//! ([`Store::content_version`]), as the lexicon's index is. A process that opens
+//! on disk in `<store>/paths/flow` ([`crate::kept`]) and stamped with the
+//! store's content version, as the lexicon's index is. A process that opens
 //! an unchanged store reads the file instead of every produces, consumes and
 //! calls edge and every producer's parameters (10.3 s of a fresh `unified`
 //! question at 100,000 functions, release); after writes, only the edges
@@ -14,22 +14,14 @@
 
 use crate::RetrieveError;
 use crate::functions::iri_terms;
+use crate::kept::{self, FileError, Found, KeptFile, Origin, Reader, put_count, put_text};
 use kgfuse_core::vocab::kg;
 use kgfuse_graph::model::Term;
 use kgfuse_lexicon::sparql;
-use kgfuse_store::{Store, StoreError};
+use kgfuse_store::Store;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
-/// The file's directory inside the store's.
-const FLOW_DIR: &str = "paths";
-/// The file's name.
-const FLOW_FILE: &str = "flow";
-/// The file's first bytes.
-const MAGIC: &[u8] = b"kgfuse paths flow\n";
-/// Bumped when what the file holds changes: a file of another format is rebuilt.
-const FORMAT: u32 = 1;
 /// Nodes bound per query when reading the edges around changed nodes.
 const NODES_PER_QUERY: usize = 1_000;
 
@@ -266,51 +258,19 @@ impl Names {
     }
 }
 
-/// How a process came by its data-flow graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Origin {
-    /// Read from the file, in step with the store.
-    Read,
-    /// Read from the file, then the nodes written since read again.
-    Updated,
-    /// Read from the whole graph.
-    Built,
-}
-
 /// The store's data-flow graph and how this process came by it: the file as it
 /// is when in step with the store, else brought in step (and written back).
 pub(super) fn kept(store: &Store) -> Result<(FlowEdges, Origin), RetrieveError> {
     let started = std::time::Instant::now();
-    let version = store.content_version()?;
     let path = file(store);
-    let kept = match read(&path) {
-        Ok(kept) => kept,
-        Err(e) => {
-            if path.exists() {
-                tracing::warn!("{}: {e}; the data-flow graph is read again", path.display());
-            }
-            None
-        }
+    let (found, version) = kept::look::<FlowEdges>(store, &path)?;
+    let (flow, origin) = match found {
+        Found::InStep(flow) => (flow, Origin::Read),
+        Found::Behind(flow, nodes) => (update(store, &flow, &nodes)?, Origin::Updated),
+        Found::Nothing => (build(store)?, Origin::Built),
     };
-    let (flow, origin) = match kept {
-        Some((stamp, flow)) if version == Some(stamp) => (flow, Origin::Read),
-        Some((stamp, flow)) if version.is_some_and(|now| stamp < now) => {
-            let now = version.unwrap_or(stamp);
-            match store.changed_between(stamp, now)? {
-                Some(nodes) => (update(store, &flow, &nodes)?, Origin::Updated),
-                None => (build(store)?, Origin::Built),
-            }
-        }
-        _ => (build(store)?, Origin::Built),
-    };
-    if origin != Origin::Read
-        && let Some(version) = version
-        && let Err(e) = write(&path, version, &flow)
-    {
-        tracing::warn!(
-            "{}: {e}; the data-flow graph is not kept on disk",
-            path.display()
-        );
+    if origin != Origin::Read {
+        kept::keep(&path, version, &flow);
     }
     tracing::info!(
         ?origin,
@@ -325,7 +285,7 @@ pub(super) fn kept(store: &Store) -> Result<(FlowEdges, Origin), RetrieveError> 
 
 /// The file's path in the store's directory.
 fn file(store: &Store) -> PathBuf {
-    store.dir().join(FLOW_DIR).join(FLOW_FILE)
+    kept::path(store, "paths", "flow")
 }
 
 /// How the kept data-flow graph differs from the one the whole graph gives.
@@ -342,10 +302,8 @@ pub struct FlowDifferences {
 /// behind the store: the next `paths` question brings it in step, as it is
 /// meant to.
 pub fn check(store: &Store) -> Result<Option<FlowDifferences>, RetrieveError> {
-    let version = store.content_version()?;
-    let kept = match read(&file(store)) {
-        Ok(Some((stamp, flow))) if version == Some(stamp) => flow,
-        _ => return Ok(None),
+    let Some(kept) = kept::in_step::<FlowEdges>(store, &file(store))? else {
+        return Ok(None);
     };
     let whole = build(store)?;
     let (kept, whole) = (kept.by_name(), whole.by_name());
@@ -359,15 +317,7 @@ pub fn check(store: &Store) -> Result<Option<FlowDifferences>, RetrieveError> {
 /// returns how many edges it holds.
 pub fn repair(store: &Store) -> Result<usize, RetrieveError> {
     let flow = build(store)?;
-    if let Some(version) = store.content_version()? {
-        let path = file(store);
-        write(&path, version, &flow).map_err(|source| {
-            RetrieveError::Store(StoreError::Io {
-                path: path.display().to_string(),
-                source,
-            })
-        })?;
-    }
+    kept::rewrite(store, &file(store), &flow)?;
     Ok(flow.edges.len())
 }
 
@@ -521,133 +471,67 @@ fn loads(
         .collect())
 }
 
-/// The file's failures.
-#[derive(Debug, thiserror::Error)]
-enum FileError {
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-    #[error("not a data-flow file of this kgfuse (format {FORMAT}): {0}")]
-    Format(&'static str),
-}
+impl KeptFile for FlowEdges {
+    const WHAT: &'static str = "the data-flow graph";
+    const MAGIC: &'static [u8] = b"kgfuse paths flow\n";
+    const FORMAT: u32 = 1;
 
-/// The stamp and graph of the file at `path`; `None` when there is none.
-fn read(path: &Path) -> Result<Option<(u64, FlowEdges)>, FileError> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let mut input = Reader(&bytes);
-    if input.take(MAGIC.len())? != MAGIC || input.u32()? != FORMAT {
-        return Err(FileError::Format("another header"));
-    }
-    let version = input.u64()?;
-    let count = input.u32()? as usize;
-    let (mut text, mut ends) = (Vec::new(), Vec::with_capacity(count));
-    for _ in 0..count {
-        let length = input.u32()? as usize;
-        text.extend_from_slice(input.take(length)?);
-        ends.push(text.len());
-    }
-    let text = String::from_utf8(text).map_err(|_| FileError::Format("a name is not UTF-8"))?;
-    if !ends.iter().all(|&end| text.is_char_boundary(end)) {
-        return Err(FileError::Format("a name is not UTF-8"));
-    }
-    let names = Names { text, ends };
-    let mut numbered = || -> Result<Vec<(u32, u32)>, FileError> {
-        let count = input.u32()? as usize;
-        let bytes = input.take(count.saturating_mul(8))?;
-        let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let pairs: Vec<(u32, u32)> = bytes
-            .chunks_exact(8)
-            .map(|pair| (number(&pair[..4]), number(&pair[4..])))
-            .collect();
-        let in_range = |n: u32| (n as usize) < names.len();
-        if pairs.iter().all(|&(a, b)| in_range(a) && in_range(b)) {
-            Ok(pairs)
-        } else {
-            Err(FileError::Format("a node number out of range"))
+    /// The names (each its length, then its bytes), then the edges and the
+    /// loads (each their count, then number pairs).
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(
+            self.names.text.len()
+                + 4 * self.names.len()
+                + 8 * (self.edges.len() + self.loads.len() + 2),
+        );
+        put_count(out, self.names.len());
+        for name in self.names.iter() {
+            put_text(out, name);
         }
-    };
-    let edges = numbered()?;
-    let loads = numbered()?;
-    if !input.0.is_empty() || !names.is_sorted() {
-        return Err(FileError::Format("trailing bytes or unsorted names"));
+        for pairs in [&self.edges, &self.loads] {
+            put_count(out, pairs.len());
+            for &(a, b) in pairs {
+                out.extend_from_slice(&a.to_le_bytes());
+                out.extend_from_slice(&b.to_le_bytes());
+            }
+        }
     }
-    Ok(Some((
-        version,
-        FlowEdges {
+
+    fn decode(input: &mut Reader<'_>) -> Result<Self, FileError> {
+        let count = input.count()?;
+        let mut names = Names {
+            text: String::new(),
+            ends: Vec::with_capacity(count),
+        };
+        for _ in 0..count {
+            names.push(input.text()?);
+        }
+        if !names.is_sorted() {
+            return Err(FileError::Format("unsorted names"));
+        }
+        let mut numbered = || -> Result<Vec<(u32, u32)>, FileError> {
+            let count = input.count()?;
+            let bytes = input.take(count.saturating_mul(8))?;
+            let number = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let pairs: Vec<(u32, u32)> = bytes
+                .chunks_exact(8)
+                .map(|pair| (number(&pair[..4]), number(&pair[4..])))
+                .collect();
+            let in_range = |n: u32| (n as usize) < names.len();
+            if pairs.iter().all(|&(a, b)| in_range(a) && in_range(b)) {
+                Ok(pairs)
+            } else {
+                Err(FileError::Format("a node number out of range"))
+            }
+        };
+        let edges = numbered()?;
+        let loads = numbered()?;
+        Ok(Self {
             names,
             edges,
             loads,
-        },
-    )))
-}
-
-/// Little-endian numbers and bytes off the front of a slice.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], FileError> {
-        if self.0.len() < n {
-            return Err(FileError::Format("cut short"));
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
+        })
     }
-
-    fn u32(&mut self) -> Result<u32, FileError> {
-        let bytes = self.take(4)?;
-        Ok(u32::from_le_bytes(bytes.try_into().unwrap_or_default()))
-    }
-
-    fn u64(&mut self) -> Result<u64, FileError> {
-        let bytes = self.take(8)?;
-        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
-    }
-}
-
-/// Writes `flow`, stamped with `version`, to `path`: whole or not at all (a
-/// file of its own, renamed over the old one).
-fn write(path: &Path, version: u64, flow: &FlowEdges) -> std::io::Result<()> {
-    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
-    let mut bytes = Vec::with_capacity(
-        MAGIC.len()
-            + 16
-            + flow.names.text.len()
-            + 4 * flow.names.len()
-            + 8 * (flow.edges.len() + flow.loads.len() + 2),
-    );
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT.to_le_bytes());
-    bytes.extend_from_slice(&version.to_le_bytes());
-    bytes.extend_from_slice(&count(flow.names.len()));
-    for name in flow.names.iter() {
-        bytes.extend_from_slice(&count(name.len()));
-        bytes.extend_from_slice(name.as_bytes());
-    }
-    for pairs in [&flow.edges, &flow.loads] {
-        bytes.extend_from_slice(&count(pairs.len()));
-        for &(a, b) in pairs {
-            bytes.extend_from_slice(&a.to_le_bytes());
-            bytes.extend_from_slice(&b.to_le_bytes());
-        }
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let own: PathBuf = path.with_extension(format!(
-        "{}-{}.tmp",
-        std::process::id(),
-        WRITES.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&own, &bytes)?;
-    std::fs::rename(&own, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&own);
-    })?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -666,7 +550,7 @@ mod tests {
         ex:load kg:produces ex:rates ; kg:hasParameter ex:load-path .\n\
         ex:load-path kg:name \"path\" .\n";
 
-    async fn write_turtle(store: &Store, dir: &Path, name: &str, triples: &str) {
+    async fn write_turtle(store: &Store, dir: &std::path::Path, name: &str, triples: &str) {
         let path = dir.join(name);
         std::fs::write(&path, format!("{PREFIXES}{triples}")).expect("write the file");
         store
@@ -770,7 +654,7 @@ mod tests {
         let version = store.content_version().expect("version").expect("local");
         let mut damaged = whole.clone();
         damaged.edges.pop();
-        write(&file(&store), version, &damaged).expect("write");
+        kept::write(&file(&store), version, &damaged).expect("write");
         let wrong = FlowDifferences {
             missing: 1,
             extra: 0,
@@ -781,7 +665,7 @@ mod tests {
             check(&store).expect("check"),
             Some(FlowDifferences::default())
         );
-        write(&file(&store), version, &damaged).expect("write");
+        kept::write(&file(&store), version, &damaged).expect("write");
         write_turtle(
             &store,
             dir.path(),
@@ -803,7 +687,7 @@ mod tests {
         let bytes = std::fs::read(&path).expect("the file");
         for damaged in [&bytes[..bytes.len() - 3], &bytes[1..]] {
             std::fs::write(&path, damaged).expect("damage");
-            assert!(read(&path).is_err());
+            assert!(kept::read::<FlowEdges>(&path).is_err());
             assert_eq!(kept(&store).expect("kept"), (whole.clone(), Origin::Built));
             assert_eq!(kept(&store).expect("kept"), (whole.clone(), Origin::Read));
         }
