@@ -163,6 +163,8 @@ struct Flow {
     reverse: Adjacency,
     /// Tag -> the functions that make it from nothing, sorted.
     loaders: BTreeMap<String, Vec<String>>,
+    /// The numbers of the tags in `loaders`, sorted.
+    loaded_tags: Vec<u32>,
 }
 
 impl WholeStore for Flow {}
@@ -209,12 +211,32 @@ impl Flow {
         let edges = nodes.edges().iter().copied();
         let forward = Adjacency::new(nodes.len(), edges.clone());
         let reverse = Adjacency::new(nodes.len(), edges.map(|(from, to)| (to, from)));
+        let loaders = nodes.loaders();
+        let mut loaded_tags: Vec<u32> = loaders.keys().filter_map(|t| nodes.number(t)).collect();
+        loaded_tags.sort_unstable();
         Self {
-            loaders: nodes.loaders(),
+            loaders,
+            loaded_tags,
             nodes,
             forward,
             reverse,
         }
+    }
+
+    /// The predecessors of `node` that a loader makes, in IRI order: the
+    /// shorter of its predecessors (a common tag has a producer for every
+    /// twentieth function) and the loaded tags is searched in the other.
+    fn loaded_before(&self, node: u32) -> Vec<u32> {
+        let before = self.reverse.of(node);
+        let (few, many) = if self.loaded_tags.len() <= before.len() {
+            (self.loaded_tags.as_slice(), before)
+        } else {
+            (before, self.loaded_tags.as_slice())
+        };
+        few.iter()
+            .copied()
+            .filter(|tag| many.binary_search(tag).is_ok())
+            .collect()
     }
 
     /// The store's graph: the file kept beside it, brought in step if need be.
@@ -475,8 +497,9 @@ fn source_paths(
             let Some(number) = flow.number(function) else {
                 continue;
             };
-            // What flows into the function: the tags it consumes and its callees.
-            for &before in flow.reverse.of(number) {
+            // What flows into the function (the tags it consumes, its
+            // callees) that a loader makes.
+            for before in flow.loaded_before(number) {
                 let tag = flow.name(before);
                 let Some(makers) = loaders.get(tag) else {
                     continue;
@@ -595,6 +618,36 @@ mod tests {
     fn paths_from_in_to_out(edges: &[(&str, &str)], limits: PathLimits) -> Vec<Vec<String>> {
         let outputs = BTreeSet::from(["out".to_owned()]);
         search(&flow(edges, &[]), &["in".to_owned()], &outputs, limits)
+    }
+
+    /// A function's loaded predecessors are the same, in IRI order, whether
+    /// it has more predecessors than there are loaded tags or fewer.
+    #[test]
+    fn loaded_predecessors_are_found_from_either_side() {
+        let edges = [
+            ("t:a", "f:many"),
+            ("t:b", "f:many"),
+            ("t:c", "f:many"),
+            ("f:callee", "f:many"),
+            ("t:b", "f:few"),
+        ];
+        let loads = [
+            ("l:1", "t:c"),
+            ("l:2", "t:b"),
+            ("l:3", "t:x"),
+            ("l:4", "t:y"),
+        ];
+        let flow = flow(&edges, &loads);
+        let names = |node: &str| -> Vec<&str> {
+            let number = flow.number(node).expect("node");
+            flow.loaded_before(number)
+                .into_iter()
+                .map(|n| flow.name(n))
+                .collect()
+        };
+        assert_eq!(names("f:many"), ["t:b", "t:c"], "four before, four loaded");
+        assert_eq!(names("f:few"), ["t:b"], "one before");
+        assert!(names("t:x").is_empty(), "nothing before");
     }
 
     fn tag(label: &str, input: bool, output: bool) -> Tag {
