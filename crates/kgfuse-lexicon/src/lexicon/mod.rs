@@ -932,7 +932,19 @@ impl Lexicon {
                 .into_stream()
                 .map_err(|e| self.failed(e.into()))?;
             while stream.advance() {
-                if let Ok(term) = std::str::from_utf8(stream.key()) {
+                let key = stream.key();
+                // Once full, a term no shorter than the longest kept would go
+                // again at once: skipped before it is copied (a common word
+                // begins 50,000 identifiers of a large store).
+                let full = extended.len() >= MAX_EXTENSIONS;
+                if full
+                    && extended
+                        .last()
+                        .is_some_and(|(len, last)| (key.len(), key) >= (*len, last.as_bytes()))
+                {
+                    continue;
+                }
+                if let Ok(term) = std::str::from_utf8(key) {
                     extended.insert((term.len(), term.to_owned()));
                     if extended.len() > MAX_EXTENSIONS {
                         extended.pop_last();
@@ -1257,6 +1269,46 @@ mod tests {
                 assert_eq!(part_match(question, part), expected, "{question} ~ {part}");
             }
         }
+    }
+
+    /// A part that begins more name terms than are kept extends to the
+    /// shortest of them, ties in text order.
+    #[test]
+    fn a_part_extends_to_the_shortest_terms_it_begins() {
+        // `ledger`, then 0-4 letters `k`, then the number in letters `a`-`j`.
+        let names: Vec<String> = (0..150usize)
+            .map(|i| {
+                let number: String = format!("{i:03}")
+                    .bytes()
+                    .map(|digit| char::from(digit - b'0' + b'a'))
+                    .collect();
+                format!("ledger{}{number}", "k".repeat(i % 5))
+            })
+            .collect();
+        let borrowed: Vec<[&str; 1]> = names.iter().map(|n| [n.as_str()]).collect();
+        let lexicon = lexicon(
+            &borrowed
+                .iter()
+                .map(|n| (n[0], Role::Entity, &n[..], &[][..]))
+                .collect::<Vec<_>>(),
+        );
+        let mut terms: Vec<String> = names
+            .iter()
+            .flat_map(|n| analyze(n))
+            .map(|t| t.text)
+            .collect();
+        terms.retain(|t| t.starts_with("ledger") && t != "ledger");
+        terms.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+        terms.dedup();
+        assert!(terms.len() > MAX_EXTENSIONS, "{} terms", terms.len());
+        let extended: Vec<String> = lexicon
+            .matching_terms("ledger")
+            .expect("terms")
+            .into_iter()
+            .filter(|(t, _)| t != "ledger")
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(extended, terms[..MAX_EXTENSIONS]);
     }
 
     #[test]
