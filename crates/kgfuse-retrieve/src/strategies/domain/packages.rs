@@ -29,6 +29,7 @@ const PACKAGES_PER_QUERY: usize = 1_000;
 pub(super) struct PackageInfo {
     /// Its label, else its IRI's local name.
     pub(super) name: String,
+    /// Its `rdfs:comment`, if any.
     pub(super) description: Option<String>,
     /// Written by the case base; absent before `kgfuse index cases`.
     pub(super) centroid: Option<Vec<f32>>,
