@@ -82,6 +82,17 @@ pub async fn with_turtle(turtle: &str) -> (TempDir, Store) {
     (dir, store)
 }
 
+/// Writes `turtle` to the file `name` in `dir` and loads it into `store`: a
+/// write after the store was made (a file loaded again replaces what it held).
+pub async fn load_turtle(store: &Store, dir: &std::path::Path, name: &str, turtle: &str) {
+    let path = dir.join(name);
+    std::fs::write(&path, turtle).expect("write the file");
+    store
+        .load_files(&[path.as_path().into()], None, &NoProgress)
+        .await
+        .expect("load");
+}
+
 async fn in_dir(dir: &TempDir, files: &[PathBuf]) -> Store {
     let data = dir.path().join("data");
     {

@@ -152,7 +152,10 @@ pub(crate) fn read<T: KeptFile>(path: &Path) -> Result<Option<(u64, T)>, FileErr
 
 /// Writes `value`, stamped with `version`, to `path`: whole or not at all (a
 /// file of this process's own, renamed over the old one: readers in other
-/// processes may write the same file at the same time).
+/// processes may write the same file at the same time). Not
+/// `kgfuse_core::write_atomically`, whose one `.tmp` name two such writers
+/// would share, and whose sync is not needed for a value the next reader
+/// rebuilds when it is lost.
 pub(crate) fn write<T: KeptFile>(path: &Path, version: u64, value: &T) -> std::io::Result<()> {
     let mut bytes = Vec::new();
     bytes.extend_from_slice(T::MAGIC);

@@ -1380,21 +1380,13 @@ mod tests {
             "ex:dave ex:reportsTo ex:carol .",
         ];
         for (i, triples) in writes.iter().enumerate() {
-            let path = dir.path().join(format!("write{i}.ttl"));
             let turtle = format!(
                 "@prefix ex: <http://example.org/> .\n\
                  @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n{triples}\n"
             );
-            std::fs::write(&path, turtle).expect("write the file");
             let before = store.content_version().expect("version").expect("local");
-            store
-                .load_files(
-                    &[path.as_path().into()],
-                    None,
-                    &kgfuse_core::progress::NoProgress,
-                )
-                .await
-                .expect("load");
+            crate::testing::load_turtle(&store, dir.path(), &format!("write{i}.ttl"), &turtle)
+                .await;
             let after = store.content_version().expect("version").expect("local");
             let changed = store.changed_between(before, after).expect("changes");
             assert!(changed.is_some(), "write {i} recorded its nodes");

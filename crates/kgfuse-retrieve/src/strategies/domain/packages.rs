@@ -209,7 +209,6 @@ impl KeptFile for Packages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kgfuse_core::progress::NoProgress;
 
     const PREFIXES: &str = "@prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
                             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
@@ -223,12 +222,8 @@ mod tests {
         ex:send a kg:Function ; kg:name \"send\" ; kg:inPackage ex:mailer .\n";
 
     async fn write_turtle(store: &Store, dir: &std::path::Path, name: &str, triples: &str) {
-        let path = dir.join(name);
-        std::fs::write(&path, format!("{PREFIXES}{triples}")).expect("write the file");
-        store
-            .load_files(&[path.as_path().into()], None, &NoProgress)
-            .await
-            .expect("load");
+        let turtle = format!("{PREFIXES}{triples}");
+        kgfuse_lexicon::testing::load_turtle(store, dir, name, &turtle).await;
     }
 
     /// Read from the whole store once, then from the file; after each write

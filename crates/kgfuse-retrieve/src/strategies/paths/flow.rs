@@ -537,7 +537,6 @@ impl KeptFile for FlowEdges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kgfuse_core::progress::NoProgress;
 
     const PREFIXES: &str = "@prefix kg: <https://w3id.org/kgfuse/ontology#> .\n\
                             @prefix ex: <http://example.org/> .\n";
@@ -551,12 +550,8 @@ mod tests {
         ex:load-path kg:name \"path\" .\n";
 
     async fn write_turtle(store: &Store, dir: &std::path::Path, name: &str, triples: &str) {
-        let path = dir.join(name);
-        std::fs::write(&path, format!("{PREFIXES}{triples}")).expect("write the file");
-        store
-            .load_files(&[path.as_path().into()], None, &NoProgress)
-            .await
-            .expect("load");
+        let turtle = format!("{PREFIXES}{triples}");
+        kgfuse_lexicon::testing::load_turtle(store, dir, name, &turtle).await;
     }
 
     /// After each write, the graph the file held brought in step by the
