@@ -496,7 +496,7 @@ impl VectorStore {
     }
 
     /// The `k` nodes among `iris` most similar to `vector`, best first: what
-    /// [`Self::search_among`] returns first, without reading the rest (a
+    /// [`Self::search_among`] returns first, without keeping the rest (a
     /// package of 100,000 functions asked for its best two dozen).
     pub async fn nearest_among(
         &self,
@@ -512,11 +512,55 @@ impl VectorStore {
         let k = k.min(iris.len());
         let out = match self.resident().await {
             Ok(Some(copy)) => Ok(copy.nearest_among(vector, iris, k)),
-            Ok(None) => self.nearest(vector, k, Some(iri_filter(iris)), true).await,
+            Ok(None) => self.score_rows_of(vector, iris, k).await,
             Err(e) => Err(e),
         };
         self.spent.add(start.elapsed());
         out
+    }
+
+    /// [`Self::nearest_among`] in LanceDB: the rows of `iris` read by a plain
+    /// filtered query and scored here as they come with [`crate::exact_score`]
+    /// (the score of LanceDB's exact search, to the bit), the best `k` kept. An
+    /// exact vector query over the same filter planned and ran a nearest-neighbour
+    /// search besides: at 1,000,000 rows it took 41-59 ms for a walk's 400-900
+    /// nodes where this takes 30-45 ms (BENCHMARKS.md). Ties at the cut keep the
+    /// smaller IRIs.
+    async fn score_rows_of(
+        &self,
+        vector: &[f32],
+        iris: &[String],
+        k: usize,
+    ) -> Result<Vec<VectorHit>, VectorError> {
+        let started = std::time::Instant::now();
+        let mut best = BestRows::new(k);
+        let columns = ["iri", "kind", "text", "graph", "vector"];
+        self.for_rows_of(iris, &columns, |batch, i| {
+            let row = vector_column(batch)?.value(i);
+            let values = row
+                .as_primitive_opt::<Float32Type>()
+                .ok_or_else(|| VectorError::Invalid("vector values are not f32".into()))?;
+            let score = crate::exact_score(vector, values.values());
+            let iri = string_column(batch, "iri")?.value(i);
+            if best.admits(score, iri) {
+                best.push(VectorHit {
+                    iri: iri.to_owned(),
+                    kind: string_column(batch, "kind")?.value(i).to_owned(),
+                    text: string_column(batch, "text")?.value(i).to_owned(),
+                    graph: string_column(batch, "graph")?.value(i).to_owned(),
+                    score,
+                });
+            }
+            Ok(())
+        })
+        .await?;
+        tracing::debug!(
+            k,
+            among = iris.len(),
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "rows among given nodes scored exactly"
+        );
+        Ok(best.into_best_first())
     }
 
     /// The `k` rows nearest to `vector` by cosine among those `filter` admits.
@@ -898,6 +942,79 @@ const IRI_INDEX: &str = "iri_idx";
 const KIND_INDEX: &str = "kind_idx";
 
 /// Reads hits from result batches; `score` maps the named score column.
+/// The best `k` hits seen so far (higher score first, then the smaller IRI),
+/// kept in a heap whose top is the worst of them.
+struct BestRows {
+    k: usize,
+    heap: std::collections::BinaryHeap<WorseFirst>,
+}
+
+/// A hit ordered so that the worse of two hits is the greater.
+struct WorseFirst(VectorHit);
+
+impl Ord for WorseFirst {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        worse(self.0.score, &self.0.iri, other.0.score, &other.0.iri)
+    }
+}
+
+impl PartialOrd for WorseFirst {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for WorseFirst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for WorseFirst {}
+
+/// `Greater` when the hit (`score`, `iri`) ranks after (`other_score`,
+/// `other_iri`): a lower score, or the same score and a greater IRI.
+fn worse(score: f32, iri: &str, other_score: f32, other_iri: &str) -> std::cmp::Ordering {
+    other_score
+        .total_cmp(&score)
+        .then_with(|| iri.cmp(other_iri))
+}
+
+impl BestRows {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            heap: std::collections::BinaryHeap::with_capacity(k.min(4_096)),
+        }
+    }
+
+    /// Whether a hit of this score and IRI would be among the best `k`.
+    fn admits(&self, score: f32, iri: &str) -> bool {
+        if self.heap.len() < self.k {
+            return true;
+        }
+        self.heap
+            .peek()
+            .is_some_and(|top| worse(score, iri, top.0.score, &top.0.iri).is_lt())
+    }
+
+    /// Keeps `hit` (one [`Self::admits`] let in), dropping the worst beyond `k`.
+    fn push(&mut self, hit: VectorHit) {
+        self.heap.push(WorseFirst(hit));
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    fn into_best_first(self) -> Vec<VectorHit> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|kept| kept.0)
+            .collect()
+    }
+}
+
 fn hits_from(
     batches: &[RecordBatch],
     score_column: &str,
@@ -1130,10 +1247,38 @@ mod tests {
         store.add(&items(&e, 400)).await.expect("add");
         assert!(store.resident().await.expect("resident").is_none());
         let query = e.embed_one("item 4 of 2");
-        let among: Vec<String> = (90..140).map(|i| format!("urn:n{i}")).collect();
+        // Every seventh row: texts repeat every 23 of them.
+        let among: Vec<String> = (0..50).map(|i| format!("urn:n{}", i * 7)).collect();
         let hits = store.search_among(&query, &among).await.expect("among");
         assert_eq!(hits.len(), among.len());
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        // Scored as read, the rows rank as LanceDB's exact search ranks them
+        // (the texts repeat, so scores tie: the smaller IRI first), and the
+        // best few are the first of the whole list.
+        let lance = store
+            .nearest(&query, among.len(), Some(iri_filter(&among)), true)
+            .await
+            .expect("lancedb among");
+        let iris = |hits: &[VectorHit]| hits.iter().map(|h| h.iri.clone()).collect::<Vec<_>>();
+        assert_eq!(iris(&hits), iris(&lance));
+        for (ours, theirs) in hits.iter().zip(&lance) {
+            assert_eq!((&ours.kind, &ours.text), (&theirs.kind, &theirs.text));
+            assert!(
+                (ours.score - theirs.score).abs() < 1e-6,
+                "{ours:?} {theirs:?}"
+            );
+        }
+        assert!(
+            hits.windows(2).any(|w| w[0].score == w[1].score),
+            "the list holds ties"
+        );
+        for k in [1, 7, 49] {
+            let best = store
+                .nearest_among(&query, &among, k)
+                .await
+                .expect("nearest among");
+            assert_eq!(iris(&best), iris(&hits[..k]), "k = {k}");
+        }
     }
 
     /// With an index (so no resident copy), a prefix filter runs as `NOT IN`

@@ -270,7 +270,11 @@ fn search(
     limits: PathLimits,
 ) -> Vec<Vec<String>> {
     let outputs: HashSet<u32> = outputs.iter().filter_map(|o| flow.number(o)).collect();
-    let to_output = distance_to_outputs(flow, &outputs, limits.max_depth);
+    // A step's node lies at least one edge after its input, so a node
+    // `max_depth` edges from every output is never on a path: the distances are
+    // searched one level short of the depth (the last, widest level at a
+    // common tag).
+    let to_output = distance_to_outputs(flow, &outputs, limits.max_depth.saturating_sub(1));
     let mut paths: Vec<Vec<u32>> = Vec::new();
     let mut covered: HashSet<u32> = HashSet::new();
     let mut queue: VecDeque<Vec<u32>> = inputs
@@ -800,6 +804,12 @@ mod tests {
             max_paths: 5,
         };
         assert!(paths_from_in_to_out(&edges, short).is_empty());
+        // A path exactly as long as the depth allows is found.
+        let exact = PathLimits {
+            max_depth: 3,
+            ..short
+        };
+        assert_eq!(paths_from_in_to_out(&edges, exact), paths);
     }
 
     /// `average` needs `rules`, which the question does not give and `load`

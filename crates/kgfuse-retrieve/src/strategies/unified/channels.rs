@@ -166,11 +166,13 @@ pub(crate) struct WalkStart {
 }
 
 impl WalkStart {
-    /// The lexical hits and seeds of `question`.
+    /// The lexical hits and seeds of `question`; `hits` are its nearest rows of
+    /// any kind, best first (the vector stage's).
     pub(crate) async fn new(
         store: &Store,
         question: &Question,
         options: &RetrieveOptions,
+        hits: &[VectorHit],
     ) -> Result<Self, RetrieveError> {
         let lexicon = Lexicon::of(store)?;
         let held_out = question.held_out();
@@ -181,12 +183,8 @@ impl WalkStart {
             .iter()
             .map(|h| h.entry.iri.clone())
             .collect();
-        let mut seeds: Vec<String> = store
-            .search(question, options.neighborhood.seeds, INSTANCE_FILTER)
-            .await?
-            .into_iter()
-            .map(|h| h.iri)
-            .collect();
+        let mut seeds =
+            nearest_instances(store, question, options.neighborhood.seeds, hits).await?;
         for iri in lexical.iter().take(LEXICAL_SEEDS) {
             if !seeds.contains(iri) {
                 seeds.push(iri.clone());
@@ -194,6 +192,33 @@ impl WalkStart {
         }
         Ok(Self { lexical, seeds })
     }
+}
+
+/// The `wanted` instance rows (not ontology terms) nearest to `question`: the
+/// first instances among `hits`, its nearest rows of any kind in the search's
+/// order, when they hold as many (the nearest instances of all are then among
+/// them, in that order); else a search of their own.
+async fn nearest_instances(
+    store: &Store,
+    question: &Question,
+    wanted: usize,
+    hits: &[VectorHit],
+) -> Result<Vec<String>, RetrieveError> {
+    let among: Vec<String> = hits
+        .iter()
+        .filter(|hit| INSTANCE_FILTER.admits(&hit.kind))
+        .take(wanted)
+        .map(|hit| hit.iri.clone())
+        .collect();
+    if among.len() == wanted {
+        return Ok(among);
+    }
+    Ok(store
+        .search(question, wanted, INSTANCE_FILTER)
+        .await?
+        .into_iter()
+        .map(|hit| hit.iri)
+        .collect())
 }
 
 /// How many candidates each channel keeps.
@@ -441,6 +466,66 @@ fn node_texts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kgfuse_store::KindFilter;
+
+    /// The walk's seeds taken from the vector stage's hits are the nearest
+    /// instances a search of their own finds; with too few instances among the
+    /// hits, they are searched for.
+    #[tokio::test]
+    async fn seeds_from_the_hits_are_the_nearest_instances() {
+        let (_dir, store) =
+            kgfuse_lexicon::testing::with_turtle(kgfuse_lexicon::testing::EMPLOYEES).await;
+        let searches = || store.time_spent().vector_calls;
+        let (mut terms_among_hits, mut taken, mut searched) = (false, 0, 0);
+        for text in [
+            "Who works for which organisation?",
+            "a mountain that erupts",
+            "Alice",
+            "cooking a dish",
+        ] {
+            let question = Question::new(text);
+            let hits = store
+                .search(&question, 8, KindFilter::Any)
+                .await
+                .expect("hits");
+            terms_among_hits |= hits.iter().any(|h| !INSTANCE_FILTER.admits(&h.kind));
+            for (hits, wanted) in [
+                (&hits[..], 1),
+                (&hits[..], 2),
+                (&hits[..], 3),
+                (&hits[..2], 3),
+            ] {
+                let instances = hits
+                    .iter()
+                    .filter(|h| INSTANCE_FILTER.admits(&h.kind))
+                    .count();
+                let before = searches();
+                let seeds = nearest_instances(&store, &question, wanted, hits)
+                    .await
+                    .expect("seeds");
+                let search_of_their_own = searches() > before;
+                assert_eq!(search_of_their_own, instances < wanted, "{text}: {wanted}");
+                if search_of_their_own {
+                    searched += 1;
+                } else {
+                    taken += 1;
+                }
+                let nearest: Vec<String> = store
+                    .search(&question, wanted, INSTANCE_FILTER)
+                    .await
+                    .expect("instances")
+                    .into_iter()
+                    .map(|h| h.iri)
+                    .collect();
+                assert_eq!(seeds, nearest, "{text}: {wanted}");
+            }
+        }
+        assert!(terms_among_hits, "some hits are ontology terms, left out");
+        assert!(
+            taken > 0 && searched > 0,
+            "taken {taken}, searched {searched}"
+        );
+    }
 
     fn fused(iris: &[&str]) -> Vec<Fused> {
         iris.iter()

@@ -120,6 +120,7 @@ pub(crate) async fn retrieve(
     let read = graph_reads(
         store,
         question,
+        &hits,
         &entities,
         code.is_some(),
         shortlist.as_ref(),
@@ -172,10 +173,12 @@ pub(crate) async fn retrieve(
 
 /// Stages 3c and 4 and the ranking's walk and gate, read together ([`graph_stage`]):
 /// the walks start at the entities (for paths, unless the question asks for code)
-/// and at the ranking's seeds, over the edge index when there is one.
+/// and at the ranking's seeds (among them the best instances of `hits`, the
+/// vector stage's), over the edge index when there is one.
 async fn graph_reads<'a>(
     store: &'a Store,
     question: &Question,
+    hits: &[VectorHit],
     entities: &[NamedNode],
     asks_for_code: bool,
     shortlist: Option<&domain::Shortlist>,
@@ -193,7 +196,7 @@ async fn graph_reads<'a>(
     };
     let walks = Walks {
         path_from,
-        start: WalkStart::new(store, question, options).await?,
+        start: WalkStart::new(store, question, options, hits).await?,
         index,
     };
     graph_stage(store, entities, walks, ties, options)
