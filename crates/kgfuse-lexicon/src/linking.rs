@@ -370,12 +370,12 @@ fn mark_qualifiers(linked: &mut Linked, terms: &[Term]) {
     }
 }
 
-/// Entity candidates grouped into mentions: (match, name score, score after the
-/// tie-break), best first within each group.
-fn mention_groups(
-    lexicon: &Lexicon,
-    terms: &[Term],
-) -> Result<Vec<Vec<(NameMatch, f32, f32)>>, RetrieveError> {
+/// One mention's entity candidates: (match, name score, score after the
+/// tie-break), best first.
+type MentionGroup = Vec<(NameMatch, f32, f32)>;
+
+/// Entity candidates grouped into mentions ([`MentionGroup`]).
+fn mention_groups(lexicon: &Lexicon, terms: &[Term]) -> Result<Vec<MentionGroup>, RetrieveError> {
     let mut matches: Vec<NameMatch> = lexicon
         .name_matches(terms, Role::Entity)?
         .into_iter()
