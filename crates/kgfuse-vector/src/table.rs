@@ -521,7 +521,7 @@ impl VectorStore {
 
     /// [`Self::nearest_among`] in LanceDB: the rows of `iris` read by a plain
     /// filtered query and scored here as they come with [`crate::exact_score`]
-    /// (the score of LanceDB's exact search, to the bit), the best `k` kept. An
+    /// (the score LanceDB's exact search gives), the best `k` kept. An
     /// exact vector query over the same filter planned and ran a nearest-neighbour
     /// search besides: at 1,000,000 rows it took 41-59 ms for a walk's 400-900
     /// nodes where this takes 30-45 ms (BENCHMARKS.md). Ties at the cut keep the
@@ -941,7 +941,6 @@ const IRI_INDEX: &str = "iri_idx";
 /// Name of the bitmap index on the `kind` column.
 const KIND_INDEX: &str = "kind_idx";
 
-/// Reads hits from result batches; `score` maps the named score column.
 /// The best `k` hits seen so far (higher score first, then the smaller IRI),
 /// kept in a heap whose top is the worst of them.
 struct BestRows {
@@ -1015,6 +1014,7 @@ impl BestRows {
     }
 }
 
+/// Reads hits from result batches; `score` maps the named score column.
 fn hits_from(
     batches: &[RecordBatch],
     score_column: &str,
