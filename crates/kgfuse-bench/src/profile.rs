@@ -3,9 +3,10 @@
 //! `--passes N` times); the store's own accounting (`Store::time_spent`) splits
 //! each measured retrieval into embedding the question, LanceDB, the graph
 //! (Oxigraph or a SPARQL server) and, the rest, kgfuse's own code. Medians over
-//! every measurement, with the number of calls into each component; every
-//! strategy, or those `--strategy` names. With an idle time, each measured retrieval comes
-//! that long after the one before (a machine back from idle is slower to start:
+//! every measurement, with the number of calls into each component, and the
+//! whole retrieval's 95th percentile; every strategy, or those `--strategy`
+//! names. With an idle time, each measured retrieval comes that long after the
+//! one before (a machine back from idle is slower to start:
 //! BENCHMARKS.md, "the question's embedding beside linking").
 
 use anyhow::Result;
@@ -97,11 +98,14 @@ pub(crate) fn edge_index_build(engine: &Engine) -> Result<String> {
 
 /// The profile table's header.
 pub(crate) fn header() -> &'static str {
-    "| strategy | total | embedding | LanceDB | graph | kgfuse's own |\n|---|---|---|---|---|---|"
+    "| strategy | total | total p95 | embedding | LanceDB | graph | kgfuse's own |\n|---|---|---|---|---|---|---|"
 }
 
-/// One strategy's line of the profile table: medians of `splits`.
+/// One strategy's line of the profile table: medians of `splits`, and the
+/// whole retrieval's 95th percentile.
 pub(crate) fn row(strategy: Strategy, splits: &[Split]) -> String {
+    let mut totals: Vec<Duration> = splits.iter().map(|s| s.total).collect();
+    totals.sort();
     let median = |f: &dyn Fn(&Split) -> f64| {
         let mut values: Vec<f64> = splits.iter().map(f).collect();
         values.sort_by(f64::total_cmp);
@@ -111,9 +115,10 @@ pub(crate) fn row(strategy: Strategy, splits: &[Split]) -> String {
     #[allow(clippy::cast_precision_loss)]
     let calls = |n: u64| n as f64;
     format!(
-        "| {} | {:.1} | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} |",
+        "| {} | {:.1} | {:.1} | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} ({:.0}) | {:.1} |",
         strategy.name(),
         median(&|s| ms(s.total)),
+        crate::retrieval::percentile_ms(&totals, 0.95),
         median(&|s| ms(s.embedding)),
         median(&|s| calls(s.embeddings)),
         median(&|s| ms(s.vectors)),
