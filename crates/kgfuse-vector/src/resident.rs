@@ -11,6 +11,7 @@
 //! bigger or indexed tables are searched by LanceDB as before.
 
 use crate::kinds::KindFilter;
+use crate::table::rank_order;
 use crate::{VectorError, VectorHit};
 use kgfuse_core::math::dot;
 use std::collections::HashSet;
@@ -81,8 +82,7 @@ impl Resident {
             .map(|row| (self.cosine(query, query_norm, row), row))
             .collect();
         let better = |a: &(f32, usize), b: &(f32, usize)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| self.iris[a.1].cmp(&self.iris[b.1]))
+            rank_order(a.0, &self.iris[a.1], b.0, &self.iris[b.1])
         };
         if k < scored.len() {
             if k == 0 {

@@ -735,7 +735,7 @@ impl VectorStore {
         }
         let batches: Vec<RecordBatch> = query.execute().await?.try_collect().await?;
         let mut hits = hits_from(&batches, "_distance", |distance| 1.0 - distance)?;
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        hits.sort_by(|a, b| rank_order(a.score, &a.iri, b.score, &b.iri));
         tracing::debug!(
             k,
             exact,
@@ -872,7 +872,7 @@ impl VectorStore {
             .try_collect()
             .await?;
         let mut hits = hits_from(&batches, "_score", |score| score)?;
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.iri.cmp(&b.iri)));
+        hits.sort_by(|a, b| rank_order(a.score, &a.iri, b.score, &b.iri));
         Ok(hits)
     }
 
@@ -953,7 +953,7 @@ struct WorseFirst(VectorHit);
 
 impl Ord for WorseFirst {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        worse(self.0.score, &self.0.iri, other.0.score, &other.0.iri)
+        rank_order(self.0.score, &self.0.iri, other.0.score, &other.0.iri)
     }
 }
 
@@ -971,9 +971,15 @@ impl PartialEq for WorseFirst {
 
 impl Eq for WorseFirst {}
 
-/// `Greater` when the hit (`score`, `iri`) ranks after (`other_score`,
-/// `other_iri`): a lower score, or the same score and a greater IRI.
-fn worse(score: f32, iri: &str, other_score: f32, other_iri: &str) -> std::cmp::Ordering {
+/// The order every search returns hits in: `Less` when the hit (`score`,
+/// `iri`) ranks before (`other_score`, `other_iri`), that is a higher score, or
+/// the same score and a smaller IRI.
+pub(crate) fn rank_order(
+    score: f32,
+    iri: &str,
+    other_score: f32,
+    other_iri: &str,
+) -> std::cmp::Ordering {
     other_score
         .total_cmp(&score)
         .then_with(|| iri.cmp(other_iri))
@@ -994,7 +1000,7 @@ impl BestRows {
         }
         self.heap
             .peek()
-            .is_some_and(|top| worse(score, iri, top.0.score, &top.0.iri).is_lt())
+            .is_some_and(|top| rank_order(score, iri, top.0.score, &top.0.iri).is_lt())
     }
 
     /// Keeps `hit` (one [`Self::admits`] let in), dropping the worst beyond `k`.

@@ -442,7 +442,7 @@ fn ranking(
             context.status = Some("no_paths".into());
         }
     }
-    let sources = source_paths(&flow, &flow.loaders, &paths, &inputs, limits);
+    let sources = source_paths(&flow, &paths, &inputs, limits);
     let ranked = functions_on(&paths, &sources, &all_tags, top_k, &mut context);
     context.paths = interleaved(paths, sources);
     Ok((context, ranked))
@@ -519,7 +519,6 @@ fn producer_paths(
 /// order of the paths, at most `limits.max_paths`, no repeats.
 fn source_paths(
     flow: &Flow,
-    loaders: &BTreeMap<String, Vec<String>>,
     paths: &[Vec<String>],
     inputs: &[String],
     limits: PathLimits,
@@ -534,7 +533,7 @@ fn source_paths(
             // callees) that a loader makes.
             for before in flow.loaded_before(number) {
                 let tag = flow.name(before);
-                let Some(makers) = loaders.get(tag) else {
+                let Some(makers) = flow.loaders.get(tag) else {
                     continue;
                 };
                 if inputs.iter().any(|i| i == tag) || path.iter().any(|n| n == tag) {
@@ -841,9 +840,9 @@ mod tests {
         let given =
             |inputs: &[&str]| -> Vec<String> { inputs.iter().map(|i| (*i).to_owned()).collect() };
         let limits = PathLimits::default();
-        let sources = source_paths(&flow, loaders, &paths, &given(&["in"]), limits);
+        let sources = source_paths(&flow, &paths, &given(&["in"]), limits);
         assert_eq!(sources, [path(&["load", "rules", "average"])]);
-        assert!(source_paths(&flow, loaders, &paths, &given(&["in", "rules"]), limits).is_empty());
+        assert!(source_paths(&flow, &paths, &given(&["in", "rules"]), limits).is_empty());
         assert_eq!(
             interleaved(paths.clone(), sources.clone()),
             [
